@@ -1,0 +1,52 @@
+"""The ``decodelab`` command: ``decodelab lab | grade | quiz release | bench | train | card``.
+
+Each subcommand delegates to a ``main(argv)`` function of the module that owns the work, imported
+only when that subcommand runs (so ``decodelab --help`` is instant and needs no torch).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: name -> (module:function, one-line Korean help)
+COMMANDS = {
+    "lab": ("decodelab.lab:main", "JupyterLab에서 강좌 첫 노트북을 엽니다 (강의자용)"),
+    "grade": ("decodelab.quiz.cli:grade_main", "제출 파일 폴더를 채점해 성적표 CSV를 만듭니다: decodelab grade DIR -o gradebook.csv"),
+    "quiz": ("decodelab.quiz.cli:quiz_main", "퀴즈 도구: decodelab quiz release OUT_DIR (정답이 보이지 않는 학생용 배포본)"),
+    "bench": ("decodelab.bench:main", "벤치마크를 실행합니다 (decode, speculative, widget, course)"),
+    "train": ("decodelab.train:main", "번들 모델 쌍(대상/초안)을 다시 학습합니다 (train extra 필요)"),
+    "card": ("decodelab.card:main", "번들 모델의 모델 카드(MODEL_CARD.md)를 다시 측정해 씁니다"),
+}
+
+
+def _usage() -> str:
+    lines = ["사용법 / usage: decodelab <command> [options]", "", "commands:"]
+    for name, (_, text) in COMMANDS.items():
+        lines.append(f"  {name:<7} {text}")
+    lines += ["", "각 명령의 옵션: decodelab <command> --help"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``decodelab`` console script. Returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name in ("--version", "-V"):
+        from . import __version__
+
+        print(__version__)
+        return 0
+    if name not in COMMANDS:
+        print(f"알 수 없는 명령입니다: {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    target, _ = COMMANDS[name]
+    module, func = target.split(":")
+    return int(getattr(importlib.import_module(module), func)(rest) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,405 @@
+"""The decode phase, step by step: :func:`prefill`, :func:`decode_step`, :func:`generate`.
+
+Serving a causal language model has two phases (vLLM docs, "disaggregated prefill"; kipp.ly,
+"Transformer Inference Arithmetic"):
+
+* **prefill** (프리필, the seed article's 맥락 처리): the whole prompt goes through the model in one
+  parallel forward pass, filling the KV cache and giving the distribution of the first new token;
+* **decode** (디코드 단계): one token per forward pass, each pass reading the KV cache of all
+  earlier positions and appending one position to it.
+
+Data flows one way: prompt -> tokenizer -> :func:`prefill` -> :func:`decode_step` ... ->
+:class:`GenerationResult` with per-step timings. Greedy output equals
+``model.generate(do_sample=False)`` token for token (tested), and sampling draws from exactly the
+distribution transformers' logits warpers define (:mod:`decodelab.sampling`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from .sampling import SamplingConfig, choose, make_generator, probabilities
+
+
+# --------------------------------------------------------------------------------------------
+# the two phases
+
+
+@dataclass
+class DecodeState:
+    """Where decoding stands after a forward pass.
+
+    Attributes:
+        cache: the model's KV cache (``transformers.DynamicCache``), or ``None`` when decoding
+            without a cache. It is updated in place: after :func:`decode_step` the previous state's
+            ``cache`` is the same (grown) object.
+        position: number of tokens whose keys/values are in the cache (= prompt length after
+            prefill, + 1 per decode step); the next token gets this position index.
+        logits: float32 tensor of shape ``(vocab,)``, the next-token logits.
+        input_ids: LongTensor ``(1, position)`` of every token seen so far (needed only when
+            decoding without a cache, kept always for inspection).
+    """
+
+    cache: object | None
+    position: int
+    logits: torch.Tensor
+    input_ids: torch.Tensor
+
+
+@functools.lru_cache(maxsize=None)
+def _cache_kwarg(cls) -> str:
+    """transformers >= 5 names the forward argument ``cache``; 4.x named it ``past_key_values``."""
+    params = inspect.signature(cls.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def new_cache(model):
+    """An empty ``transformers.DynamicCache`` for ``model``."""
+    from transformers import DynamicCache
+
+    try:
+        return DynamicCache(config=model.config)
+    except TypeError:  # transformers 4.x
+        return DynamicCache()
+
+
+def forward(model, input_ids: torch.Tensor, cache=None, logits_to_keep: int = 1) -> torch.Tensor:
+    """One forward pass; returns float32 logits of shape ``(batch, logits_to_keep, vocab)``.
+
+    Args:
+        input_ids: LongTensor ``(batch, new_tokens)``.
+        cache: a KV cache to read and extend in place, or ``None`` (no cache: attend over
+            ``input_ids`` only).
+        logits_to_keep: how many trailing positions get logits (0 = all), saving the
+            vocabulary projection of positions nobody reads.
+    """
+    kwargs = {"use_cache": cache is not None, "logits_to_keep": logits_to_keep}
+    if cache is not None:
+        kwargs[_cache_kwarg(type(model))] = cache
+    with torch.inference_mode():
+        out = model(input_ids=input_ids, **kwargs)
+    return out.logits.float()
+
+
+def cache_length(cache) -> int:
+    """Number of positions stored in a KV cache (0 for ``None``)."""
+    return 0 if cache is None else int(cache.get_seq_length())
+
+
+def context_length(model) -> int | None:
+    """The model's maximum number of positions (``config.max_position_embeddings``), if known."""
+    return getattr(model.config, "max_position_embeddings", None)
+
+
+def prefill(model, input_ids: torch.Tensor, *, use_cache: bool = True) -> DecodeState:
+    """Prefill: run the whole prompt through ``model`` in ONE forward pass.
+
+    Args:
+        model: a transformers causal LM.
+        input_ids: LongTensor of shape ``(1, S)`` (or ``(S,)``), S >= 1 prompt tokens.
+        use_cache: keep the KV cache (default). Without it every later step recomputes the
+            whole sequence.
+
+    Returns:
+        :class:`DecodeState` with ``position == S``, the cache holding S positions, and the
+        logits (shape ``(vocab,)``) of the first new token.
+
+    Raises:
+        ValueError: empty ``input_ids`` or a batch larger than 1.
+    """
+    ids = torch.as_tensor(input_ids, dtype=torch.long)
+    if ids.dim() == 1:
+        ids = ids[None]
+    if ids.dim() != 2 or ids.shape[0] != 1 or ids.shape[1] == 0:
+        raise ValueError(f"input_ids의 모양은 (1, S), S >= 1 이어야 합니다 (받은 모양: {tuple(ids.shape)}).")
+    cache = new_cache(model) if use_cache else None
+    logits = forward(model, ids, cache)[0, -1]
+    return DecodeState(cache=cache, position=ids.shape[1], logits=logits, input_ids=ids)
+
+
+def decode_step(model, state: DecodeState, token_id: int) -> DecodeState:
+    """Decode: feed ONE token and get the next-token logits.
+
+    With a cache the forward pass sees a ``(1, 1)`` input and attends over ``state.position``
+    cached positions, then appends one position to the cache (it grows by exactly 1). Without a
+    cache the whole sequence (``position + 1`` tokens) is recomputed.
+
+    Args:
+        state: the state from :func:`prefill` or the previous :func:`decode_step`.
+        token_id: the token just chosen (an int in ``[0, vocab)``).
+
+    Returns:
+        A new :class:`DecodeState` with ``position == state.position + 1``.
+    """
+    tok = torch.tensor([[int(token_id)]], dtype=torch.long)
+    ids = torch.cat([state.input_ids, tok], dim=1)
+    if state.cache is not None:
+        logits = forward(model, tok, state.cache)[0, -1]
+    else:
+        logits = forward(model, ids, None)[0, -1]
+    return DecodeState(cache=state.cache, position=state.position + 1, logits=logits, input_ids=ids)
+
+
+# --------------------------------------------------------------------------------------------
+# generation
+
+
+@dataclass
+class Candidate:
+    """One of the most likely next tokens at a step: id, its text, probability in [0, 1]."""
+
+    token_id: int
+    piece: str
+    prob: float
+
+
+@dataclass
+class Step:
+    """One generated token.
+
+    Attributes:
+        index: 0 for the first new token (produced by prefill), 1, 2, ... for decode steps.
+        token_id: the chosen token.
+        token: the token's own string in the vocabulary (byte-level BPE form).
+        piece: the text this token adds to the output. A Korean syllable spans several bytes and
+            can span two tokens: then the first token's ``piece`` is "" and the next one carries it.
+        ms: wall time of this step in milliseconds (forward pass + choosing the token; for the
+            first token, the prefill).
+        position: the position index the token was written at.
+        top: the 5 (or ``top_candidates``) most likely tokens of the distribution sampled from
+            (for greedy decoding: softmax of the raw logits), highest first.
+    """
+
+    index: int
+    token_id: int
+    token: str
+    piece: str
+    ms: float
+    position: int
+    top: list[Candidate] = field(default_factory=list)
+
+
+@dataclass
+class GenerationResult:
+    """What :func:`generate` returns.
+
+    Attributes:
+        prompt_ids: the prompt's token ids.
+        token_ids: the generated token ids (prompt excluded), ``len <= max_new_tokens``.
+        text: the generated text (prompt excluded).
+        steps: one :class:`Step` per generated token.
+        ttft_ms: time to first token in ms = tokenisation + prefill + choosing the first token.
+        tpot_ms: time per output token in ms = (E2E - TTFT) / (n - 1), vLLM's definition
+            (0.0 when n == 1).
+        e2e_ms: end-to-end time in ms. All three count the model's work (tokenisation, forward
+            passes, choosing tokens), not the display of results.
+        stopped_by: "eos" or "max_new_tokens".
+    """
+
+    prompt_ids: list[int]
+    token_ids: list[int]
+    text: str
+    steps: list[Step]
+    ttft_ms: float
+    tpot_ms: float
+    e2e_ms: float
+    stopped_by: str
+
+    @property
+    def itl_ms(self) -> list[float]:
+        """Inter-token latencies in ms: the gaps between consecutive tokens (one per decode step)."""
+        return [s.ms for s in self.steps[1:]]
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Decode throughput, tokens/s = 1000 / TPOT (0 when undefined)."""
+        return 1000.0 / self.tpot_ms if self.tpot_ms > 0 else 0.0
+
+
+def encode_prompt(tokenizer, prompt: str) -> list[int]:
+    """Token ids of ``prompt`` (no special tokens added).
+
+    Raises:
+        ValueError: empty or whitespace-only prompt, or a prompt that is not a str.
+    """
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("prompt: 프롬프트가 비어 있습니다. 한 글자 이상의 문장을 넣어 주세요. / prompt must be a non-empty string")
+    return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+
+
+def check_budget(model, n_prompt: int, max_new_tokens: int) -> None:
+    """Validate ``max_new_tokens`` and the context length.
+
+    Raises:
+        ValueError: ``max_new_tokens`` is not an int >= 1, or prompt + new tokens exceeds the
+            model's context length (``config.max_position_embeddings``).
+    """
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens={max_new_tokens!r}: 만들 토큰 수는 1 이상의 정수여야 합니다.")
+    limit = context_length(model)
+    if limit is not None and n_prompt + max_new_tokens > limit:
+        raise ValueError(
+            f"max_new_tokens={max_new_tokens}: 프롬프트({n_prompt} 토큰) + 새 토큰({max_new_tokens})이 모델의 "
+            f"맥락 길이 {limit} 토큰을 넘습니다. max_new_tokens를 {max(1, limit - n_prompt)} 이하로 줄이거나 "
+            f"프롬프트를 줄이세요."
+        )
+
+
+class _Detok:
+    """Incremental detokenizer: the text each new token adds (holds back incomplete UTF-8)."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.text = ""
+
+    def push(self, token_id: int, final: bool = False) -> str:
+        """Add a token; return the text it completes. Trailing replacement characters (an
+        incomplete UTF-8 sequence) are held back until a later token completes them, or until
+        ``final`` (then they are emitted as they are, so the pieces always join to the text)."""
+        self.ids.append(int(token_id))
+        full = self.tokenizer.decode(self.ids, skip_special_tokens=True)
+        stable = full if final else full.rstrip("\ufffd")
+        if not stable.startswith(self.text):  # cannot happen for byte-level BPE; stay consistent
+            stable = full
+        piece, self.text = stable[len(self.text):], stable
+        return piece
+
+
+def _top(logits: torch.Tensor, cfg: SamplingConfig, tokenizer, k: int) -> list[Candidate]:
+    if k <= 0:
+        return []
+    probs = torch.softmax(logits, -1) if cfg.greedy else probabilities(logits, cfg)
+    values, idx = torch.topk(probs, min(k, probs.shape[-1]))
+    return [Candidate(int(i), tokenizer.decode([int(i)]), float(v)) for v, i in zip(values, idx)]
+
+
+def eos_ids(model, tokenizer) -> set[int]:
+    """Token ids that end generation: the generation config's ``eos_token_id`` (int or list),
+    else the tokenizer's EOS."""
+    gc = getattr(model, "generation_config", None)
+    eos = getattr(gc, "eos_token_id", None) if gc is not None else None
+    if eos is None:
+        eos = tokenizer.eos_token_id
+    if eos is None:
+        return set()
+    return {int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos])}
+
+
+def stream(
+    model,
+    tokenizer,
+    prompt: str,
+    max_new_tokens: int,
+    *,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    use_cache: bool = True,
+    seed: int | None = None,
+    stop_at_eos: bool = True,
+    top_candidates: int = 5,
+) -> Iterator[Step]:
+    """Generate token by token, yielding each :class:`Step` as soon as it exists.
+
+    Same arguments as :func:`generate`. Use it for live display::
+
+        for step in decodelab.stream(model, tok, "대한민국의 수도는", 20):
+            print(step.piece, end="")
+    """
+    cfg = SamplingConfig(temperature, top_k, top_p)
+    ids = encode_prompt(tokenizer, prompt)
+    check_budget(model, len(ids), max_new_tokens)
+    gen = make_generator(seed)
+    stop = eos_ids(model, tokenizer) if stop_at_eos else set()
+    detok = _Detok(tokenizer)
+    t0 = time.perf_counter()
+    state = prefill(model, torch.tensor([ids]), use_cache=use_cache)
+    for i in range(max_new_tokens):
+        if i > 0:
+            t0 = time.perf_counter()
+            state = decode_step(model, state, tid)
+        tid = choose(state.logits, cfg, gen)
+        ms = (time.perf_counter() - t0) * 1000.0
+        top = _top(state.logits, cfg, tokenizer, top_candidates)
+        last = tid in stop or i == max_new_tokens - 1
+        yield Step(i, tid, tokenizer.convert_ids_to_tokens(tid), detok.push(tid, last), ms, state.position, top)
+        if tid in stop:
+            return
+
+
+def generate(
+    model,
+    tokenizer,
+    prompt: str,
+    max_new_tokens: int,
+    *,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    use_cache: bool = True,
+    seed: int | None = None,
+    stop_at_eos: bool = True,
+    top_candidates: int = 5,
+    on_step: Callable[[Step], None] | None = None,
+) -> GenerationResult:
+    """Generate up to ``max_new_tokens`` tokens after ``prompt``: one prefill, then decode steps.
+
+    Args:
+        model: a transformers causal LM (e.g. ``load_models().target``).
+        tokenizer: its tokenizer.
+        prompt: non-empty text.
+        max_new_tokens: int >= 1; prompt + new tokens must fit the context length.
+        temperature: 0 (default) = greedy: the argmax token, exactly like
+            ``model.generate(do_sample=False)``. > 0: sample from softmax(logits / temperature)
+            after top-k and top-p filtering, in transformers' warper order.
+        top_k: keep only the k most likely tokens (None = off).
+        top_p: keep the smallest most-likely set with probability >= top_p (None = off).
+        use_cache: with the KV cache (default) each decode step processes 1 new token; without
+            it each step recomputes all tokens so far (same tokens, more time per step).
+        seed: seed of the ``torch.Generator`` used for sampling (same seed -> same output).
+        stop_at_eos: stop after the EOS token (it is included in ``token_ids``).
+        top_candidates: how many top candidates to record per step (0 = none, slightly faster).
+        on_step: called with each :class:`Step` as it is produced (streaming callback).
+
+    Returns:
+        :class:`GenerationResult` with ``token_ids``, ``text``, ``steps``, ``ttft_ms``,
+        ``tpot_ms`` (ms; definitions as in vLLM's benchmark), ``e2e_ms``.
+
+    Raises:
+        ValueError: empty prompt, ``max_new_tokens < 1``, ``temperature < 0``, ``top_k < 1``,
+            ``top_p`` outside (0, 1], prompt + ``max_new_tokens`` beyond the context length.
+    """
+    t0 = time.perf_counter()
+    prompt_ids = encode_prompt(tokenizer, prompt)
+    tokenize_ms = (time.perf_counter() - t0) * 1000.0
+    steps: list[Step] = []
+    for step in stream(model, tokenizer, prompt, max_new_tokens, temperature=temperature, top_k=top_k,
+                       top_p=top_p, use_cache=use_cache, seed=seed, stop_at_eos=stop_at_eos,
+                       top_candidates=top_candidates):
+        steps.append(step)
+        if on_step is not None:
+            on_step(step)
+    # Timings count the model's work only (tokenisation, forward passes, choosing tokens), not
+    # the top-candidate bookkeeping or the caller's display in on_step.
+    ttft = tokenize_ms + steps[0].ms
+    e2e = ttft + sum(s.ms for s in steps[1:])
+    n = len(steps)
+    token_ids = [s.token_id for s in steps]
+    stop = eos_ids(model, tokenizer) if stop_at_eos else set()
+    return GenerationResult(
+        prompt_ids=prompt_ids,
+        token_ids=token_ids,
+        text=tokenizer.decode(token_ids, skip_special_tokens=True),
+        steps=steps,
+        ttft_ms=ttft,
+        tpot_ms=(e2e - ttft) / (n - 1) if n > 1 else 0.0,
+        e2e_ms=e2e,
+        stopped_by="eos" if token_ids and token_ids[-1] in stop else "max_new_tokens",
+    )

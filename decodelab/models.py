@@ -1,0 +1,151 @@
+"""Loading the bundled target/draft pair, or any local Hugging Face causal-LM pair.
+
+Nothing here touches the network: every load passes ``local_files_only=True``, so a path that
+is not a local model folder fails at once with a clear error instead of a hub download or a hang.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Folder of the bundled models (``target/``, ``draft/``, ``tokenizer/``, ``MODEL_CARD.md``).
+BUNDLED_DIR = Path(__file__).resolve().parent / "assets" / "models"
+
+
+@dataclass
+class ModelPair:
+    """A target model, a draft model and their shared tokenizer.
+
+    Attributes:
+        target: the large model (``transformers`` causal LM, eval mode, float32 on CPU by default).
+        draft: the small model proposing tokens for speculative decoding (same vocabulary).
+        tokenizer: the tokenizer both models use.
+        target_path / draft_path: the folders they were loaded from.
+    """
+
+    target: Any
+    draft: Any
+    tokenizer: Any
+    target_path: Path
+    draft_path: Path
+
+    def __iter__(self):  # allows ``target, draft, tok = load_models()``
+        return iter((self.target, self.draft, self.tokenizer))
+
+
+def _check_folder(path: Path, role: str) -> Path:
+    path = Path(path).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"{role} 모델 폴더를 찾을 수 없습니다: {str(path)!r}. 로컬 폴더 경로(config.json과 가중치가 든 폴더)를 "
+            f"주세요. decodelab은 허브에서 내려받지 않습니다. / {role} model folder not found: {str(path)!r}"
+        )
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{str(path)!r}에 config.json이 없습니다: Hugging Face 형식의 모델 폴더가 아닙니다. "
+            f"(save_pretrained로 저장한 폴더를 주세요.) / no config.json in {str(path)!r}"
+        )
+    return path
+
+
+def load_model(path: str | os.PathLike, *, dtype=None, role: str = "model"):
+    """Load one causal LM from a local folder with ``AutoModelForCausalLM`` (offline, eval mode).
+
+    Args:
+        path: folder written by ``save_pretrained`` (config.json + weights).
+        dtype: torch dtype for the weights in memory; default ``torch.float32`` (the bundled
+            weights are stored as float16 on disk and upcast here).
+
+    Raises:
+        FileNotFoundError: the folder or its config.json is missing.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    folder = _check_folder(Path(path), role)
+    model = AutoModelForCausalLM.from_pretrained(
+        str(folder), dtype=dtype or torch.float32, local_files_only=True
+    )
+    model.eval()
+    return model
+
+
+def load_tokenizer(path: str | os.PathLike):
+    """Load the tokenizer saved in a local model folder with ``AutoTokenizer`` (offline).
+
+    Raises:
+        FileNotFoundError: the folder is missing.
+    """
+    from transformers import AutoTokenizer
+
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"토크나이저 폴더를 찾을 수 없습니다: {str(folder)!r} / tokenizer folder not found")
+    return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+
+
+def vocab_size(model) -> int:
+    """Number of rows of the model's output layer (the logits' last dimension)."""
+    return int(model.get_output_embeddings().weight.shape[0])
+
+
+def check_same_vocabulary(target, draft, tokenizer=None) -> None:
+    """Raise ``ValueError`` unless target and draft produce logits over the same vocabulary.
+
+    Speculative decoding compares p (target) and q (draft) token by token, so both must index
+    the same vocabulary (Leviathan et al. 2023, Sec. 2).
+    """
+    vt, vd = vocab_size(target), vocab_size(draft)
+    if vt != vd:
+        raise ValueError(
+            f"초안 모델과 대상 모델의 어휘(vocabulary) 크기가 다릅니다: target {vt}, draft {vd}. "
+            f"투기적 디코딩에는 같은 토크나이저를 쓰는 모델 쌍이 필요합니다. / draft and target vocabularies differ"
+        )
+    if tokenizer is not None and len(tokenizer) > vt:
+        raise ValueError(f"토크나이저 어휘({len(tokenizer)})가 모델 출력({vt})보다 큽니다. / tokenizer larger than model vocab")
+
+
+def load_models(target: str | os.PathLike | None = None, draft: str | os.PathLike | None = None, *, dtype=None) -> ModelPair:
+    """Load a target/draft pair and the tokenizer, offline.
+
+    Args:
+        target: local folder of the target model; ``None`` -> the bundled target
+            (``decodelab/assets/models/target``, see its ``MODEL_CARD.md``).
+        draft: local folder of the draft model; ``None`` -> the bundled draft when ``target`` is
+            also ``None``, else the target itself is reused as its own draft (acceptance 100%).
+        dtype: torch dtype in memory (default float32).
+
+    Returns:
+        :class:`ModelPair` (``.target``, ``.draft``, ``.tokenizer``). The tokenizer is the one
+        saved with the target.
+
+    Raises:
+        FileNotFoundError: a path is not a local model folder (never falls back to a download).
+        ValueError: draft and target have different vocabularies.
+    """
+    if target is None:
+        tpath = BUNDLED_DIR / "target"
+        dpath = BUNDLED_DIR / "draft" if draft is None else Path(draft)
+    else:
+        tpath = Path(target)
+        dpath = Path(draft) if draft is not None else tpath
+    tpath = _check_folder(tpath, "대상(target)")
+    dpath = _check_folder(dpath, "초안(draft)")
+    t = load_model(tpath, dtype=dtype, role="대상(target)")
+    d = t if dpath.resolve() == tpath.resolve() else load_model(dpath, dtype=dtype, role="초안(draft)")
+    tok = load_tokenizer(tpath)
+    check_same_vocabulary(t, d, tok)
+    return ModelPair(target=t, draft=d, tokenizer=tok, target_path=tpath, draft_path=dpath)
+
+
+_CACHE: dict = {}
+
+
+def bundled() -> ModelPair:
+    """The bundled pair, loaded once per process and shared (notebooks and widgets call this)."""
+    if "pair" not in _CACHE:
+        _CACHE["pair"] = load_models()
+    return _CACHE["pair"]

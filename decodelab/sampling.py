@@ -1,0 +1,121 @@
+"""From logits to a next-token distribution: temperature, top-k, top-p, and sampling.
+
+The order and the tie rules are those of Hugging Face transformers' logits warpers
+(``TemperatureLogitsWarper`` -> ``TopKLogitsWarper`` -> ``TopPLogitsWarper``, in
+``transformers/generation/logits_process.py``), which this module calls directly, so a
+distribution here is exactly the one ``model.generate(do_sample=True, ...)`` samples from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """Validated decoding settings.
+
+    Attributes:
+        temperature: >= 0. 0 means greedy (argmax); otherwise logits are divided by it.
+        top_k: ``None`` (off) or an int >= 1: keep the k most likely tokens.
+        top_p: ``None`` (off) or a float in (0, 1]: keep the smallest set of most likely tokens
+            whose probability sums to at least ``top_p`` (nucleus sampling, Holtzman et al. 2020).
+
+    Raises:
+        ValueError: with a Korean message naming the parameter and its allowed range.
+    """
+
+    temperature: float = 0.0
+    top_k: int | None = None
+    top_p: float | None = None
+
+    def __post_init__(self) -> None:
+        t = self.temperature
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t < 0:
+            raise ValueError(f"temperature={t!r}: 온도(temperature)는 0 이상의 수여야 합니다 (0 = 탐욕 디코딩).")
+        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1):
+            raise ValueError(f"top_k={self.top_k!r}: top_k는 1 이상의 정수이거나 None(끄기)이어야 합니다.")
+        p = self.top_p
+        if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not (0 < p <= 1)):
+            raise ValueError(f"top_p={p!r}: top_p는 (0, 1] 범위의 수이거나 None(끄기)이어야 합니다.")
+
+    @property
+    def greedy(self) -> bool:
+        """True when temperature is 0 (argmax decoding)."""
+        return self.temperature == 0
+
+
+def _warpers(cfg: SamplingConfig):
+    from transformers.generation.logits_process import (
+        LogitsProcessorList,
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
+
+    procs = LogitsProcessorList()
+    if cfg.temperature not in (0, 1):
+        procs.append(TemperatureLogitsWarper(float(cfg.temperature)))
+    if cfg.top_k is not None:
+        procs.append(TopKLogitsWarper(top_k=int(cfg.top_k)))
+    if cfg.top_p is not None and cfg.top_p < 1.0:
+        procs.append(TopPLogitsWarper(top_p=float(cfg.top_p)))
+    return procs
+
+
+def warp_logits(logits: torch.Tensor, cfg: SamplingConfig) -> torch.Tensor:
+    """Apply temperature, top-k and top-p to logits, as transformers does.
+
+    Args:
+        logits: float tensor of shape ``(vocab,)`` or ``(batch, vocab)``.
+        cfg: the settings; with ``cfg.greedy`` the logits are returned unchanged.
+
+    Returns:
+        Tensor of the same shape; filtered entries are ``-inf``.
+    """
+    if cfg.greedy:
+        return logits
+    squeeze = logits.dim() == 1
+    x = logits[None] if squeeze else logits
+    x = _warpers(cfg)(None, x.float())
+    return x[0] if squeeze else x
+
+
+def probabilities(logits: torch.Tensor, cfg: SamplingConfig) -> torch.Tensor:
+    """The next-token distribution that decoding with ``cfg`` samples from.
+
+    Args:
+        logits: shape ``(vocab,)`` or ``(batch, vocab)``.
+
+    Returns:
+        float32 probabilities of the same shape, summing to 1 along the last axis. For greedy
+        settings this is a one-hot vector at the argmax (first index on ties, like ``torch.argmax``).
+    """
+    if cfg.greedy:
+        out = torch.zeros_like(logits, dtype=torch.float32)
+        out.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
+        return out
+    return torch.softmax(warp_logits(logits, cfg), dim=-1)
+
+
+def sample(probs: torch.Tensor, generator: torch.Generator | None = None) -> int:
+    """Draw one token id from ``probs`` (shape ``(vocab,)``) with ``torch.multinomial``."""
+    return int(torch.multinomial(probs, 1, generator=generator).item())
+
+
+def choose(logits: torch.Tensor, cfg: SamplingConfig, generator: torch.Generator | None = None) -> int:
+    """Pick the next token from ``logits`` (shape ``(vocab,)``): argmax if greedy, else a sample."""
+    if cfg.greedy:
+        return int(logits.argmax(-1).item())
+    return sample(probabilities(logits, cfg), generator)
+
+
+def make_generator(seed: int | None) -> torch.Generator | None:
+    """A CPU ``torch.Generator`` seeded with ``seed`` (``None`` -> ``None``: torch's global RNG)."""
+    if seed is None:
+        return None
+    g = torch.Generator()
+    g.manual_seed(int(seed))
+    return g

@@ -1,0 +1,205 @@
+"""The decode phase: greedy equality with transformers, KV cache, sampling distributions, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import decodelab
+from decodelab import decoding
+from decodelab.sampling import SamplingConfig, make_generator, probabilities, sample
+
+
+def _hf_greedy(model, ids, n):
+    x = torch.tensor([ids])
+    with torch.inference_mode():
+        out = model.generate(x, max_new_tokens=n, do_sample=False, attention_mask=torch.ones_like(x))
+    return out[0, len(ids):].tolist()
+
+
+@pytest.mark.parametrize("which", ["target", "draft"])
+def test_greedy_equals_transformers_generate(pair, prompts, which):
+    model = getattr(pair, which)
+    for prompt in prompts[:5]:
+        ours = decodelab.generate(model, pair.tokenizer, prompt, 64)
+        theirs = _hf_greedy(model, ours.prompt_ids, 64)
+        assert ours.token_ids == theirs, prompt
+        assert len(ours.token_ids) == 64 or ours.stopped_by == "eos"
+
+
+def test_cache_and_no_cache_agree(pair, prompts):
+    for prompt in prompts[:5]:
+        a = decodelab.generate(pair.target, pair.tokenizer, prompt, 24, use_cache=True)
+        b = decodelab.generate(pair.target, pair.tokenizer, prompt, 24, use_cache=False)
+        assert a.token_ids == b.token_ids
+
+
+def test_kv_cache_grows_one_position_per_step(pair):
+    tok = pair.tokenizer
+    ids = tok("대한민국은", add_special_tokens=False)["input_ids"]
+    state = decodelab.prefill(pair.target, torch.tensor([ids]))
+    assert state.position == len(ids) == decoding.cache_length(state.cache)
+    for k in range(1, 9):
+        before = decoding.cache_length(state.cache)
+        state = decodelab.decode_step(pair.target, state, int(state.logits.argmax()))
+        assert decoding.cache_length(state.cache) == before + 1 == len(ids) + k
+        assert state.position == len(ids) + k
+        # the cached next-token logits equal a fresh full forward pass over all tokens
+    fresh = decoding.forward(pair.target, state.input_ids, None)[0, -1]
+    torch.testing.assert_close(state.logits, fresh, atol=1e-4, rtol=1e-4)
+
+
+def test_result_fields_and_timings(pair):
+    r = decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", 8, stop_at_eos=False)
+    assert len(r.token_ids) == len(r.steps) == 8
+    assert [s.index for s in r.steps] == list(range(8))
+    assert r.steps[0].position == len(r.prompt_ids)
+    assert r.steps[-1].position == len(r.prompt_ids) + 7
+    assert "".join(s.piece for s in r.steps) == r.text
+    assert r.ttft_ms > 0 and r.tpot_ms > 0
+    assert math.isclose(r.e2e_ms, r.ttft_ms + 7 * r.tpot_ms, rel_tol=1e-9)
+    assert len(r.itl_ms) == 7
+    for s in r.steps:
+        assert len(s.top) == 5
+        probs = [c.prob for c in s.top]
+        assert probs == sorted(probs, reverse=True)
+        assert s.top[0].token_id == s.token_id  # greedy picks the most likely candidate
+
+
+def test_stream_and_callback_yield_the_same_steps(pair):
+    seen = []
+    r = decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", 6, on_step=seen.append, stop_at_eos=False)
+    streamed = [s.token_id for s in decodelab.stream(pair.target, pair.tokenizer, "모든 국민은", 6, stop_at_eos=False)]
+    assert [s.token_id for s in seen] == r.token_ids == streamed
+
+
+def test_same_seed_same_sample(pair):
+    kw = dict(temperature=1.0, top_k=50, top_p=0.95, stop_at_eos=False)
+    a = decodelab.generate(pair.target, pair.tokenizer, "문서를 저장하려면", 20, seed=7, **kw)
+    b = decodelab.generate(pair.target, pair.tokenizer, "문서를 저장하려면", 20, seed=7, **kw)
+    c = decodelab.generate(pair.target, pair.tokenizer, "문서를 저장하려면", 20, seed=8, **kw)
+    assert a.token_ids == b.token_ids
+    assert a.token_ids != c.token_ids
+
+
+# ---------------------------------------------------------------- exact distributions
+
+
+def _reference_probs(logits: np.ndarray, t: float, k: int | None, p: float | None) -> np.ndarray:
+    """Independent numpy re-derivation of transformers' Temperature -> TopK -> TopP warpers."""
+    x = logits.astype(np.float64) / t
+    if k is not None:
+        kth = np.sort(x)[-k]
+        x = np.where(x < kth, -np.inf, x)
+    if p is not None and p < 1:
+        probs = np.exp(x - x.max())
+        probs /= probs.sum()
+        order = np.argsort(probs, kind="stable")  # ascending, like TopPLogitsWarper
+        cum = np.cumsum(probs[order])
+        remove = cum <= (1 - p)
+        remove[-1] = False  # keep at least one token
+        x[order[remove]] = -np.inf
+    probs = np.exp(x - x.max())
+    return probs / probs.sum()
+
+
+SETTINGS = [(1.0, None, None), (0.7, 50, None), (1.3, None, 0.9), (1.0, 5, 0.8), (0.5, 20, 0.95)]
+
+
+@pytest.fixture(scope="module")
+def next_logits(pair):
+    ids = pair.tokenizer("데비안 패키지는", add_special_tokens=False)["input_ids"]
+    return decodelab.prefill(pair.target, torch.tensor([ids])).logits
+
+
+@pytest.mark.parametrize("t,k,p", SETTINGS)
+def test_warped_distribution_matches_reference(next_logits, t, k, p):
+    ours = probabilities(next_logits, SamplingConfig(t, k, p)).double().numpy()
+    ref = _reference_probs(next_logits.numpy(), t, k, p)
+    np.testing.assert_allclose(ours, ref, atol=1e-6)
+    if k is not None:
+        assert (ours > 0).sum() <= k
+
+
+@pytest.mark.parametrize("t,k,p", SETTINGS)
+def test_empirical_frequencies_match_warped_softmax(next_logits, t, k, p):
+    n = 20_000
+    ref = _reference_probs(next_logits.numpy(), t, k, p)
+    probs = probabilities(next_logits, SamplingConfig(t, k, p))
+    gen = make_generator(123)
+    draws = np.array([sample(probs, gen) for _ in range(n)])
+    emp = np.bincount(draws, minlength=len(ref)) / n
+    assert set(np.flatnonzero(emp)) <= set(np.flatnonzero(ref)), "sampled a filtered-out token"
+    tv = 0.5 * np.abs(emp - ref).sum()
+    # expected TV of an n-sample empirical distribution ~ sum_x sqrt(p(1-p) / (2 pi n)); allow 3x
+    bound = 3 * np.sum(np.sqrt(ref * (1 - ref) / (2 * np.pi * n))) + 1e-3
+    assert tv < bound, (tv, bound)
+
+
+def test_greedy_probabilities_are_one_hot(next_logits):
+    p = probabilities(next_logits, SamplingConfig(0.0))
+    assert p.sum().item() == 1.0 and p[next_logits.argmax()].item() == 1.0
+
+
+# ---------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        (dict(prompt=""), "prompt"),
+        (dict(prompt="   "), "prompt"),
+        (dict(max_new_tokens=0), "max_new_tokens"),
+        (dict(max_new_tokens=2.5), "max_new_tokens"),
+        (dict(temperature=-0.1), "temperature"),
+        (dict(top_p=0.0), "top_p"),
+        (dict(top_p=1.5), "top_p"),
+        (dict(top_k=0), "top_k"),
+        (dict(max_new_tokens=10_000), "max_new_tokens"),
+    ],
+)
+def test_bad_input_names_the_parameter(pair, kwargs, needle):
+    args = dict(prompt="모든 국민은", max_new_tokens=4)
+    args.update(kwargs)
+    with pytest.raises(ValueError) as e:
+        decodelab.generate(pair.target, pair.tokenizer, args.pop("prompt"), args.pop("max_new_tokens"), **args)
+    assert needle in str(e.value)
+
+
+def test_context_length_error_says_what_to_change(pair):
+    limit = pair.target.config.max_position_embeddings
+    with pytest.raises(ValueError, match="이하로 줄이"):
+        decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", limit)
+
+
+def test_unknown_model_path_is_a_clear_error_not_a_download(tmp_path):
+    with pytest.raises(FileNotFoundError, match="찾을 수 없습니다"):
+        decodelab.load_models(tmp_path / "no-such-model")
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        decodelab.load_models(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        decodelab.load_models("meta-llama/Llama-3-8B")  # a hub id is not a local folder
+
+
+def test_vocabulary_mismatch_is_rejected(pair, tmp_path):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(vocab_size=pair.target.config.vocab_size + 7, hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
+    LlamaForCausalLM(cfg).save_pretrained(tmp_path / "odd")
+    with pytest.raises(ValueError, match="어휘"):
+        decodelab.load_models(pair.target_path, tmp_path / "odd")
+
+
+def test_any_local_pair_loads_through_the_same_api(pair, tmp_path):
+    # a saved copy of the bundled draft, loaded as a "user's" pair from local paths
+    pair.draft.save_pretrained(tmp_path / "d")
+    pair.tokenizer.save_pretrained(tmp_path / "d")
+    other = decodelab.load_models(tmp_path / "d", tmp_path / "d")
+    assert other.target is other.draft
+    r1 = decodelab.generate(other.target, other.tokenizer, "모든 국민은", 10)
+    r2 = decodelab.generate(pair.draft, pair.tokenizer, "모든 국민은", 10)
+    assert r1.token_ids == r2.token_ids
