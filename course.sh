@@ -38,7 +38,7 @@ case "$cmd" in
     ;;
   test)
     setup
-    bash scripts/install_browser.sh "$VENV"
+    bash scripts/install_browser.sh "$VENV/bin/python"
     export PYTHONHASHSEED=0 MPLBACKEND=Agg HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
     exec "$VENV/bin/python" -m pytest tests notebooks --nbval-lax -p no:cacheprovider "$@"
     ;;
