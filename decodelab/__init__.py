@@ -8,28 +8,43 @@ Public API (see each function's docstring):
 - :func:`speculative_generate`, :func:`expected_speedup`: speculative decoding.
 - :mod:`decodelab.latency`: hardware/model latency model (numpy only).
 - :mod:`decodelab.quiz`: comprehension quizzes and grading.
+
+Names are imported lazily (PEP 562), so ``import decodelab.quiz`` or ``decodelab grade`` does
+not pay for importing torch and transformers.
 """
 
-from .decoding import DecodeState, GenerationResult, Step, decode_step, generate, prefill, stream
-from .models import ModelPair, load_models
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "DecodeState",
-    "GenerationResult",
-    "ModelPair",
-    "Step",
-    "decode_step",
-    "generate",
-    "load_models",
-    "prefill",
-    "stream",
-]
+_LAZY = {
+    "DecodeState": "decoding",
+    "GenerationResult": "decoding",
+    "Step": "decoding",
+    "decode_step": "decoding",
+    "generate": "decoding",
+    "prefill": "decoding",
+    "stream": "decoding",
+    "ModelPair": "models",
+    "load_models": "models",
+    "SpeculativeResult": "speculative",
+    "expected_speedup": "speculative",
+    "expected_tokens_per_call": "speculative",
+    "speculative_generate": "speculative",
+}
 
-try:  # speculative decoding (decodelab.speculative) is optional while it is being written
-    from .speculative import expected_speedup, speculative_generate  # noqa: F401
+__all__ = sorted(_LAZY)
 
-    __all__ += ["expected_speedup", "speculative_generate"]
-except ImportError:  # pragma: no cover
-    pass
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'decodelab' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

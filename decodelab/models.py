@@ -65,10 +65,16 @@ def load_model(path: str | os.PathLike, *, dtype=None, role: str = "model"):
     import torch
     from transformers import AutoModelForCausalLM
 
+    from transformers.utils import logging as hf_logging
+
     folder = _check_folder(Path(path), role)
-    model = AutoModelForCausalLM.from_pretrained(
-        str(folder), dtype=dtype or torch.float32, local_files_only=True
-    )
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Loading weights" bars in a student's notebook
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype or torch.float32, local_files_only=True)
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
     model.eval()
     return model
 

@@ -1,0 +1,78 @@
+"""Comprehension quizzes: schema, loading, grading, exam release, the lecturer's grader, the widget.
+
+Entry points:
+
+- :func:`load_quizzes` -> every question (each with ``id``, ``kind``, ``prompt``, ``answer``,
+  ``explanation``, ``source``, ``points``); quiz files live in the repository's ``quizzes/``
+  (or ``$DECODELAB_QUIZZES``), see :mod:`decodelab.quiz.loading`.
+- :func:`grade` ``(question_id, response)`` -> score in [0, 1]; :func:`check` for the explanation.
+- :func:`quiz_widget` ``("01")`` -> the notebook widget (``"all"`` for the review notebook).
+- :func:`grade_folder` / :func:`write_gradebook`: ``decodelab grade DIR -o CSV``.
+- :func:`build_release`: ``decodelab quiz release OUT_DIR``.
+
+The widget is imported lazily, so grading does not need ipywidgets.
+"""
+
+from __future__ import annotations
+
+from .gradebook import Gradebook, GradeRow, Problem, grade_folder, write_gradebook
+from .grading import GradeResult, check, grade, parse_response, score_response
+from .loading import (
+    QuizError,
+    QuizProblem,
+    get_question,
+    load_public,
+    load_quiz_file,
+    load_quiz_files,
+    load_quizzes,
+    quizzes_dir,
+)
+from .normalize import ResponseError, normalize_text, parse_quantity
+from .release import build_release
+from .store import AnswerStore
+from .submission import Submission, SubmissionError, read_submission
+
+__all__ = [
+    "AnswerStore",
+    "GradeResult",
+    "GradeRow",
+    "Gradebook",
+    "Problem",
+    "QuizError",
+    "QuizProblem",
+    "ResponseError",
+    "Submission",
+    "SubmissionError",
+    "build_release",
+    "check",
+    "get_question",
+    "grade",
+    "grade_folder",
+    "load_public",
+    "load_quiz_file",
+    "load_quiz_files",
+    "load_quizzes",
+    "normalize_text",
+    "parse_quantity",
+    "parse_response",
+    "quiz_widget",
+    "quizzes_dir",
+    "read_submission",
+    "score_response",
+    "write_gradebook",
+]
+
+
+def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export_dir=None):
+    """The quiz widget at the end of a notebook: ``quiz_widget("01")``; ``"all"`` (or ``"06"``) for the review.
+
+    Answers are saved as they are given to ``answers_dir`` (default ``$DECODELAB_ANSWERS_DIR``, else
+    ``~/.decodelab/answers``); ``quizzes_dir`` may point at an exam release (exam mode). See
+    :func:`decodelab.quiz.widget.quiz_widget` for details. ipywidgets is imported on first use.
+
+    Raises:
+        ValueError: (Korean) bad ``notebook_id``. QuizError / FileNotFoundError: quiz files invalid or missing.
+    """
+    from .widget import quiz_widget as _quiz_widget
+
+    return _quiz_widget(notebook_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir, export_dir=export_dir)

@@ -1,0 +1,114 @@
+"""Command-line glue for the lecturer: ``decodelab grade`` and ``decodelab quiz release``.
+
+``decodelab/cli.py`` dispatches to :func:`grade_main` and :func:`release_main` with the remaining
+arguments. Both return an exit status instead of calling ``sys.exit``.
+
+Exit status of ``grade``: 0 all files graded; 1 gradebook written but some files were skipped
+(listed on stderr); 2 nothing written (no such folder, invalid quiz key, bad arguments).
+``release``: 0 written; 2 refused or failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from .loading import QuizError, load_quizzes, select_notebook
+from .submission import MAX_BYTES
+
+__all__ = ["grade_main", "quiz_main", "release_main"]
+
+
+def _grade_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="decodelab grade",
+        description="학생 제출 파일(.json)이 든 폴더를 채점해 성적표 CSV를 만듭니다 (학생 한 명당 한 행, 문항마다 한 열 + 합계). "
+        "제출 파일은 데이터로만 읽으며, 잘못된 파일은 건너뛰고 알려 줍니다.",
+    )
+    p.add_argument("submissions_dir", help="제출 파일 폴더")
+    p.add_argument("-o", "--output", default="gradebook.csv", help="성적표 CSV 경로 (기본: gradebook.csv)")
+    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: 저장소의 quizzes/ 또는 $DECODELAB_QUIZZES)")
+    p.add_argument("--notebook", action="append", default=None, metavar="NN",
+                   help="이 노트북의 문항만 채점 (여러 번 쓸 수 있음, 예: --notebook 01 --notebook 02)")
+    p.add_argument("--max-bytes", type=int, default=MAX_BYTES, help=f"제출 파일 하나의 최대 크기 (기본 {MAX_BYTES})")
+    return p
+
+
+def grade_main(argv: Sequence[str] | None = None) -> int:
+    """``decodelab grade SUBMISSIONS_DIR -o gradebook.csv [--quizzes DIR] [--notebook NN] [--max-bytes N]``.
+
+    Prints skipped files and warnings to stderr, a one-line summary to stdout.
+
+    Returns:
+        0 all good, 1 written with skipped files, 2 nothing written.
+    """
+    from .gradebook import grade_folder, write_gradebook
+
+    args = _grade_parser().parse_args(argv)
+    err = sys.stderr
+    try:
+        notebooks = {select_notebook(n) for n in args.notebook} if args.notebook else None
+        questions = load_quizzes(args.quizzes)
+        if notebooks and None not in notebooks:
+            questions = [q for q in questions if q.notebook in notebooks]
+        if args.max_bytes < 1:
+            raise ValueError("--max-bytes는 1 이상이어야 합니다.")
+        book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes)
+        out = write_gradebook(book, args.output)
+    except (QuizError, FileNotFoundError, NotADirectoryError, ValueError, OSError) as e:
+        print(f"decodelab grade: 오류: {e}", file=err)
+        return 2
+    for p in book.problems:
+        print(str(p), file=err)
+    skipped = len(book.skipped)
+    print(f"학생 {len(book.rows)}명 채점, 문항 {len(book.question_ids)}개, 건너뛴 파일 {skipped}개 -> {out}")
+    return 1 if skipped else 0
+
+
+def release_main(argv: Sequence[str] | None = None) -> int:
+    """``decodelab quiz release OUT_DIR [--quizzes DIR]``: write the exam version (no keys, no
+    explanations) of every quiz file into OUT_DIR.
+
+    Returns:
+        0 written, 2 refused (OUT_DIR overlaps the quiz folder, or is a non-empty folder that is not a
+        previous release) or failed.
+    """
+    from .release import build_release
+
+    p = argparse.ArgumentParser(
+        prog="decodelab quiz release",
+        description="정답과 해설을 뺀 학생용 시험 배포본을 만듭니다. 채점은 강사의 quizzes/ 폴더(정답 파일)로 "
+        "`decodelab grade`가 합니다.",
+    )
+    p.add_argument("out_dir", help="배포본을 쓸 폴더 (없거나 비어 있거나 이전 배포본)")
+    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: 저장소의 quizzes/)")
+    args = p.parse_args(argv)
+    try:
+        res = build_release(args.out_dir, quizzes=args.quizzes)
+    except (QuizError, FileNotFoundError, ValueError, OSError) as e:
+        print(f"decodelab quiz release: 오류: {e}", file=sys.stderr)
+        return 2
+    print(f"시험 배포본 {res.release_id}: 파일 {len(res.files)}개 -> {res.out_dir} (quiz_set {res.quiz_set})")
+    return 0
+
+
+def quiz_main(argv: Sequence[str] | None = None) -> int:
+    """``decodelab quiz SUBCOMMAND ...``: for now the one subcommand ``release`` (see :func:`release_main`).
+
+    Returns:
+        the subcommand's status; 0 for ``--help``; 2 for a missing or unknown subcommand.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    usage = "사용법: decodelab quiz release OUT_DIR [--quizzes DIR]  (정답과 해설이 없는 학생용 시험 배포본)"
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage, file=sys.stdout if args else sys.stderr)
+        return 0 if args else 2
+    if args[0] == "release":
+        return release_main(args[1:])
+    print(f"decodelab quiz: 알 수 없는 하위 명령 {args[0]!r}\n{usage}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(quiz_main())

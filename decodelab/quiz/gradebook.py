@@ -1,0 +1,200 @@
+"""The lecturer's grader: a folder of submission files -> one gradebook row per student.
+
+:func:`grade_folder` never stops at a bad file: a malformed, truncated, oversized, non-JSON or
+hostile file is recorded in ``Gradebook.problems`` and skipped, and every good file still gets its
+row. :func:`write_gradebook` writes the CSV atomically (temporary file + ``os.replace``), so an
+interrupted run leaves the previous gradebook intact.
+
+CSV columns: ``student_id``, ``quiz_set``, ``file``, one column per question id (points earned:
+score in [0, 1] x the question's points), ``total``, ``max``, ``percent``. UTF-8 with a BOM so that
+spreadsheet programs show Hangul correctly. One row per (student, quiz set); when a student
+submitted twice, the file with the later ``exported_at`` (then the later file name) is used and the
+other is reported.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from ._atomic import atomic_write_bytes
+from .grading import score_response
+from .submission import MAX_BYTES, Submission, SubmissionError, read_submission
+
+__all__ = ["GradeRow", "Gradebook", "Problem", "grade_folder", "gradebook_csv", "write_gradebook"]
+
+MAX_FILES = 5000
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A file that was skipped (``skipped=True``) or a warning about a file that was graded."""
+
+    file: str
+    message: str
+    skipped: bool = True
+
+    def __str__(self) -> str:
+        return f"{'건너뜀' if self.skipped else '주의'}: {self.file}: {self.message}"
+
+
+@dataclass
+class GradeRow:
+    """One student's result: points earned per question id, ``total`` and ``max`` in points."""
+
+    student_id: str
+    quiz_set: str
+    file: str
+    scores: dict[str, float]
+    total: float
+    max: float
+    exported_at: str = ""
+
+    @property
+    def percent(self) -> float:
+        """``100 * total / max`` (0 when there is nothing to grade)."""
+        return 100.0 * self.total / self.max if self.max else 0.0
+
+
+@dataclass
+class Gradebook:
+    """Rows (sorted by student id), the question ids (columns, in quiz order), and the problems."""
+
+    question_ids: list[str]
+    rows: list[GradeRow] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> list[Problem]:
+        """Only the files that were skipped."""
+        return [p for p in self.problems if p.skipped]
+
+
+def _grade_submission(sub: Submission, questions: Sequence, file: str) -> tuple[GradeRow, list[Problem]]:
+    by_id = {q.id: q for q in questions}
+    warnings = []
+    unknown = [k for k in sub.answers if k not in by_id]
+    if unknown:
+        warnings.append(Problem(file, f"이 채점에 없는 문항 id {len(unknown)}개는 무시했습니다 (예: {unknown[0]})", False))
+    scores = {}
+    for q in questions:
+        scores[q.id] = score_response(q, sub.answers[q.id]) * q.points if q.id in sub.answers else 0.0
+    total = sum(scores.values())
+    return GradeRow(sub.student_id, sub.quiz_set, file, scores, total, sum(q.points for q in questions),
+                    sub.exported_at), warnings
+
+
+def grade_folder(
+    submissions_dir: str | os.PathLike,
+    questions: Sequence | None = None,
+    *,
+    max_bytes: int = MAX_BYTES,
+    max_files: int = MAX_FILES,
+) -> Gradebook:
+    """Grade every ``*.json`` file in ``submissions_dir`` (not recursive; dot files are ignored).
+
+    Args:
+        submissions_dir: the folder of submission files.
+        questions: the keyed questions to grade against (default: :func:`decodelab.quiz.load_quizzes`).
+        max_bytes: per-file size cap (bytes).
+        max_files: at most this many files are read; the rest are reported.
+
+    Returns:
+        :class:`Gradebook` with good rows and every problem.
+
+    Raises:
+        NotADirectoryError: (Korean) ``submissions_dir`` is not a folder. Nothing inside a file raises.
+    """
+    folder = Path(submissions_dir)
+    if not folder.is_dir():
+        raise NotADirectoryError(f"제출 폴더가 없습니다: {folder}")
+    if questions is None:
+        from .loading import load_quizzes
+
+        questions = load_quizzes()
+    questions = list(questions)
+    book = Gradebook([q.id for q in questions])
+    entries = sorted((e for e in os.scandir(folder) if not e.name.startswith(".")), key=lambda e: e.name)
+    chosen: dict[tuple[str, str], tuple[GradeRow, list[Problem]]] = {}
+    for n, entry in enumerate(entries):
+        name = entry.name
+        if n >= max_files:
+            book.problems.append(Problem(name, f"파일이 너무 많아 {max_files}개까지만 읽었습니다"))
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            book.problems.append(Problem(name, "폴더입니다 (하위 폴더는 읽지 않습니다)"))
+            continue
+        if not name.lower().endswith(".json"):
+            book.problems.append(Problem(name, ".json 파일이 아닙니다"))
+            continue
+        try:
+            sub = read_submission(entry.path, max_bytes=max_bytes)
+        except SubmissionError as e:
+            book.problems.append(Problem(name, str(e)))
+            continue
+        except Exception as e:  # noqa: BLE001 - one bad file must never stop the run
+            book.problems.append(Problem(name, f"읽는 중 예상하지 못한 오류: {type(e).__name__}"))
+            continue
+        row, warnings = _grade_submission(sub, questions, name)
+        key = (sub.student_id.casefold(), sub.quiz_set)
+        if key in chosen:
+            old_row, old_warnings = chosen[key]
+            new_is_later = _order_key(row) >= _order_key(old_row)
+            keep, drop = ((row, warnings), old_row) if new_is_later else ((old_row, old_warnings), row)
+            book.problems.append(Problem(drop.file, f"학생 {row.student_id}의 다른 제출 파일 {keep[0].file}이(가) 더 최신이라 이 파일은 쓰지 않았습니다"))
+            chosen[key] = keep
+        else:
+            chosen[key] = (row, warnings)
+    for row, warnings in chosen.values():
+        book.rows.append(row)
+        book.problems.extend(warnings)
+    book.rows.sort(key=lambda r: (r.student_id.casefold(), r.quiz_set))
+    return book
+
+
+def _order_key(row: GradeRow) -> tuple[float, str]:
+    """Later submissions sort last: by ``exported_at`` (missing = earliest), then file name."""
+    from datetime import datetime, timezone
+
+    if not row.exported_at:
+        return (float("-inf"), row.file)
+    t = datetime.fromisoformat(row.exported_at)
+    t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return (t.timestamp(), row.file)
+
+
+def _cell(text: str) -> str:
+    """Neutralize spreadsheet formulas in free text (file names)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _num(x: float) -> str:
+    return f"{round(x, 4):g}"
+
+
+def gradebook_csv(book: Gradebook) -> str:
+    """The gradebook as CSV text (see the module docstring for the columns)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["student_id", "quiz_set", "file", *book.question_ids, "total", "max", "percent"])
+    for r in book.rows:
+        w.writerow([_cell(r.student_id), r.quiz_set, _cell(r.file), *(_num(r.scores[q]) for q in book.question_ids),
+                    _num(r.total), _num(r.max), f"{r.percent:.1f}"])
+    return buf.getvalue()
+
+
+def write_gradebook(book: Gradebook, path: str | os.PathLike) -> Path:
+    """Write the gradebook CSV atomically (UTF-8 with BOM).
+
+    Raises:
+        FileNotFoundError: (Korean) the output folder does not exist.
+        OSError: the write failed; any previous gradebook at ``path`` is left untouched.
+    """
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"성적표를 쓸 폴더가 없습니다: {path.parent}")
+    return atomic_write_bytes(path, gradebook_csv(book).encode("utf-8-sig"))

@@ -1,0 +1,216 @@
+"""Grading one response: parse it (with Korean messages for bad input), score it in [0, 1], explain.
+
+Rules per kind (the score is multiplied by the question's ``points`` in the gradebook):
+
+- ``single``: 1 if the chosen id is the answer, else 0.
+- ``multiple``: ``max(0, (right picks - wrong picks) / number of right options)``; 1 only for the
+  exact set, so ticking every option is penalized by each wrong one (e.g. right = {a, b, c}: {a, b}
+  -> 2/3, {a, b, c, d} -> 2/3, {a, d} -> 0).
+- ``short``: after :func:`~decodelab.quiz.normalize.normalize_text` (NFKC so NFD Hangul from macOS
+  matches, case folding, no spaces/punctuation): 1 if equal to the answer or an accepted form (also
+  after dropping one polite ending such as ``입니다``); else 0 if a ``forbidden`` substring is there;
+  else 1 if every ``keywords`` group has an alternative in it; else 0.
+- ``numeric``: 1 if ``|value - answer| <= tolerance`` (value converted to the question's unit), else 0.
+- ``ordering``: 1 for exactly the right order, else 0.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .normalize import ResponseError, normalize_text, parse_quantity, strip_korean_ending
+
+__all__ = ["GradeResult", "answer_text", "check", "grade", "parse_response", "score_response"]
+
+MAX_TEXT = 2000
+_SEPARATORS = re.compile(r"[\s,;/>→·\-]+")
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    """Outcome of :func:`check`.
+
+    Attributes:
+        score: in [0, 1].
+        correct: ``score == 1``.
+        explanation: why the right answer is right (the question's ``explanation``).
+        feedback: extra lines for this response: why each wrongly chosen option is wrong, what was
+            missed, how far a number is off.
+        answer: the right answer, readable (``"b. ..."``, ``"150 s (±0.5)"``, ``"A → B → C"``).
+    """
+
+    score: float
+    correct: bool
+    explanation: str
+    feedback: list[str] = field(default_factory=list)
+    answer: str = ""
+
+
+def _choice_ids(q) -> list[str]:
+    return [c.id for c in (getattr(q, "choices", None) or [])]
+
+
+def _item_ids(q) -> list[str]:
+    return [i.id for i in (getattr(q, "items", None) or [])]
+
+
+def _split_ids(response: Any, valid: list[str], upper: bool) -> list[str]:
+    if isinstance(response, str):
+        s = response.strip()
+        s = s.upper() if upper else s.lower()
+        parts = [p for p in _SEPARATORS.split(s) if p]
+        if len(parts) == 1 and len(parts[0]) > 1 and all(ch in valid for ch in parts[0]):
+            parts = list(parts[0])
+        return parts
+    if isinstance(response, (list, tuple)) and all(isinstance(x, str) for x in response):
+        return [x.strip().upper() if upper else x.strip().lower() for x in response]
+    raise ResponseError("선택한 항목의 id 목록을 주세요 (예: ['a', 'c']).")
+
+
+def parse_response(q, response: Any) -> Any:
+    """Check and normalize a response for question ``q`` (keyed or student view).
+
+    Returns:
+        single: a choice id (``str``); multiple: a sorted list of ids; short: the raw ``str``;
+        numeric: a ``float`` in the question's unit; ordering: a list of item ids.
+
+    Raises:
+        ResponseError: a Korean message saying what to change (empty answer, unknown choice, not a
+            number, wrong unit, an ordering that does not use every item once).
+    """
+    kind = q.kind
+    if response is None or (isinstance(response, str) and not response.strip()):
+        raise ResponseError("답이 비어 있습니다: 답을 입력하거나 고르세요.")
+    if kind == "single":
+        ids = _choice_ids(q)
+        if isinstance(response, (list, tuple)) and len(response) == 1:
+            response = response[0]
+        if not isinstance(response, str) or response.strip().lower() not in ids:
+            raise ResponseError(f"선택지 {', '.join(ids)} 중 하나를 고르세요.")
+        return response.strip().lower()
+    if kind == "multiple":
+        ids = _choice_ids(q)
+        picked = _split_ids(response, ids, upper=False)
+        bad = [p for p in picked if p not in ids]
+        if bad or not picked:
+            raise ResponseError(f"선택지 {', '.join(ids)} 중에서 하나 이상 고르세요 (알 수 없는 선택: {bad}).")
+        return sorted(set(picked))
+    if kind == "short":
+        if not isinstance(response, str):
+            raise ResponseError("글로 답하세요 (문자열).")
+        if len(response) > MAX_TEXT:
+            raise ResponseError(f"답이 너무 깁니다 ({len(response)}자): {MAX_TEXT}자 이내로 짧게 쓰세요.")
+        if not normalize_text(response):
+            raise ResponseError("답이 비어 있습니다: 글자로 답하세요.")
+        return response
+    if kind == "numeric":
+        return parse_quantity(response, q.unit or "")
+    if kind == "ordering":
+        ids = _item_ids(q)
+        order = _split_ids(response, ids, upper=True)
+        if sorted(order) != sorted(ids):
+            raise ResponseError(f"항목 {', '.join(sorted(ids))}를 한 번씩 모두 써서 순서를 정하세요 (예: {' '.join(ids)}).")
+        return order
+    raise ResponseError(f"알 수 없는 문항 종류 {kind!r}")  # pragma: no cover - the schema forbids it
+
+
+def _short_score(q, text: str) -> float:
+    folded = normalize_text(text)
+    forms = {normalize_text(f) for f in [q.answer, *q.accepted]}
+    if folded in forms or strip_korean_ending(folded) in forms:
+        return 1.0
+    if any(normalize_text(f) in folded for f in q.forbidden):
+        return 0.0
+    if q.keywords and all(any(normalize_text(k) in folded for k in group) for group in q.keywords):
+        return 1.0
+    return 0.0
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def answer_text(q) -> str:
+    """The right answer of a keyed question, readable by a student (Korean)."""
+    if q.kind == "single":
+        c = next(c for c in q.choices if c.id == q.answer)
+        return f"{c.id}. {c.text}"
+    if q.kind == "multiple":
+        return " / ".join(f"{c.id}. {c.text}" for c in q.choices if c.id in q.answer)
+    if q.kind == "short":
+        return q.answer
+    if q.kind == "numeric":
+        tol = f" (허용 오차 ±{_fmt(q.tolerance)})" if q.tolerance else ""
+        return f"{_fmt(q.answer)} {q.unit}".rstrip() + tol
+    if q.kind == "ordering":
+        text = {i.id: i.text for i in q.items}
+        return " → ".join(f"{a}. {text[a]}" for a in q.answer)
+    return str(q.answer)  # pragma: no cover
+
+
+def check(q, response: Any) -> GradeResult:
+    """Grade ``response`` against keyed question ``q`` and explain.
+
+    Raises:
+        ResponseError: the response cannot be graded as given (see :func:`parse_response`); the
+            caller keeps the student's input and shows the message.
+    """
+    value = parse_response(q, response)
+    feedback: list[str] = []
+    if q.kind == "single":
+        score = 1.0 if value == q.answer else 0.0
+        if not score:
+            c = next(c for c in q.choices if c.id == value)
+            feedback.append(f"{c.id}: {c.explanation}")
+    elif q.kind == "multiple":
+        right = set(q.answer)
+        picked = set(value)
+        hits, wrong = len(picked & right), len(picked - right)
+        score = max(0.0, (hits - wrong) / len(right))
+        for c in q.choices:
+            if c.id in picked - right:
+                feedback.append(f"{c.id} (고르지 말아야 할 것): {c.explanation}")
+        missed = sorted(right - picked)
+        if missed:
+            feedback.append(f"빠뜨린 정답: {', '.join(missed)}")
+    elif q.kind == "short":
+        score = _short_score(q, value)
+    elif q.kind == "numeric":
+        diff = abs(value - q.answer)
+        score = 1.0 if diff <= q.tolerance + 1e-9 * max(1.0, abs(q.answer)) else 0.0
+        if not score:
+            feedback.append(f"입력한 값 {_fmt(value)} {q.unit}".rstrip() + f"은(는) 정답과 {_fmt(diff)} {q.unit}".rstrip() + " 차이가 납니다.")
+    else:  # ordering
+        score = 1.0 if list(value) == list(q.answer) else 0.0
+    return GradeResult(score=score, correct=score == 1.0, explanation=q.explanation, feedback=feedback,
+                       answer=answer_text(q))
+
+
+def score_response(q, response: Any) -> float:
+    """Score in [0, 1]; a response that cannot be parsed scores 0 (never raises for bad input)."""
+    try:
+        return check(q, response).score
+    except ResponseError:
+        return 0.0
+
+
+def grade(question_id: str, response: Any, *, quizzes: str | None = None) -> float:
+    """Score one response to the question ``question_id``: a float in [0, 1].
+
+    Args:
+        question_id: e.g. ``"01-decode-definition"``.
+        response: choice id (``"b"``), list of ids (``["a", "c"]``), Korean text, a number or a
+            string with a unit (``"150 s"``), or an order (``["A", "C", "B"]`` / ``"A C B"``).
+        quizzes: quiz folder (default: see :func:`decodelab.quiz.loading.quizzes_dir`).
+
+    Returns:
+        Score in [0, 1]; malformed responses score 0.
+
+    Raises:
+        KeyError: unknown ``question_id``.
+    """
+    from .loading import get_question
+
+    return score_response(get_question(question_id, quizzes), response)

@@ -1,0 +1,432 @@
+"""Finding and loading the quiz files, with errors that name the file, the question and the field.
+
+Where the quizzes are (first that applies):
+
+1. the ``path`` argument of the loading functions;
+2. the environment variable ``DECODELAB_QUIZZES`` (a folder);
+3. ``<repository>/quizzes`` next to the package, i.e. ``Path(decodelab.__file__).parents[1] /
+   "quizzes"``: this is where they are in a checkout and in an editable install
+   (``pip install -e .``), which is how this course is installed.
+
+A non-editable wheel does not carry ``quizzes/``: point ``DECODELAB_QUIZZES`` at a copy.
+
+A folder made by ``decodelab quiz release`` (an exam release, no keys) loads with
+:func:`load_public`; :func:`load_quizzes` refuses it, since it has no answers to grade with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+from pydantic import TypeAdapter, ValidationError
+
+from .schema import (
+    Item,
+    NOTEBOOK_IDS,
+    PublicChoice,
+    PublicQuestion,
+    Question,
+    QuizFile,
+    QuizHeader,
+    ReleaseFile,
+)
+
+__all__ = [
+    "QUIZZES_ENV",
+    "QuizError",
+    "QuizProblem",
+    "QuizSetView",
+    "get_question",
+    "load_public",
+    "load_quiz_file",
+    "load_quiz_files",
+    "load_quizzes",
+    "public_question",
+    "quizzes_dir",
+    "select_notebook",
+]
+
+QUIZZES_ENV = "DECODELAB_QUIZZES"
+_QUESTION_ADAPTER: TypeAdapter = TypeAdapter(Question)
+
+
+@dataclass(frozen=True)
+class QuizProblem:
+    """One problem in a quiz file: ``file``, the question id (or ``#n`` when it has none), the field
+    path (``choices.2.explanation``), and a message."""
+
+    file: str
+    question: str | None
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        parts = [self.file]
+        if self.question is not None:
+            parts.append(f"문항 {self.question}")
+        if self.field:
+            parts.append(f"필드 {self.field}")
+        return ": ".join(parts) + f": {self.message}"
+
+
+class QuizError(ValueError):
+    """A quiz file (or folder) is invalid. ``problems`` lists every problem found; ``str()`` gives one
+    line per problem, each naming file, question and field."""
+
+    def __init__(self, problems: Iterable[QuizProblem]):
+        self.problems = list(problems)
+        super().__init__("퀴즈 파일 오류:\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+# --------------------------------------------------------------------------------------------
+# YAML with duplicate-key detection
+# --------------------------------------------------------------------------------------------
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    pass
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    out: dict = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in out:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"키 {key!r}가 두 번 나옵니다", key_node.start_mark
+            )
+        out[key] = loader.construct_object(value_node, deep=deep)
+    return out
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise QuizError([QuizProblem(path.name, None, None, f"UTF-8 텍스트가 아닙니다 ({e.reason})")]) from None
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" ({mark.line + 1}행 {mark.column + 1}열)" if mark is not None else ""
+        msg = getattr(e, "problem", None) or str(e)
+        raise QuizError([QuizProblem(path.name, None, None, f"YAML 문법 오류{where}: {msg}")]) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Validation with readable locations
+# --------------------------------------------------------------------------------------------
+
+_KINDS = "single, multiple, short, numeric, ordering"
+
+
+def _message(err: dict) -> tuple[str | None, str]:
+    """(field override, Korean message) for one pydantic error dict."""
+    typ = err.get("type", "")
+    ctx = err.get("ctx") or {}
+    if typ == "quiz_field":
+        return ctx.get("field"), str(ctx.get("message", err.get("msg", "")))
+    if typ == "missing":
+        return None, "필수 필드가 없습니다"
+    if typ == "extra_forbidden":
+        return None, "알 수 없는 필드입니다 (철자를 확인하세요)"
+    if typ == "union_tag_not_found":
+        return "kind", f"kind가 없습니다 ({_KINDS} 중 하나)"
+    if typ == "union_tag_invalid":
+        return "kind", f"알 수 없는 kind {ctx.get('tag')!r} ({_KINDS} 중 하나)"
+    if typ == "string_type":
+        return None, f"문자열이어야 합니다 (받은 값: {err.get('input')!r}; YAML에서는 따옴표로 감싸세요)"
+    if typ in ("float_parsing", "float_type"):
+        return None, f"숫자여야 합니다 (받은 값: {err.get('input')!r})"
+    if typ == "value_error":
+        msg = str(err.get("msg", ""))
+        return None, msg.removeprefix("Value error, ")
+    return None, str(err.get("msg", typ))
+
+
+def _loc_to_field(loc: tuple, drop_tag: bool) -> str:
+    parts = list(loc)
+    if drop_tag and parts and isinstance(parts[0], str) and parts[0] in _KINDS.split(", "):
+        parts = parts[1:]
+    return ".".join(str(p) for p in parts)
+
+
+def _problems_from(err: ValidationError, file: str, question: str | None, drop_tag: bool) -> list[QuizProblem]:
+    out = []
+    for e in err.errors():
+        override, msg = _message(e)
+        field = ".".join(x for x in (_loc_to_field(tuple(e.get("loc", ())), drop_tag), override) if x)
+        out.append(QuizProblem(file, question, field or None, msg))
+    return out
+
+
+def _question_label(raw: Any, index: int) -> str:
+    if isinstance(raw, dict) and isinstance(raw.get("id"), str) and raw["id"].strip():
+        return raw["id"].strip()
+    return f"#{index + 1} (id 없음)"
+
+
+def load_quiz_file(path: str | os.PathLike) -> QuizFile | ReleaseFile:
+    """Load and validate one quiz file (canonical ``QuizFile`` or exam-release ``ReleaseFile``).
+
+    Raises:
+        QuizError: every problem found, each naming file, question id and field.
+        FileNotFoundError: no such file.
+    """
+    path = Path(path)
+    name = path.name
+    raw = _read_yaml(path)
+    if not isinstance(raw, dict):
+        raise QuizError([QuizProblem(name, None, None, "최상위는 notebook, title, questions 키를 가진 매핑이어야 합니다")])
+    problems: list[QuizProblem] = []
+    if "release" in raw:
+        try:
+            rf = ReleaseFile.model_validate(raw)
+        except ValidationError as e:
+            raise QuizError(_problems_from(e, name, None, drop_tag=False)) from None
+        if path.stem != rf.notebook:
+            raise QuizError([QuizProblem(name, None, "notebook", f"파일 이름 {name}과 notebook {rf.notebook!r}이 다릅니다")])
+        return rf
+
+    header = {k: v for k, v in raw.items() if k != "questions"}
+    questions = raw.get("questions")
+    try:
+        QuizHeader.model_validate(header)
+    except ValidationError as e:
+        problems += _problems_from(e, name, None, drop_tag=False)
+    if not isinstance(questions, list) or not questions:
+        problems.append(QuizProblem(name, None, "questions", "문항 목록(비어 있지 않은 리스트)이 필요합니다"))
+        raise QuizError(problems)
+    nb = header.get("notebook")
+    nb = f"{nb:02d}" if isinstance(nb, int) and not isinstance(nb, bool) else nb
+    if isinstance(nb, str) and nb in NOTEBOOK_IDS and path.stem != nb:
+        problems.append(QuizProblem(name, None, "notebook", f"파일 이름 {name}과 notebook {nb!r}이 다릅니다"))
+    seen: dict[str, int] = {}
+    for i, rq in enumerate(questions):
+        label = _question_label(rq, i)
+        if not isinstance(rq, dict):
+            problems.append(QuizProblem(name, label, None, "문항은 매핑(키: 값)이어야 합니다"))
+            continue
+        try:
+            q = _QUESTION_ADAPTER.validate_python(rq)
+        except ValidationError as e:
+            problems += _problems_from(e, name, label, drop_tag=True)
+            continue
+        if isinstance(nb, str) and q.notebook != nb:
+            problems.append(QuizProblem(name, q.id, "id", f"id는 이 파일의 notebook {nb!r}로 시작해야 합니다"))
+        if q.id in seen:
+            problems.append(QuizProblem(name, q.id, "id", f"같은 id가 {seen[q.id] + 1}번째 문항에도 있습니다"))
+        seen[q.id] = i
+    if problems:
+        raise QuizError(problems)
+    return QuizFile.model_validate(raw)
+
+
+# --------------------------------------------------------------------------------------------
+# Folders
+# --------------------------------------------------------------------------------------------
+
+
+def quizzes_dir(path: str | os.PathLike | None = None) -> Path:
+    """The quiz folder: ``path``, else ``$DECODELAB_QUIZZES``, else ``<repo>/quizzes``.
+
+    Raises:
+        FileNotFoundError: (Korean message) the folder does not exist.
+    """
+    if path is not None:
+        p, how = Path(path), "인자 path"
+    elif os.environ.get(QUIZZES_ENV):
+        p, how = Path(os.environ[QUIZZES_ENV]), f"환경 변수 {QUIZZES_ENV}"
+    else:
+        p, how = Path(__file__).resolve().parents[2] / "quizzes", "저장소의 quizzes/ (편집 가능 설치)"
+    if not p.is_dir():
+        raise FileNotFoundError(
+            f"퀴즈 폴더를 찾을 수 없습니다: {p} ({how}). 저장소에서 `pip install -e .`로 설치했는지 확인하거나, "
+            f"환경 변수 {QUIZZES_ENV}에 quizzes 폴더 경로를 지정하세요."
+        )
+    return p
+
+
+def _quiz_paths(folder: Path) -> list[Path]:
+    paths = sorted(p for p in folder.glob("[0-9][0-9].yaml") if p.is_file())
+    if not paths:
+        raise FileNotFoundError(f"퀴즈 파일(01.yaml ... 05.yaml)이 없습니다: {folder}")
+    return paths
+
+
+_CACHE: dict[tuple, list] = {}
+
+
+def _load_folder(folder: Path) -> list[QuizFile | ReleaseFile]:
+    paths = _quiz_paths(folder)
+    key = (str(folder.resolve()),) + tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    if key in _CACHE:
+        return list(_CACHE[key])
+    files: list[QuizFile | ReleaseFile] = []
+    problems: list[QuizProblem] = []
+    for p in paths:
+        try:
+            files.append(load_quiz_file(p))
+        except QuizError as e:
+            problems += e.problems
+    if problems:
+        raise QuizError(problems)
+    kinds = {isinstance(f, ReleaseFile) for f in files}
+    if len(kinds) > 1:
+        raise QuizError([QuizProblem(str(folder), None, None, "강사용 파일과 학생용 배포본 파일이 섞여 있습니다")])
+    owner: dict[str, str] = {}
+    for f in files:
+        for q in f.questions:
+            if q.id in owner:
+                problems.append(QuizProblem(f"{f.notebook}.yaml", q.id, "id", f"{owner[q.id]}에도 같은 id가 있습니다"))
+            owner[q.id] = f"{f.notebook}.yaml"
+    if isinstance(files[0], ReleaseFile) and len({f.release.id for f in files}) > 1:
+        problems.append(QuizProblem(str(folder), None, "release.id", "배포본 파일들의 release id가 서로 다릅니다"))
+    if problems:
+        raise QuizError(problems)
+    _CACHE.clear()
+    _CACHE[key] = files
+    return list(files)
+
+
+def load_quiz_files(path: str | os.PathLike | None = None) -> list[QuizFile]:
+    """All canonical quiz files (with keys), sorted by notebook.
+
+    Raises:
+        QuizError: an invalid file (every problem, naming file/question/field), or the folder is an
+            exam release (no keys).
+        FileNotFoundError: no quiz folder / no quiz files.
+    """
+    folder = quizzes_dir(path)
+    files = _load_folder(folder)
+    if isinstance(files[0], ReleaseFile):
+        raise QuizError([QuizProblem(str(folder), None, None,
+                                     "학생용 시험 배포본이라 정답이 없습니다: 채점에는 강사용 quizzes/ 폴더를 쓰세요")])
+    return files  # type: ignore[return-value]
+
+
+def select_notebook(notebook: str | int | None) -> str | None:
+    """Normalize a notebook selector: ``"01"``/``1`` -> ``"01"``; ``None``, ``"all"``, ``"06"`` -> ``None``
+    (every question: the review notebook 06 uses them all).
+
+    Raises:
+        ValueError: (Korean) anything else.
+    """
+    if notebook is None:
+        return None
+    if isinstance(notebook, int) and not isinstance(notebook, bool):
+        notebook = f"{notebook:02d}"
+    if isinstance(notebook, str):
+        nb = notebook.strip().lower()
+        if nb in ("all", "06", "전체"):
+            return None
+        if nb in NOTEBOOK_IDS:
+            return nb
+    raise ValueError(f"notebook={notebook!r}: 노트북 번호는 '01'~'05' 또는 'all'(06 복습: 전체 문항)이어야 합니다.")
+
+
+def load_quizzes(path: str | os.PathLike | None = None, notebook: str | int | None = None) -> list:
+    """Every question with its key, in file order (notebook 01 first).
+
+    Args:
+        path: quiz folder (default: see module docstring).
+        notebook: ``"01"``...``"05"`` for one notebook's questions; ``None``/``"all"``/``"06"`` for all.
+
+    Returns:
+        list of question objects (:class:`~decodelab.quiz.schema.SingleChoice`, ``MultipleChoice``,
+        ``ShortAnswer``, ``NumericQuestion``, ``OrderingQuestion``), each with ``id``, ``kind``,
+        ``prompt``, ``answer``, ``explanation``, ``source``, ``points``.
+
+    Raises:
+        QuizError, FileNotFoundError: see :func:`load_quiz_files`. ValueError: bad ``notebook``.
+    """
+    nb = select_notebook(notebook)
+    return [q for f in load_quiz_files(path) for q in f.questions if nb is None or f.notebook == nb]
+
+
+def get_question(question_id: str, path: str | os.PathLike | None = None):
+    """The question with this id (with its key).
+
+    Raises:
+        KeyError: (Korean) no such question id.
+    """
+    for q in load_quizzes(path):
+        if q.id == question_id:
+            return q
+    raise KeyError(f"문항 id {question_id!r}를 찾을 수 없습니다.")
+
+
+# --------------------------------------------------------------------------------------------
+# The student's view
+# --------------------------------------------------------------------------------------------
+
+
+def _shuffled_items(items: list[Item], answer: list[str], qid: str) -> list[Item]:
+    """Items in a fixed pseudo-random order (seeded by the question id) that is never the answer."""
+    seed = int.from_bytes(hashlib.sha256(qid.encode()).digest()[:8], "big")
+    out = list(items)
+    random.Random(seed).shuffle(out)
+    if [i.id for i in out] == list(answer):
+        out = out[1:] + out[:1]
+    return out
+
+
+def public_question(q) -> PublicQuestion:
+    """What a student may see of a question: id, kind, prompt, points, choices (without their
+    explanations), ordering items in a shuffled order that is never the right one, and the unit.
+    Works on keyed questions and (unchanged) on :class:`PublicQuestion`."""
+    if isinstance(q, PublicQuestion):
+        return q
+    data: dict[str, Any] = {"id": q.id, "kind": q.kind, "prompt": q.prompt, "points": q.points}
+    if q.kind in ("single", "multiple"):
+        data["choices"] = [PublicChoice(id=c.id, text=c.text) for c in q.choices]
+    elif q.kind == "ordering":
+        data["items"] = _shuffled_items(q.items, q.answer, q.id)
+    elif q.kind == "numeric":
+        data["unit"] = q.unit
+    return PublicQuestion(**data)
+
+
+@dataclass
+class QuizSetView:
+    """What the widget shows: ``questions`` (student view, in order), ``keys`` (id -> keyed question;
+    empty for an exam release), ``quiz_set`` (``"course"`` or ``"exam-<release id>"``), ``titles``
+    (notebook -> title)."""
+
+    questions: list[PublicQuestion]
+    keys: dict[str, Any] = field(default_factory=dict)
+    quiz_set: str = "course"
+    titles: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def exam(self) -> bool:
+        """True for an exam release: no keys, no immediate feedback."""
+        return not self.keys
+
+
+def load_public(path: str | os.PathLike | None = None, notebook: str | int | None = None) -> QuizSetView:
+    """Load a canonical quiz folder or an exam release for display.
+
+    Raises:
+        QuizError, FileNotFoundError, ValueError: as :func:`load_quizzes`.
+    """
+    nb = select_notebook(notebook)
+    files = _load_folder(quizzes_dir(path))
+    files = [f for f in files if nb is None or f.notebook == nb]
+    titles = {f.notebook: f.title for f in files}
+    if files and isinstance(files[0], ReleaseFile):
+        qs = [q for f in files for q in f.questions]
+        return QuizSetView(qs, {}, f"exam-{files[0].release.id}", titles)
+    keyed = [q for f in files for q in f.questions]
+    return QuizSetView([public_question(q) for q in keyed], {q.id: q for q in keyed}, "course", titles)
+

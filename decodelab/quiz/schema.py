@@ -1,0 +1,331 @@
+"""The quiz file schema (pydantic v2): five question kinds, their sources, and the student view.
+
+A quiz file (``quizzes/NN.yaml``) looks like::
+
+    notebook: "01"
+    title: 디코드 단계
+    questions:
+      - id: 01-decode-definition
+        kind: single            # single | multiple | short | numeric | ordering
+        prompt: ...
+        choices:
+          - {id: a, text: ..., explanation: 왜 틀렸는지}
+          - {id: b, text: ...}
+        answer: b
+        explanation: 왜 맞는지
+        source: {seed: "000", passage: 한 문장으로 이해하기}
+
+Kinds and their answer fields:
+
+- ``single``: ``choices`` (>= 2), ``answer`` = one choice id.
+- ``multiple``: ``choices``, ``answer`` = list of choice ids (partial credit, see grading).
+- ``short``: ``answer`` (Korean text), ``accepted`` (other exact forms), ``keywords`` (groups of
+  alternatives that must all appear), ``forbidden`` (substrings that make an answer wrong, e.g.
+  negations).
+- ``numeric``: ``answer`` (number), ``tolerance`` (absolute, in ``unit``), ``unit`` (a key of
+  :data:`decodelab.quiz.normalize.UNITS`).
+- ``ordering``: ``items`` (>= 3, with ids), ``answer`` = the item ids in the right order.
+
+Every wrong choice needs its own ``explanation``. Unknown fields are errors (typos such as
+``explantion`` are caught). :class:`PublicQuestion` is what a student's exam release holds: no
+answer, no explanation, no source.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from .normalize import UNITS, normalize_text, normalize_unit
+
+__all__ = [
+    "Choice",
+    "Item",
+    "MultipleChoice",
+    "NOTEBOOK_IDS",
+    "NumericQuestion",
+    "OrderingQuestion",
+    "PublicChoice",
+    "PublicQuestion",
+    "Question",
+    "QuizFile",
+    "QuizHeader",
+    "ReleaseFile",
+    "ReleaseInfo",
+    "ShortAnswer",
+    "SingleChoice",
+    "Source",
+]
+
+NOTEBOOK_IDS = ("01", "02", "03", "04", "05")
+QUESTION_ID = re.compile(r"^(0[1-5])-[a-z0-9]+(?:-[a-z0-9]+)*$")
+SEEDS = ("000", "001")
+
+
+def field_error(field: str, message: str) -> PydanticCustomError:
+    """A validation error that names the offending field (cross-field checks in model validators)."""
+    return PydanticCustomError("quiz_field", "{field}: {message}", {"field": field, "message": message})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class Source(_Strict):
+    """Where a question comes from: a seed article, a notebook section, or a facts file row.
+
+    At least one of ``seed`` (``"000"`` or ``"001"``), ``notebook`` (``"01"``-``"06"``), ``facts``
+    (a file in ``shared/facts``) is given, plus ``passage``: the section, paragraph or table row.
+    """
+
+    seed: Literal["000", "001"] | None = None
+    notebook: Literal["01", "02", "03", "04", "05", "06"] | None = None
+    facts: Literal["hardware.md", "speculative.md", "tiny-model-feasibility.md"] | None = None
+    passage: str = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> "Source":
+        if self.seed is None and self.notebook is None and self.facts is None:
+            raise field_error("seed", "seed, notebook, facts 중 하나는 있어야 합니다")
+        return self
+
+
+class Choice(_Strict):
+    """One option of a single/multiple choice question; ``explanation`` says why it is right or
+    wrong (required for wrong options)."""
+
+    id: str = Field(pattern=r"^[a-h]$")
+    text: str = Field(min_length=1)
+    explanation: str | None = None
+
+
+class Item(_Strict):
+    """One element of an ordering question."""
+
+    id: str = Field(pattern=r"^[A-H]$")
+    text: str = Field(min_length=1)
+
+
+class _Base(_Strict):
+    id: str
+    prompt: str = Field(min_length=5)
+    explanation: str = Field(min_length=5)
+    source: list[Source] = Field(min_length=1)
+    points: float = Field(default=1.0, gt=0, le=100)
+
+    @field_validator("id")
+    @classmethod
+    def _id_form(cls, v: str) -> str:
+        if not QUESTION_ID.match(v):
+            raise ValueError(
+                "형식은 'NN-이름' (NN = 01..05, 이름은 소문자/숫자/하이픈)이어야 합니다, 예: 01-decode-definition"
+            )
+        return v
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, dict) else v
+
+    @property
+    def notebook(self) -> str:
+        """The notebook this question belongs to (``"01"``...), from the id prefix."""
+        return self.id[:2]
+
+
+def _check_choices(choices: list[Choice], answer_ids: list[str]) -> None:
+    ids = [c.id for c in choices]
+    if len(set(ids)) != len(ids):
+        raise field_error("choices", f"선택지 id가 겹칩니다: {ids}")
+    for a in answer_ids:
+        if a not in ids:
+            raise field_error("answer", f"정답 {a!r}이(가) 선택지 id {ids}에 없습니다")
+    for c in choices:
+        if c.id not in answer_ids and not c.explanation:
+            raise field_error(f"choices.{c.id}.explanation", "오답 선택지마다 왜 틀렸는지 설명이 필요합니다")
+
+
+class SingleChoice(_Base):
+    """One right option among ``choices``."""
+
+    kind: Literal["single"]
+    choices: list[Choice] = Field(min_length=2, max_length=8)
+    answer: str
+
+    @model_validator(mode="after")
+    def _answer_in_choices(self) -> "SingleChoice":
+        _check_choices(self.choices, [self.answer])
+        return self
+
+
+class MultipleChoice(_Base):
+    """Several right options; the student picks all that apply."""
+
+    kind: Literal["multiple"]
+    choices: list[Choice] = Field(min_length=3, max_length=8)
+    answer: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _answers_in_choices(self) -> "MultipleChoice":
+        if len(set(self.answer)) != len(self.answer):
+            raise field_error("answer", "정답 id가 겹칩니다")
+        _check_choices(self.choices, self.answer)
+        return self
+
+
+class ShortAnswer(_Base):
+    """A short Korean answer, compared after :func:`~decodelab.quiz.normalize.normalize_text`.
+
+    Right when the folded response equals the folded ``answer`` or an ``accepted`` form; otherwise
+    wrong if it contains a ``forbidden`` substring; otherwise right when every group in
+    ``keywords`` has at least one alternative in it (alternatives are folded too).
+    """
+
+    kind: Literal["short"]
+    answer: str = Field(min_length=1)
+    accepted: list[str] = Field(default_factory=list)
+    keywords: list[list[str]] = Field(default_factory=list)
+    forbidden: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _forms(self) -> "ShortAnswer":
+        if not normalize_text(self.answer):
+            raise field_error("answer", "정규화하면 빈 문자열이 됩니다")
+        for i, a in enumerate(self.accepted):
+            if not normalize_text(a):
+                raise field_error(f"accepted.{i}", "정규화하면 빈 문자열이 됩니다")
+        for i, group in enumerate(self.keywords):
+            if not group or not all(normalize_text(k) for k in group):
+                raise field_error(f"keywords.{i}", "빈 그룹이나 빈 키워드는 쓸 수 없습니다")
+        for i, f in enumerate(self.forbidden):
+            nf = normalize_text(f)
+            if not nf:
+                raise field_error(f"forbidden.{i}", "빈 문자열은 쓸 수 없습니다")
+            for form in [self.answer, *self.accepted]:
+                if nf in normalize_text(form):
+                    raise field_error(f"forbidden.{i}", f"금지어 {f!r}가 정답 형태 {form!r} 안에 있습니다")
+        return self
+
+
+class NumericQuestion(_Base):
+    """A number with a unit; right when ``|response - answer| <= tolerance`` (both in ``unit``)."""
+
+    kind: Literal["numeric"]
+    answer: float
+    tolerance: float = Field(ge=0)
+    unit: str = ""
+
+    @field_validator("answer")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError("유한한 수여야 합니다")
+        return v
+
+    @field_validator("unit")
+    @classmethod
+    def _known_unit(cls, v: str) -> str:
+        if normalize_unit(v) not in UNITS:
+            raise ValueError(f"알 수 없는 단위 {v!r} (decodelab.quiz.normalize.UNITS에 있는 것을 쓰세요)")
+        return v
+
+
+class OrderingQuestion(_Base):
+    """Put ``items`` in the right order; ``answer`` lists every item id once."""
+
+    kind: Literal["ordering"]
+    items: list[Item] = Field(min_length=3, max_length=8)
+    answer: list[str]
+
+    @model_validator(mode="after")
+    def _permutation(self) -> "OrderingQuestion":
+        ids = [i.id for i in self.items]
+        if len(set(ids)) != len(ids):
+            raise field_error("items", f"항목 id가 겹칩니다: {ids}")
+        if sorted(self.answer) != sorted(ids):
+            raise field_error("answer", f"정답은 항목 id {sorted(ids)}를 한 번씩 모두 나열해야 합니다")
+        return self
+
+
+Question = Annotated[
+    Union[SingleChoice, MultipleChoice, ShortAnswer, NumericQuestion, OrderingQuestion],
+    Field(discriminator="kind"),
+]
+"""Any question with its key (the lecturer's files in ``quizzes/``)."""
+
+
+class QuizHeader(_Strict):
+    """The fields of a quiz file other than its questions (validated on their own so that a broken
+    header and broken questions are all reported at once)."""
+
+    notebook: Literal["01", "02", "03", "04", "05"]
+    title: str = Field(min_length=1)
+
+    @field_validator("notebook", mode="before")
+    @classmethod
+    def _int_notebook(cls, v: Any) -> Any:
+        return f"{v:02d}" if isinstance(v, int) and not isinstance(v, bool) else v
+
+
+class QuizFile(QuizHeader):
+    """One canonical quiz file: ``notebook`` (``"01"``...), ``title``, ``questions``."""
+
+    questions: list[Question] = Field(min_length=1)
+
+
+# --------------------------------------------------------------------------------------------
+# Student view (exam release): no answer, no explanation, no source
+# --------------------------------------------------------------------------------------------
+
+
+class PublicChoice(_Strict):
+    """A choice as a student sees it."""
+
+    id: str = Field(pattern=r"^[a-h]$")
+    text: str
+
+
+class PublicQuestion(_Strict):
+    """A question as a student sees it in an exam release: no key, no explanation, no source.
+
+    ``choices`` for single/multiple, ``items`` (shuffled) for ordering, ``unit`` for numeric.
+    """
+
+    id: str
+    kind: Literal["single", "multiple", "short", "numeric", "ordering"]
+    prompt: str
+    points: float = 1.0
+    choices: list[PublicChoice] | None = None
+    items: list[Item] | None = None
+    unit: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id_form(cls, v: str) -> str:
+        if not QUESTION_ID.match(v):
+            raise ValueError("형식은 'NN-이름'이어야 합니다")
+        return v
+
+    @property
+    def notebook(self) -> str:
+        return self.id[:2]
+
+
+class ReleaseInfo(_Strict):
+    """Header of an exam release file: ``id`` names the release; answers saved against it go to
+    their own folder (``exam-<id>``) and submissions carry it as ``quiz_set``."""
+
+    id: str = Field(pattern=r"^[0-9a-f]{12}$")
+    format: Literal[1] = 1
+
+
+class ReleaseFile(_Strict):
+    """One student file of an exam release (``decodelab quiz release``)."""
+
+    release: ReleaseInfo
+    notebook: Literal["01", "02", "03", "04", "05"]
+    title: str
+    questions: list[PublicQuestion] = Field(min_length=1)

@@ -1,0 +1,264 @@
+"""Submission files: what a student exports and the lecturer's grader reads.
+
+Format (JSON, UTF-8)::
+
+    {
+      "format": "decodelab-quiz-submission",
+      "version": 1,
+      "student_id": "2026-12345",
+      "quiz_set": "course",                 # or "exam-<release id>"
+      "exported_at": "2026-05-01T09:30:00+00:00",
+      "answers": {"01-decode-definition": "b", "03-added-latency": "150 s", "04-round-order": ["A", "B"]}
+    }
+
+The grader treats a submission as data only: it is parsed with ``json`` (no ``eval``, no pickle,
+no YAML tags), with a size cap read before parsing, duplicate keys, NaN/Infinity and huge numbers
+rejected, nesting depth bounded by the size cap and :class:`RecursionError` caught, symlinks and
+non-regular files (FIFOs, devices) refused, and every field validated by pydantic with length caps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+import unicodedata
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError, field_validator
+
+__all__ = [
+    "FORMAT",
+    "MAX_BYTES",
+    "Submission",
+    "SubmissionError",
+    "make_submission",
+    "read_submission",
+    "validate_student_id",
+]
+
+FORMAT = "decodelab-quiz-submission"
+MAX_BYTES = 256 * 1024
+"""Size cap of one submission file (bytes). All answers of the course fit in a few KiB."""
+
+_STUDENT_ID = re.compile(r"^[^\W_][\w .\-]{0,63}$")
+_QUIZ_SET = re.compile(r"^(course|exam-[0-9a-f]{12})$")
+_QID = re.compile(r"^0[1-5]-[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+class SubmissionError(ValueError):
+    """A submission file that cannot be used; the message (Korean) says why."""
+
+
+def validate_student_id(value: Any) -> str:
+    """Check and normalize a student id: NFC, stripped, 1-64 characters of letters (Hangul too),
+    digits, space, ``.``, ``-``, ``_``; starts with a letter or digit (so a spreadsheet never reads it as
+    a formula).
+
+    Raises:
+        ValueError: (Korean) what is wrong with it.
+    """
+    if not isinstance(value, str):
+        raise ValueError("학번(student_id)은 글자여야 합니다.")
+    sid = unicodedata.normalize("NFC", value).strip()
+    if not sid:
+        raise ValueError("학번(student_id)이 비어 있습니다: 학번이나 이름을 입력하세요.")
+    if not _STUDENT_ID.match(sid):
+        raise ValueError(
+            f"학번(student_id) {sid[:70]!r}에 쓸 수 없는 글자가 있거나 너무 깁니다: 글자·숫자로 시작하고, "
+            "글자·숫자·공백·'.'·'-'·'_'만, 64자 이내로 쓰세요."
+        )
+    return sid
+
+
+Answer = Union[
+    Annotated[str, Field(max_length=2000)],
+    StrictInt,
+    StrictFloat,
+    Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=20)],
+]
+
+
+class Submission(BaseModel):
+    """A validated submission (see the module docstring for the JSON form)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    format: Literal["decodelab-quiz-submission"]
+    version: Literal[1]
+    student_id: str
+    quiz_set: str = "course"
+    exported_at: str = ""
+    answers: dict[str, Answer] = Field(max_length=1000)
+
+    @field_validator("student_id", mode="before")
+    @classmethod
+    def _sid(cls, v: Any) -> str:
+        return validate_student_id(v)
+
+    @field_validator("quiz_set")
+    @classmethod
+    def _set(cls, v: str) -> str:
+        if not _QUIZ_SET.match(v):
+            raise ValueError("quiz_set은 'course' 또는 'exam-<12자리 16진수>'여야 합니다")
+        return v
+
+    @field_validator("exported_at")
+    @classmethod
+    def _time(cls, v: str) -> str:
+        if v:
+            if len(v) > 40:
+                raise ValueError("exported_at이 너무 깁니다")
+            try:
+                datetime.fromisoformat(v)
+            except ValueError:
+                raise ValueError("exported_at은 ISO 8601 시각이어야 합니다") from None
+        return v
+
+    @field_validator("answers")
+    @classmethod
+    def _answers(cls, v: dict) -> dict:
+        for k, a in v.items():
+            if not _QID.match(k):
+                raise ValueError(f"문항 id {k[:40]!r}의 형식이 잘못됐습니다")
+            if isinstance(a, float) and not math.isfinite(a):
+                raise ValueError(f"문항 {k}: 유한한 수가 아닙니다")
+        return v
+
+    @property
+    def exported(self) -> datetime | None:
+        """``exported_at`` as an aware datetime (UTC if no zone), or None."""
+        if not self.exported_at:
+            return None
+        t = datetime.fromisoformat(self.exported_at)
+        return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def make_submission(student_id: str, answers: dict[str, Any], quiz_set: str = "course") -> dict:
+    """The JSON-ready dict of a submission, validated.
+
+    Raises:
+        ValueError: (Korean) bad student id, quiz set or answers.
+    """
+    data = {
+        "format": FORMAT,
+        "version": 1,
+        "student_id": validate_student_id(student_id),
+        "quiz_set": quiz_set,
+        "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "answers": {k: v for k, v in answers.items() if v is not None},
+    }
+    try:
+        Submission.model_validate(data)
+    except ValidationError as e:
+        raise ValueError(_summarize(e)) from None
+    return data
+
+
+def _summarize(e: ValidationError, limit: int = 3) -> str:
+    parts: list[str] = []
+    for err in e.errors():
+        loc = tuple(err.get("loc", ()))
+        if len(loc) >= 3 and loc[0] == "answers":  # one Korean line per bad answer, not per union member
+            line = f"answers.{loc[1]}: 답은 2000자 이내의 글, 숫자, 또는 200자 이내 글 20개 이내의 목록이어야 합니다"
+        else:
+            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: {msg}"
+        if line not in parts:
+            parts.append(line)
+    more = len(parts) - limit
+    return "; ".join(parts[:limit]) + (f" (외 {more}개)" if more > 0 else "")
+
+
+class _Reject(ValueError):
+    pass
+
+
+def _no_constants(name: str) -> Any:
+    raise _Reject(f"JSON에 {name} 값이 있습니다 (숫자는 유한해야 합니다)")
+
+
+def _finite_float(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise _Reject(f"숫자 {text[:20]}가 너무 큽니다")
+    return v
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Reject(f"키 {k[:40]!r}가 두 번 나옵니다")
+        out[k] = v
+    return out
+
+
+def read_submission(path: str | os.PathLike, *, max_bytes: int = MAX_BYTES) -> Submission:
+    """Read and validate one submission file, treating it strictly as data.
+
+    Args:
+        path: the file.
+        max_bytes: size cap; a bigger file is refused before it is parsed.
+
+    Raises:
+        SubmissionError: (Korean) why the file cannot be used: symlink or not a regular file, too big,
+            not UTF-8, not JSON (truncated or corrupted), too deeply nested, wrong format/version,
+            bad student id, bad answers.
+    """
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        raise SubmissionError(f"파일을 열 수 없습니다: {e.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise SubmissionError("심볼릭 링크는 읽지 않습니다 (제출 파일을 직접 넣으세요)")
+    if not stat.S_ISREG(st.st_mode):
+        raise SubmissionError("일반 파일이 아닙니다")
+    if st.st_size > max_bytes:
+        raise SubmissionError(f"파일이 너무 큽니다 ({st.st_size:,}바이트, 한도 {max_bytes:,}바이트)")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise SubmissionError(f"파일을 열 수 없습니다: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise SubmissionError("일반 파일이 아닙니다")
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise SubmissionError(f"파일이 너무 큽니다 (한도 {max_bytes:,}바이트)")
+    if not data.strip():
+        raise SubmissionError("빈 파일입니다")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SubmissionError("UTF-8 텍스트가 아닙니다 (JSON 제출 파일이 아닌 것 같습니다)") from None
+    try:
+        obj = json.loads(text, parse_constant=_no_constants, parse_float=_finite_float,
+                         object_pairs_hook=_unique_pairs)
+    except json.JSONDecodeError as e:
+        raise SubmissionError(
+            f"JSON 형식이 아닙니다 ({e.lineno}행 {e.colno}열: {e.msg}): 잘렸거나 손상된 파일일 수 있습니다"
+        ) from None
+    except RecursionError:
+        raise SubmissionError("JSON이 너무 깊이 중첩되어 있습니다") from None
+    except _Reject as e:
+        raise SubmissionError(f"JSON 값이 잘못됐습니다: {e}") from None
+    except ValueError as e:  # e.g. an integer with thousands of digits
+        why = "정수의 자릿수가 너무 많습니다" if "digits" in str(e) else str(e)[:120]
+        raise SubmissionError(f"JSON 값이 잘못됐습니다: {why}") from None
+    if not isinstance(obj, dict):
+        raise SubmissionError("JSON 최상위가 객체({...})가 아닙니다")
+    if obj.get("format") != FORMAT:
+        raise SubmissionError(f"decodelab 제출 파일이 아닙니다 (format이 {FORMAT!r}가 아님)")
+    if obj.get("version") != 1:
+        raise SubmissionError(f"지원하지 않는 제출 파일 버전입니다: {str(obj.get('version'))[:20]!r} (지원: 1)")
+    try:
+        return Submission.model_validate(obj)
+    except ValidationError as e:
+        raise SubmissionError(f"내용이 잘못됐습니다: {_summarize(e)}") from None

@@ -1,0 +1,370 @@
+"""The quiz widget at the end of each notebook (ipywidgets; a view over the quiz modules).
+
+``quiz_widget("01")`` shows notebook 01's questions; ``quiz_widget("all")`` (or ``"06"``) every
+question, for the review notebook. Each question: answer, **제출** (submit) -> right/wrong at once
+with an explanation, **다시 풀기** (retry), **해설 보기** (show the answer after a wrong try), and a
+running score at the top. Every submitted answer is saved at once to the student's answer folder
+(:class:`~decodelab.quiz.store.AnswerStore`), so reopening the notebook shows previous answers and
+results. **제출 파일 내보내기** writes one submission file for the lecturer's grader.
+
+With an exam release (``quizzes_dir`` pointing at ``decodelab quiz release`` output) the widget runs
+in exam mode: it saves and exports answers but shows no right/wrong (it has no keys).
+
+Nothing is printed: all messages, including unexpected errors, appear inside the widget.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import ipywidgets as W
+
+from .grading import check, parse_response
+from .loading import load_public
+from .normalize import ResponseError
+from .store import AnswerStore
+
+__all__ = ["QuestionView", "QuizWidget", "quiz_widget"]
+
+_OK = "#e8f5e9"
+_BAD = "#ffebee"
+_INFO = "#e3f2fd"
+
+
+def _box(color: str, body: str) -> str:
+    return f'<div style="background:{color};padding:6px 10px;border-radius:4px;line-height:1.5">{body}</div>'
+
+
+def _esc(text: str) -> str:
+    return html.escape(text).replace("\n", "<br>")
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+class QuestionView:
+    """One question: its input widgets, buttons and feedback.
+
+    Programmatic use (tests, scripts): :meth:`set_response` then :meth:`submit`; :meth:`retry`;
+    :meth:`reveal`. ``score`` is the last graded score in [0, 1] (None if not graded).
+    """
+
+    def __init__(self, question, key, store: AnswerStore, on_change: Callable[[], None], number: int):
+        self.q = question
+        self.key = key
+        self.store = store
+        self._on_change = on_change
+        self.score: float | None = None
+        self.saved = False
+        self.message = ""
+        qid = question.id
+        lines = [f"<b>{number}. {_esc(question.prompt)}</b>"]
+        if question.kind in ("single", "multiple"):
+            hint = "하나를 고르세요" if question.kind == "single" else "맞는 것을 모두 고르세요"
+            lines.append(f"<i>({hint})</i><ul style='list-style:none;padding-left:8px;margin:4px 0'>")
+            lines += [f"<li><b>{c.id}.</b> {_esc(c.text)}</li>" for c in question.choices]
+            lines.append("</ul>")
+        elif question.kind == "ordering":
+            lines.append("<i>(일어나는 순서대로 자리마다 항목을 고르세요)</i><ul style='list-style:none;padding-left:8px;margin:4px 0'>")
+            lines += [f"<li><b>{i.id}.</b> {_esc(i.text)}</li>" for i in question.items]
+            lines.append("</ul>")
+        self.prompt = W.HTML("".join(lines))
+        if question.kind == "single":
+            self.input: Any = W.ToggleButtons(options=[c.id for c in question.choices], value=None,
+                                              style={"button_width": "48px"})
+            inputs = [self.input]
+        elif question.kind == "multiple":
+            self.input = [W.Checkbox(value=False, description=c.id, indent=False, layout=W.Layout(width="70px"))
+                          for c in question.choices]
+            inputs = [W.HBox(self.input)]
+        elif question.kind == "ordering":
+            opts = [("—", None)] + [(i.id, i.id) for i in question.items]
+            self.input = [W.Dropdown(options=opts, value=None, description=f"{k + 1}번째",
+                                     layout=W.Layout(width="150px")) for k in range(len(question.items))]
+            inputs = [W.HBox(self.input)]
+        elif question.kind == "numeric":
+            self.input = W.Text(placeholder="숫자 (예: 150)", layout=W.Layout(width="220px"))
+            inputs = [W.HBox([self.input, W.HTML(f"&nbsp;{_esc(question.unit or '')}")])]
+        else:  # short
+            self.input = W.Text(placeholder="짧게 답하세요", layout=W.Layout(width="70%"))
+            inputs = [self.input]
+        self.submit_button = W.Button(description="제출", button_style="primary", layout=W.Layout(width="90px"))
+        self.retry_button = W.Button(description="다시 풀기", disabled=True, layout=W.Layout(width="90px"))
+        self.reveal_button = W.Button(description="해설 보기", disabled=True, layout=W.Layout(width="90px"),
+                                      tooltip="정답과 해설을 봅니다")
+        self.feedback = W.HTML("")
+        self.submit_button.on_click(lambda _b: self._guard(self.submit))
+        self.retry_button.on_click(lambda _b: self._guard(self.retry))
+        self.reveal_button.on_click(lambda _b: self._guard(self.reveal))
+        buttons = [self.submit_button, self.retry_button] + ([] if key is None else [self.reveal_button])
+        self.box = W.VBox([self.prompt, *inputs, W.HBox(buttons), self.feedback],
+                          layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
+        self.box.add_class(f"decodelab-quiz-{qid}")
+
+    # ---------------------------------------------------------------- input <-> response
+
+    def _widgets(self) -> list:
+        return self.input if isinstance(self.input, list) else [self.input]
+
+    def get_response(self) -> Any:
+        """What the student entered: a choice id, a list of ids, an ordering (``""`` for an empty
+        slot), or the raw text (short and numeric). None when nothing was entered."""
+        kind = self.q.kind
+        if kind == "single":
+            return self.input.value
+        if kind == "multiple":
+            picked = [c.id for c, box in zip(self.q.choices, self.input) if box.value]
+            return picked or None
+        if kind == "ordering":
+            order = [d.value or "" for d in self.input]
+            return order if any(order) else None
+        text = self.input.value
+        return text if text.strip() else None
+
+    def set_response(self, response: Any) -> None:
+        """Put a response into the input widgets (restoring a saved answer, or from a test)."""
+        kind = self.q.kind
+        if kind == "single":
+            ids = [c.id for c in self.q.choices]
+            self.input.value = response if response in ids else None
+        elif kind == "multiple":
+            chosen = set(response or [])
+            for c, box in zip(self.q.choices, self.input):
+                box.value = c.id in chosen
+        elif kind == "ordering":
+            ids = {i.id for i in self.q.items}
+            seq = list(response or [])
+            for k, d in enumerate(self.input):
+                v = seq[k] if k < len(seq) else None
+                d.value = v if v in ids else None
+        else:
+            self.input.value = "" if response is None else str(response)
+
+    def _lock(self, locked: bool) -> None:
+        for w in self._widgets():
+            w.disabled = locked
+        self.submit_button.disabled = locked
+        self.retry_button.disabled = not locked
+
+    # ---------------------------------------------------------------- actions
+
+    def _guard(self, fn: Callable[[], Any]) -> None:
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - never let a traceback escape the widget
+            self._show(_BAD, f"예상하지 못한 오류가 났습니다: {_esc(type(e).__name__)}: {_esc(str(e)[:200])}")
+
+    def _show(self, color: str, body: str) -> None:
+        self.feedback.value = _box(color, body)
+
+    def submit(self, *, save: bool = True) -> None:
+        """Grade (practice) or record (exam) the current input, save it, and show the result.
+
+        Bad input (empty, letters in a numeric answer, an ordering with a slot left empty or an item
+        twice) shows a Korean message; the input stays in the box, and non-empty input is saved so
+        that it survives a restart."""
+        response = self.get_response()
+        if response is None:
+            self.message = "답이 비어 있습니다: 답을 입력하거나 고르세요."
+            self._show(_BAD, "⚠️ " + _esc(self.message))
+            return
+        try:
+            parse_response(self.q, response)
+        except ResponseError as e:
+            self.message = str(e)
+            self.score = None
+            if save:
+                self._save(response, None)
+            self._show(_BAD, "⚠️ " + _esc(self.message) + "<br><small>입력한 내용은 그대로 두었습니다. 고친 뒤 다시 제출하세요.</small>")
+            self._on_change()
+            return
+        if self.key is None:  # exam mode
+            self.score = None
+            if save:
+                self._save(response, None)
+            self.message = "저장했습니다."
+            self._show(_INFO, "💾 저장했습니다. 시험 모드라 채점은 강사가 합니다. 답을 바꾸려면 '다시 풀기'를 누르세요.")
+        else:
+            result = check(self.key, response)
+            self.score = result.score
+            if save:
+                self._save(response, result.score)
+            if result.correct:
+                self.message = "정답"
+                self._show(_OK, f"✅ <b>정답입니다.</b> {_esc(result.explanation)}")
+                self.reveal_button.disabled = True
+            else:
+                self.message = "오답"
+                part = f" (부분 점수 {_fmt(result.score)})" if result.score > 0 else ""
+                extra = "".join(f"<br>• {_esc(f)}" for f in result.feedback)
+                self._show(_BAD, f"❌ <b>틀렸습니다{part}.</b>{extra}<br><small>'다시 풀기'로 다시 답하거나 "
+                                 "'해설 보기'로 정답과 해설을 보세요.</small>")
+                self.reveal_button.disabled = False
+        self._lock(True)
+        self._on_change()
+
+    def _save(self, response: Any, score: float | None) -> None:
+        try:
+            self.store.save(self.q.id, response, score=score)
+            self.saved = True
+        except OSError as e:
+            self.saved = False
+            raise OSError(f"답을 저장하지 못했습니다 ({self.store.dir}): {e.strerror or e}") from None
+
+    def retry(self) -> None:
+        """Unlock the inputs to answer again (the saved answer stays until the next submit)."""
+        self._lock(False)
+        self.reveal_button.disabled = True
+        self.feedback.value = ""
+
+    def reveal(self) -> None:
+        """Show the right answer and the explanation (practice mode only)."""
+        if self.key is None:
+            return
+        from .grading import answer_text
+
+        self._show(_INFO, f"정답: <b>{_esc(answer_text(self.key))}</b><br>{_esc(self.key.explanation)}")
+
+    def restore(self, record: dict) -> None:
+        """Show a saved record: its response, and (practice) its grade against the current key."""
+        response = record.get("response")
+        self.set_response(response)
+        if response is None:
+            return
+        self.saved = True
+        self.submit(save=False)
+        if self.key is None and self.message == "저장했습니다.":
+            when = _esc(str(record.get("saved_at", "")))
+            self._show(_INFO, f"💾 저장된 답입니다 ({when}). 시험 모드라 채점은 강사가 합니다.")
+
+
+class QuizWidget:
+    """The whole quiz: a header with the score, one :class:`QuestionView` per question, and the
+    export row. Display it as the last expression of a cell (it renders its ``view``).
+
+    Attributes:
+        views: question id -> :class:`QuestionView`, in order.
+        store: the :class:`~decodelab.quiz.store.AnswerStore` it saves into.
+        view: the ``ipywidgets.VBox`` shown in the notebook.
+        exam: True in exam mode (no keys).
+    """
+
+    def __init__(self, notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLike | None = None,
+                 answers_dir: str | os.PathLike | None = None, export_dir: str | os.PathLike | None = None):
+        qs = load_public(quizzes_dir, notebook_id)
+        self.exam = qs.exam
+        self.store = AnswerStore(qs.quiz_set, answers_dir)
+        self.export_dir = Path(export_dir) if export_dir is not None else None
+        if len(qs.titles) == 1:
+            nb, title = next(iter(qs.titles.items()))
+            heading = f"확인 퀴즈 · 노트북 {nb}: {title}"
+        else:
+            heading = f"복습 퀴즈 · 전체 {len(qs.questions)}문항"
+        if self.exam:
+            heading += " (시험 모드)"
+        self.title = W.HTML(f"<h3 style='margin:4px 0'>{_esc(heading)}</h3>")
+        self.score_label = W.HTML("")
+        self.views: dict[str, QuestionView] = {}
+        for n, q in enumerate(qs.questions, start=1):
+            self.views[q.id] = QuestionView(q, qs.keys.get(q.id), self.store, self._update_score, n)
+        self.student = W.Text(value=self.store.student_id(), placeholder="학번 또는 이름", description="학번",
+                              layout=W.Layout(width="300px"))
+        self.export_button = W.Button(description="제출 파일 내보내기", icon="download",
+                                      layout=W.Layout(width="180px"))
+        self.status = W.HTML("")
+        self.export_button.on_click(lambda _b: self._export_clicked())
+        footer = W.VBox([W.HTML("<b>제출 파일</b>: 강사에게 낼 파일 하나를 만듭니다 (지금까지 저장된 모든 답)."),
+                         W.HBox([self.student, self.export_button]), self.status])
+        self.view = W.VBox([self.title, self.score_label, *(v.box for v in self.views.values()), footer])
+        self._restoring = True
+        try:
+            for qid, rec in self.store.load().items():
+                if qid in self.views:
+                    self.views[qid]._guard(functools.partial(self.views[qid].restore, rec))
+        finally:
+            self._restoring = False
+        if self.store.problems:
+            self.status.value = _box(_BAD, "읽지 못한 저장 파일: " + _esc("; ".join(self.store.problems[:3])))
+        self._update_score()
+
+    # ---------------------------------------------------------------- score and export
+
+    def score(self) -> tuple[float, float]:
+        """(points earned, points possible) over this widget's questions (practice mode)."""
+        earned = sum((v.score or 0.0) * v.q.points for v in self.views.values())
+        return earned, sum(v.q.points for v in self.views.values())
+
+    def answered(self) -> int:
+        """How many questions have a saved answer."""
+        return sum(1 for v in self.views.values() if v.saved)
+
+    def _update_score(self) -> None:
+        n = len(self.views)
+        if self.exam:
+            text = f"답한 문항: <b>{self.answered()} / {n}</b>"
+        else:
+            earned, total = self.score()
+            graded = sum(1 for v in self.views.values() if v.score is not None)
+            text = f"점수: <b>{_fmt(round(earned, 2))} / {_fmt(total)}</b> (채점된 문항 {graded} / {n})"
+        self.score_label.value = text
+
+    def export(self, student_id: str | None = None, out_dir: str | os.PathLike | None = None) -> Path:
+        """Write the submission file (every saved answer of this quiz set) and return its path.
+
+        Args:
+            student_id: default: the text in the widget's 학번 box.
+            out_dir: default: ``export_dir`` given to the widget, else the current folder (the
+                notebook's folder in JupyterLab, so the file shows in the file browser).
+
+        Raises:
+            ValueError: (Korean) empty/bad student id or no saved answers. FileNotFoundError: no ``out_dir``.
+        """
+        sid = self.student.value if student_id is None else student_id
+        out = out_dir if out_dir is not None else (self.export_dir or Path.cwd())
+        return self.store.export(sid, out)
+
+    def _export_clicked(self) -> None:
+        try:
+            path = self.export()
+        except (ValueError, OSError) as e:
+            self.status.value = _box(_BAD, "⚠️ " + _esc(str(e)))
+            return
+        except Exception as e:  # noqa: BLE001
+            self.status.value = _box(_BAD, f"예상하지 못한 오류: {_esc(type(e).__name__)}: {_esc(str(e)[:200])}")
+            return
+        self.status.value = _box(_OK, f"✅ 제출 파일을 만들었습니다: <code>{_esc(str(path))}</code><br>"
+                                      "JupyterLab 파일 브라우저에서 이 파일을 오른쪽 클릭 → Download 로 받아 강사에게 내세요.")
+
+    # ---------------------------------------------------------------- display
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.view._repr_mimebundle_(**kwargs)
+
+
+def quiz_widget(notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLike | None = None,
+                answers_dir: str | os.PathLike | None = None,
+                export_dir: str | os.PathLike | None = None) -> QuizWidget:
+    """The quiz widget for one notebook.
+
+    Args:
+        notebook_id: ``"01"``...``"05"`` (or 1...5) for that notebook's questions; ``"all"`` or
+            ``"06"`` for every question (the review notebook).
+        quizzes_dir: quiz folder or exam release (default: ``$DECODELAB_QUIZZES``, else the repo's
+            ``quizzes/``).
+        answers_dir: where answers are saved (default: ``$DECODELAB_ANSWERS_DIR``, else
+            ``~/.decodelab/answers``).
+        export_dir: where the export button writes the submission (default: current folder).
+
+    Returns:
+        :class:`QuizWidget` (displays itself when it is the last expression of a cell).
+
+    Raises:
+        ValueError: (Korean) bad ``notebook_id``. QuizError / FileNotFoundError: quiz files invalid or
+            missing.
+    """
+    return QuizWidget(notebook_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir, export_dir=export_dir)

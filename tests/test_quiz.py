@@ -1,0 +1,408 @@
+"""Quiz files, schema errors, normalization and grading (decodelab.quiz)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from decodelab.quiz import (
+    QuizError,
+    ResponseError,
+    check,
+    grade,
+    load_quiz_file,
+    load_quizzes,
+    normalize_text,
+    parse_quantity,
+    parse_response,
+)
+from decodelab.quiz.loading import load_public, quizzes_dir, select_notebook
+from decodelab.quiz.schema import NumericQuestion
+
+REPO = Path(__file__).resolve().parents[1]
+QUIZ_DIR = REPO / "quizzes"
+
+
+# ------------------------------------------------------------------------------------------------
+# The shipped quiz files
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nb", ["01", "02", "03", "04", "05"])
+def test_every_quiz_file_validates(nb):
+    f = load_quiz_file(QUIZ_DIR / f"{nb}.yaml")
+    assert f.notebook == nb
+    assert len(f.questions) >= 10
+    assert all(q.id.startswith(nb + "-") for q in f.questions)
+
+
+def test_load_quizzes_entry_point():
+    qs = load_quizzes()
+    ids = [q.id for q in qs]
+    assert len(ids) == len(set(ids)) == 87
+    assert ids[0].startswith("01-") and ids[-1].startswith("05-")
+    assert {q.kind for q in qs} == {"single", "multiple", "short", "numeric", "ordering"}
+    for q in qs:
+        assert q.id and q.prompt and q.explanation and q.answer is not None and q.source
+    assert [q.id for q in load_quizzes(notebook="03")] == [i for i in ids if i.startswith("03-")]
+    assert len(load_quizzes(notebook="all")) == len(load_quizzes(notebook="06")) == 87
+
+
+def test_each_key_grades_itself_right_and_every_wrong_choice_wrong():
+    for q in load_quizzes():
+        assert check(q, q.answer).score == 1.0, q.id
+        if q.kind == "single":
+            for c in q.choices:
+                if c.id != q.answer:
+                    assert check(q, c.id).score == 0.0, (q.id, c.id)
+                    assert c.explanation, (q.id, c.id)
+        if q.kind == "multiple":
+            for c in q.choices:
+                if c.id not in q.answer:
+                    assert check(q, [*q.answer, c.id]).score < 1.0, (q.id, c.id)
+        if q.kind == "ordering":
+            swapped = list(q.answer)
+            swapped[0], swapped[1] = swapped[1], swapped[0]
+            assert check(q, swapped).score == 0.0, q.id
+        if q.kind == "numeric":
+            off = q.answer + q.tolerance + max(1e-6, 0.01 * abs(q.answer))
+            assert check(q, off).score == 0.0, q.id
+
+
+def test_short_answers_are_not_given_away_in_their_own_prompt():
+    for q in load_quizzes():
+        if q.kind == "short":
+            for form in [q.answer, *q.accepted]:
+                assert normalize_text(form) not in normalize_text(q.prompt), (q.id, form)
+
+
+def test_public_view_hides_ordering_answer():
+    view = load_public()
+    assert not view.exam and view.quiz_set == "course"
+    for pq in view.questions:
+        if pq.kind == "ordering":
+            key = view.keys[pq.id]
+            assert [i.id for i in pq.items] != list(key.answer), pq.id
+            assert sorted(i.id for i in pq.items) == sorted(key.answer)
+
+
+def test_quizzes_dir_env_override(tmp_path, monkeypatch):
+    for p in QUIZ_DIR.glob("0*.yaml"):
+        shutil.copy(p, tmp_path / p.name)
+    monkeypatch.setenv("DECODELAB_QUIZZES", str(tmp_path))
+    assert quizzes_dir() == tmp_path
+    assert len(load_quizzes()) == 87
+    monkeypatch.setenv("DECODELAB_QUIZZES", str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError, match="DECODELAB_QUIZZES"):
+        load_quizzes()
+
+
+def test_select_notebook():
+    assert select_notebook(1) == "01" and select_notebook("05") == "05"
+    assert select_notebook("all") is None and select_notebook("06") is None
+    with pytest.raises(ValueError, match="'01'~'05'"):
+        select_notebook("07")
+
+
+# ------------------------------------------------------------------------------------------------
+# Broken files: every error names file, question and field
+# ------------------------------------------------------------------------------------------------
+
+BROKEN = textwrap.dedent(
+    """\
+    notebook: "02"
+    title: 고장 난 파일
+    questions:
+      - id: 02-ok
+        kind: short
+        prompt: 멀쩡한 문항입니다.
+        answer: 토큰
+        explanation: 이 문항은 맞습니다.
+        source: {notebook: "02", passage: 테스트}
+      - id: 02-numeric-bad
+        kind: numeric
+        prompt: 허용 오차가 글자인 문항입니다.
+        answer: 3
+        tolerance: 많이
+        unit: ms
+        explanation: 고장 난 문항입니다.
+        source: {notebook: "02", passage: 테스트}
+      - id: 02-choice-bad
+        kind: single
+        prompt: 오답 설명이 빠진 문항입니다.
+        choices:
+          - {id: a, text: 맞는 것}
+          - {id: b, text: 틀린 것}
+        answer: a
+        explanation: 고장 난 문항입니다.
+        source: {seed: "000", passage: 테스트}
+      - id: 02-typo
+        kind: single
+        prompt: 필드 이름에 오타가 있는 문항입니다.
+        choices:
+          - {id: a, text: 하나, explanation: 틀림}
+          - {id: b, text: 둘}
+        answer: c
+        explantion: 오타
+        source: {seed: "000", passage: 테스트}
+      - id: 02-kind-bad
+        kind: essay
+        prompt: 모르는 종류의 문항입니다.
+        answer: x
+        explanation: 고장 난 문항입니다.
+        source: {seed: "000", passage: 테스트}
+      - kind: short
+        prompt: id가 없는 문항입니다.
+        answer: x
+        explanation: 고장 난 문항입니다.
+        source: {seed: "009", passage: 테스트}
+    """
+)
+
+
+def test_broken_file_errors_name_file_question_and_field(tmp_path):
+    path = tmp_path / "02.yaml"
+    path.write_text(BROKEN, encoding="utf-8")
+    with pytest.raises(QuizError) as ei:
+        load_quiz_file(path)
+    found = {(p.file, p.question, p.field) for p in ei.value.problems}
+    assert ("02.yaml", "02-numeric-bad", "tolerance") in found
+    assert ("02.yaml", "02-choice-bad", "choices.b.explanation") in found
+    assert ("02.yaml", "02-typo", "explantion") in found  # unknown field (typo)
+    assert ("02.yaml", "02-typo", "explanation") in found  # the real field is then missing
+    assert ("02.yaml", "02-kind-bad", "kind") in found
+    assert ("02.yaml", "#6 (id 없음)", "id") in found
+    assert ("02.yaml", "#6 (id 없음)", "source.0.seed") in found
+    assert not any(p.question == "02-ok" for p in ei.value.problems)
+    text = str(ei.value)
+    assert "02.yaml: 문항 02-numeric-bad: 필드 tolerance: 숫자여야 합니다" in text
+    assert "02.yaml: 문항 02-typo: 필드 explantion: 알 수 없는 필드입니다" in text
+
+
+def test_wrong_answer_id_is_reported_on_answer_field(tmp_path):
+    path = tmp_path / "01.yaml"
+    path.write_text(textwrap.dedent(
+        """\
+        notebook: "01"
+        title: t
+        questions:
+          - id: 01-q
+            kind: ordering
+            prompt: 순서를 정하세요.
+            items: [{id: A, text: a}, {id: B, text: b}, {id: C, text: c}]
+            answer: [A, B, B]
+            explanation: 고장 난 문항입니다.
+            source: {notebook: "01", passage: 테스트}
+          - id: 03-wrong-prefix
+            kind: short
+            prompt: 다른 노트북 번호입니다.
+            answer: "5"
+            explanation: 고장 난 문항입니다.
+            source: {notebook: "01", passage: 테스트}
+        """), encoding="utf-8")
+    with pytest.raises(QuizError) as ei:
+        load_quiz_file(path)
+    found = {(p.question, p.field) for p in ei.value.problems}
+    assert ("01-q", "answer") in found
+    assert ("03-wrong-prefix", "id") in found
+
+
+def test_yaml_syntax_error_and_duplicate_key_give_file_and_line(tmp_path):
+    bad = tmp_path / "03.yaml"
+    bad.write_text('notebook: "03"\ntitle: t\nquestions:\n  - id: 03-a\n    prompt: [unclosed\n', encoding="utf-8")
+    with pytest.raises(QuizError, match=r"03\.yaml: YAML 문법 오류 \(\d+행"):
+        load_quiz_file(bad)
+    dup = tmp_path / "04.yaml"
+    dup.write_text('notebook: "04"\ntitle: t\ntitle: u\nquestions: []\n', encoding="utf-8")
+    with pytest.raises(QuizError, match=r"04\.yaml: YAML 문법 오류 \(3행.*'title'가 두 번"):
+        load_quiz_file(dup)
+
+
+def test_duplicate_id_across_files(tmp_path):
+    for p in QUIZ_DIR.glob("0*.yaml"):
+        shutil.copy(p, tmp_path / p.name)
+    text = (tmp_path / "02.yaml").read_text(encoding="utf-8")
+    (tmp_path / "02.yaml").write_text(text.replace("id: 02-ttft-def", "id: 02-bound"), encoding="utf-8")
+    with pytest.raises(QuizError) as ei:
+        load_quizzes(tmp_path)
+    assert any(p.question == "02-bound" and p.field == "id" for p in ei.value.problems)
+
+
+# ------------------------------------------------------------------------------------------------
+# Normalization
+# ------------------------------------------------------------------------------------------------
+
+
+def test_normalize_text_folds_nfd_spaces_punctuation_fullwidth():
+    nfc = "한 번에 한 토큰씩"
+    nfd = unicodedata.normalize("NFD", nfc)
+    assert nfd != nfc and len(nfd) > len(nfc)
+    assert normalize_text(nfc) == normalize_text(nfd) == "한번에한토큰씩"
+    assert normalize_text("  한 번에,  한 토큰씩!\n") == "한번에한토큰씩"
+    assert normalize_text("\ufeff한\u200b번에 한 토큰씩。") == "한번에한토큰씩"
+    assert normalize_text("ＧＰＵ") == normalize_text("gpu") == "gpu"
+
+
+@pytest.mark.parametrize(
+    ("text", "unit", "value"),
+    [
+        ("150", "s", 150.0),
+        ("150 s", "s", 150.0),
+        ("150초", "s", 150.0),
+        ("2.5분", "s", 150.0),
+        ("150000 ms", "s", 150.0),
+        ("약 150s", "s", 150.0),
+        ("１５０", "s", 150.0),
+        ("1,000 tokens/s", "tokens/s", 1000.0),
+        ("1.5e3", "ms", 1500.0),
+        ("75%", "", 0.75),
+        ("2.8배", "배", 2.8),
+        ("327680 B", "MB", 0.32768),
+        ("3333", "µs", 3333.0),
+        ("3.33 us", "µs", 3.33),
+        ("−2", "", -2.0),
+        (42, "개", 42.0),
+    ],
+)
+def test_parse_quantity(text, unit, value):
+    assert parse_quantity(text, unit) == pytest.approx(value)
+
+
+@pytest.mark.parametrize(("text", "unit", "msg"), [
+    ("abc", "s", "숫자로 읽을 수 없습니다"),
+    ("150 kg", "s", "알 수 없습니다"),
+    ("150 GB", "s", "맞지 않습니다"),
+    ("1,5", "s", "알 수 없습니다"),
+    (True, "s", "숫자를 입력하세요"),
+    (float("nan"), "s", "유한한"),
+    ("1e999", "s", "너무 큽니다"),
+])
+def test_parse_quantity_rejects_with_korean_message(text, unit, msg):
+    with pytest.raises(ResponseError, match=msg):
+        parse_quantity(text, unit)
+
+
+# ------------------------------------------------------------------------------------------------
+# Grading
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("form", [
+    "한 번에 한 토큰씩",
+    unicodedata.normalize("NFD", "한 번에 한 토큰씩"),
+    "  한 번에 한 토큰씩  ",
+    "한 번에 한 토큰씩\n",
+    unicodedata.normalize("NFD", " 한번에 한토큰씩.\n"),
+    "토큰을 하나씩 순서대로 만듭니다",
+    unicodedata.normalize("NFD", "토큰 하나씩 차례로 만들어집니다"),
+])
+def test_short_answer_forms_grade_the_same(form):
+    assert grade("01-check-1", form) == 1.0
+
+
+@pytest.mark.parametrize("form", [
+    "여러 토큰을 한꺼번에",
+    "병렬로 한 번에 토큰 여러 개씩",
+    "문장 전체를 한 번에",
+    "모르겠어요",
+    "토큰",
+])
+def test_short_answer_wrong_forms(form):
+    assert grade("01-check-1", form) == 0.0
+
+
+def test_short_answer_keywords_and_forbidden():
+    assert grade("03-check-2", unicodedata.normalize("NFD", "작은 지연이 계속 쌓이기 때문 ")) == 1.0
+    assert grade("03-check-2", "에이전트가 도구를 여러 번 부르면 지연이 누적돼서") == 1.0
+    assert grade("03-check-2", "지연이 누적되지 않으니 괜찮다") == 0.0
+    assert grade("03-check-2", "모델이 틀려서") == 0.0
+    assert grade("02-decode-bottleneck-term", "메모리 대역폭입니다") == 1.0
+    assert grade("02-decode-bottleneck-term", "Memory Bandwidth") == 1.0
+    assert grade("02-decode-bottleneck-term", "FLOP/s") == 0.0
+    assert grade("01-gpu-processor", "gpu") == grade("01-gpu-processor", "ＧＰＵ") == 1.0
+    assert grade("01-gpu-processor", "CPU") == 0.0
+
+
+def _numeric(answer: float, tolerance: float, unit: str = "s") -> NumericQuestion:
+    return NumericQuestion(id="03-t", kind="numeric", prompt="몇 초인가요?", answer=answer, tolerance=tolerance,
+                           unit=unit, explanation="테스트입니다.", source={"notebook": "03", "passage": "tt"})
+
+
+def test_numeric_tolerance_boundaries():
+    q = _numeric(150, 0.5)
+    for inside in (150, 150.5, 149.5, "150.5 s", "149.5초", "2.5분", "150000 ms", "0.0416667 h"):
+        assert check(q, inside).score == 1.0, inside
+    for outside in (150.51, 149.49, "151", "150.6 s", "2.6분", "-150"):
+        assert check(q, outside).score == 0.0, outside
+    exact = _numeric(3, 0, "개")
+    assert check(exact, "3").score == 1.0 and check(exact, "3개").score == 1.0
+    assert check(exact, 3.0000001).score == 0.0
+    # the shipped questions
+    assert grade("03-added-latency", "150 s") == grade("03-added-latency", "2.5 min") == 1.0
+    assert grade("03-added-latency", "15") == 0.0
+    assert grade("04-acceptance-rate", "75%") == grade("04-acceptance-rate", 0.75) == 1.0
+    assert grade("02-kv-bytes-per-token", "327680 B") == 1.0
+    assert grade("02-kv-bytes-per-token", "0.33 MB") == 1.0  # within 0.005 MB
+    assert grade("02-kv-bytes-per-token", "0.34") == 0.0
+    assert grade("04-speedup", "2.8배") == 1.0
+
+
+def test_numeric_bad_input_scores_zero_and_parse_explains():
+    assert grade("03-added-latency", "백오십 초") == 0.0
+    assert grade("03-added-latency", None) == 0.0
+    assert grade("03-added-latency", ["150"]) == 0.0
+    q = next(q for q in load_quizzes() if q.id == "03-added-latency")
+    with pytest.raises(ResponseError, match="숫자"):
+        parse_response(q, "백오십 초")
+
+
+def test_single_choice_forms():
+    assert grade("01-decode-definition", "b") == 1.0
+    assert grade("01-decode-definition", " B ") == 1.0
+    assert grade("01-decode-definition", "a") == 0.0
+    assert grade("01-decode-definition", "z") == 0.0
+    assert grade("01-decode-definition", 2) == 0.0
+
+
+def test_multiple_choice_partial_credit():
+    qid = "04-when-not"  # right: a, b, c
+    assert grade(qid, ["a", "b", "c"]) == 1.0
+    assert grade(qid, "c, b, a") == 1.0
+    assert grade(qid, "abc") == 1.0
+    assert grade(qid, ["a", "b"]) == pytest.approx(2 / 3)
+    assert grade(qid, ["a", "b", "c", "d"]) == pytest.approx(2 / 3)
+    assert grade(qid, ["a", "d"]) == 0.0
+    assert grade(qid, ["d"]) == 0.0
+    assert grade(qid, ["a", "x"]) == 0.0  # unknown option: unreadable, not graded
+    res = check(next(q for q in load_quizzes() if q.id == qid), ["a", "d"])
+    assert any(line.startswith("d (고르지 말아야 할 것)") for line in res.feedback)
+    assert "빠뜨린 정답: b, c" in res.feedback
+
+
+def test_ordering_forms():
+    qid = "04-round-order"  # A B C D E
+    assert grade(qid, ["A", "B", "C", "D", "E"]) == 1.0
+    assert grade(qid, "a b c d e") == 1.0
+    assert grade(qid, "A → B → C → D → E") == 1.0
+    assert grade(qid, "ABCDE") == 1.0
+    assert grade(qid, "A B C E D") == 0.0
+    assert grade(qid, "A B C D") == 0.0  # an item missing
+    assert grade(qid, "A A B C D") == 0.0
+
+
+def test_grade_unknown_question():
+    with pytest.raises(KeyError, match="찾을 수 없습니다"):
+        grade("01-no-such-question", "a")
+
+
+def test_check_explains_wrong_choice():
+    q = next(q for q in load_quizzes() if q.id == "01-decode-definition")
+    res = check(q, "a")
+    assert res.score == 0.0 and not res.correct
+    assert res.feedback == ["a: " + q.choices[0].explanation]
+    assert res.answer.startswith("b. ")
+    assert check(q, "b").explanation == q.explanation

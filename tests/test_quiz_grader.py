@@ -1,0 +1,222 @@
+"""The lecturer's grader: good, malformed, truncated, oversized and hostile submissions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from decodelab.quiz import grade_folder, load_quizzes, read_submission, write_gradebook
+from decodelab.quiz.cli import grade_main
+from decodelab.quiz.gradebook import gradebook_csv
+from decodelab.quiz.submission import MAX_BYTES, SubmissionError, make_submission
+
+QUESTIONS = load_quizzes(notebook="03")  # 15 questions: enough, and fast
+IDS = [q.id for q in QUESTIONS]
+
+
+def _key_answers() -> dict:
+    return {q.id: q.answer for q in QUESTIONS}
+
+
+def _write(path: Path, data) -> Path:
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def folder(tmp_path: Path) -> Path:
+    d = tmp_path / "subs"
+    d.mkdir()
+    # 1. everything right
+    _write(d / "alice.json", make_submission("alice", _key_answers()))
+    # 2. mixed, typed on a Mac (NFD), with units: hand-computed score below
+    bob = {
+        "03-check-2": unicodedata.normalize("NFD", " 작은 지연이 계속 쌓이기 때문\n"),  # right
+        "03-added-latency": "2.5분",  # right (150 s)
+        "03-loop-total-slow": "401.5 s",  # wrong (tolerance 1 s)
+        "03-cnbc-coding": ["a"],  # partial: 1 of 2 right, no wrong -> 0.5
+        "03-example-order": "A B C E D",  # wrong
+        "03-agent-def": "b",  # wrong
+        "03-levers": ["a", "b", "c"],  # (2 - 1) / 2 = 0.5
+        "05-groq-focus": "b",  # a question outside this grading run: ignored with a warning
+    }
+    _write(d / "bob.json", make_submission("박보검 B", bob))
+    # 3. a BOM (Windows Notepad) is fine
+    (d / "carol.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(make_submission("carol", {"03-agent-def": "a"})).encode())
+    # bad files
+    (d / "malformed.json").write_text("{not json at all", encoding="utf-8")
+    good = json.dumps(make_submission("dave", _key_answers()), ensure_ascii=False)
+    (d / "truncated.json").write_text(good[: len(good) // 2], encoding="utf-8")
+    big = make_submission("erin", {"03-agent-def": "a"})
+    big["padding"] = "x" * (MAX_BYTES + 10)
+    _write(d / "oversized.json", big)
+    (d / "empty.json").write_bytes(b"")
+    (d / "binary.json").write_bytes(os.urandom(512) + b"\xff\xfe")
+    (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    (d / "nan.json").write_text(json.dumps(make_submission("frank", {})).replace('"answers": {}', '"answers": {"03-added-latency": NaN}'), encoding="utf-8")
+    (d / "bigint.json").write_text(json.dumps(make_submission("gina", {})).replace('"answers": {}', '"answers": {"03-added-latency": ' + "9" * 5000 + "}"), encoding="utf-8")
+    (d / "dupkey.json").write_text('{"format": "decodelab-quiz-submission", "version": 1, "student_id": "h", "student_id": "alice", "answers": {}}', encoding="utf-8")
+    _write(d / "formula.json", {**make_submission("ivan", {}), "student_id": "=HYPERLINK(\"http://x\")"})
+    _write(d / "wrongformat.json", {"hello": "world"})
+    _write(d / "list.json", [1, 2, 3])
+    _write(d / "future.json", {**make_submission("jay", {}), "version": 99})
+    _write(d / "badanswer.json", {**make_submission("kim", {}), "answers": {"03-agent-def": {"$ne": 1}}})
+    _write(d / "hugeanswer.json", {**make_submission("lee", {}), "answers": {"03-check-2": "누적" * 1500}})
+    canary = d.parent / "PWNED"
+    _write(d / "evil.json", make_submission("mallory", {"03-check-2": f"__import__('pathlib').Path({str(canary)!r}).touch()",
+                                                         "03-added-latency": "__import__('os').system('touch PWNED')"}))
+    (d / "notes.txt").write_text("not a submission", encoding="utf-8")
+    (d / ".DS_Store").write_bytes(b"\x00\x01")  # dot files are ignored silently
+    (d / "sub").mkdir()
+    os.symlink(d / "alice.json", d / "link.json")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(d / "fifo.json")  # would block a naive open()
+    return d
+
+
+EXPECTED_BAD = {
+    "malformed.json": "JSON 형식이 아닙니다",
+    "truncated.json": "JSON 형식이 아닙니다",
+    "oversized.json": "너무 큽니다",
+    "empty.json": "빈 파일",
+    "binary.json": "UTF-8",
+    "deep.json": "중첩",
+    "nan.json": "NaN",
+    "bigint.json": "자릿수가 너무 많습니다",
+    "dupkey.json": "두 번",
+    "formula.json": "학번",
+    "wrongformat.json": "decodelab 제출 파일이 아닙니다",
+    "list.json": "객체",
+    "future.json": "버전",
+    "badanswer.json": "answers.03-agent-def: 답은",
+    "hugeanswer.json": "answers.03-check-2: 답은 2000자 이내",
+    "notes.txt": ".json 파일이 아닙니다",
+    "sub": "폴더",
+    "link.json": "심볼릭 링크",
+    "fifo.json": "일반 파일이 아닙니다",
+}
+
+
+def test_grade_folder_keeps_good_rows_and_reports_bad_files(folder):
+    book = grade_folder(folder, QUESTIONS)
+    rows = {r.student_id: r for r in book.rows}
+    assert set(rows) == {"alice", "박보검 B", "carol", "mallory"}
+    assert book.question_ids == IDS
+    assert rows["alice"].total == rows["alice"].max == len(IDS)
+    bob = rows["박보검 B"]
+    assert bob.scores["03-check-2"] == 1.0
+    assert bob.scores["03-added-latency"] == 1.0
+    assert bob.scores["03-loop-total-slow"] == 0.0
+    assert bob.scores["03-cnbc-coding"] == 0.5
+    assert bob.scores["03-example-order"] == 0.0
+    assert bob.scores["03-agent-def"] == 0.0
+    assert bob.scores["03-levers"] == 0.5
+    assert bob.total == 3.0
+    assert rows["carol"].total == 1.0
+    assert rows["mallory"].total == 0.0
+    assert not (folder.parent / "PWNED").exists() and not Path("PWNED").exists()
+    skipped = {p.file: p.message for p in book.skipped}
+    expected = dict(EXPECTED_BAD)
+    if not hasattr(os, "mkfifo"):
+        expected.pop("fifo.json")
+    assert set(skipped) == set(expected)
+    for name, fragment in expected.items():
+        assert fragment in skipped[name], (name, skipped[name])
+    warnings = [p for p in book.problems if not p.skipped]
+    assert [(w.file, "05-groq-focus" in w.message) for w in warnings] == [("bob.json", True)]
+
+
+def test_gradebook_csv_columns_and_atomic_write(folder, tmp_path, monkeypatch):
+    book = grade_folder(folder, QUESTIONS)
+    out = tmp_path / "gradebook.csv"
+    out.write_text("old gradebook", encoding="utf-8")
+    write_gradebook(book, out)
+    raw = out.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf")
+    rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"))))
+    assert rows[0] == ["student_id", "quiz_set", "file", *IDS, "total", "max", "percent"]
+    by_id = {r[0]: r for r in rows[1:]}
+    assert len(rows) == 1 + 4
+    assert by_id["박보검 B"][-3:] == ["3", "15", "20.0"]
+    assert by_id["alice"][-3:] == ["15", "15", "100.0"]
+    assert by_id["박보검 B"][3 + IDS.index("03-cnbc-coding")] == "0.5"
+
+    # a failing write leaves the previous gradebook intact and no temporary file behind
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        write_gradebook(book, out)
+    monkeypatch.undo()
+    assert out.read_bytes() == raw
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_csv_cells_cannot_be_formulas(tmp_path):
+    d = tmp_path / "s"
+    d.mkdir()
+    _write(d / "=cmd.json", make_submission("x1", {}))
+    book = grade_folder(d, QUESTIONS)
+    text = gradebook_csv(book)
+    assert "'=cmd.json" in text
+    with pytest.raises(ValueError, match="학번"):
+        make_submission("=1+1", {})
+    with pytest.raises(ValueError, match="학번"):
+        make_submission("-2", {})
+
+
+def test_duplicate_student_keeps_latest_export(tmp_path):
+    d = tmp_path / "s"
+    d.mkdir()
+    old = make_submission("alice", {"03-agent-def": "b"})
+    old["exported_at"] = "2026-03-01T09:00:00+00:00"
+    new = make_submission("ALICE", {"03-agent-def": "a"})
+    new["exported_at"] = "2026-03-02T09:00:00+09:00"
+    _write(d / "b_new.json", new)
+    _write(d / "a_old.json", old)
+    book = grade_folder(d, QUESTIONS)
+    assert [(r.student_id, r.total) for r in book.rows] == [("ALICE", 1.0)]
+    assert [p.file for p in book.skipped] == ["a_old.json"]
+    # a practice submission and an exam submission of the same student are separate rows
+    exam = make_submission("alice", {"03-agent-def": "a"}, quiz_set="exam-0123456789ab")
+    _write(d / "c_exam.json", exam)
+    assert len(grade_folder(d, QUESTIONS).rows) == 2
+
+
+def test_read_submission_roundtrip(tmp_path):
+    p = _write(tmp_path / "s.json", make_submission(" 홍길동 ", {"03-agent-def": "a", "03-added-latency": 150}))
+    sub = read_submission(p)
+    assert sub.student_id == "홍길동"
+    assert sub.answers == {"03-agent-def": "a", "03-added-latency": 150}
+    with pytest.raises(SubmissionError, match="너무 큽니다"):
+        read_submission(p, max_bytes=10)
+
+
+def test_cli_grade(folder, tmp_path, capsys):
+    out = tmp_path / "gb.csv"
+    rc = grade_main([str(folder), "-o", str(out), "--notebook", "03"])
+    assert rc == 1  # written, but some files were skipped
+    captured = capsys.readouterr()
+    assert "학생 4명 채점, 문항 15개" in captured.out
+    assert "건너뜀: truncated.json: JSON 형식이 아닙니다" in captured.err
+    rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8-sig"))))
+    assert len(rows) == 5 and len(rows[0]) == 3 + 15 + 3
+
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    _write(clean / "a.json", make_submission("alice", _key_answers()))
+    assert grade_main([str(clean), "-o", str(tmp_path / "c.csv")]) == 0
+    rows = list(csv.reader(io.StringIO((tmp_path / "c.csv").read_text(encoding="utf-8-sig"))))
+    assert len(rows[0]) == 3 + 87 + 3 and rows[1][-3:] == ["15", "87", "17.2"]
+
+    assert grade_main([str(tmp_path / "missing"), "-o", str(tmp_path / "x.csv")]) == 2
+    assert "제출 폴더가 없습니다" in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists()
+    assert grade_main([str(clean), "-o", str(tmp_path / "no" / "dir.csv")]) == 2

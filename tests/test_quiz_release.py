@@ -1,0 +1,175 @@
+"""Exam release: no answer key or explanation can be read from what students get."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from decodelab.quiz import (
+    AnswerStore,
+    QuizError,
+    build_release,
+    grade_folder,
+    load_public,
+    load_quizzes,
+    normalize_text,
+)
+from decodelab.quiz.cli import release_main
+from decodelab.quiz.loading import public_question
+
+REPO = Path(__file__).resolve().parents[1]
+PUBLIC_KEYS = {"id", "kind", "prompt", "points", "choices", "items", "unit"}
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    out = tmp_path_factory.mktemp("exam") / "release"
+    res = build_release(out)
+    return res
+
+
+def _release_text(res) -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(res.out_dir.rglob("*")) if p.is_file())
+
+
+def _variants(secret: str) -> set[str]:
+    """The forms in which a secret could be smuggled: as is, folded, JSON-escaped, base64."""
+    forms = {secret, secret.strip()}
+    out = set()
+    for f in forms:
+        if not f:
+            continue
+        out.add(f)
+        out.add(json.dumps(f)[1:-1])  # \\uXXXX escapes
+        b = f.encode("utf-8")
+        for enc in (base64.b64encode(b), base64.urlsafe_b64encode(b)):
+            s = enc.decode().rstrip("=")
+            if len(s) >= 8:
+                out.add(s[: len(s) - len(s) % 4] or s)
+    return out
+
+
+def test_release_files_and_structure(release):
+    names = sorted(p.name for p in release.out_dir.iterdir())
+    assert names == ["01.yaml", "02.yaml", "03.yaml", "04.yaml", "05.yaml", "README.md", "release.json"]
+    manifest = json.loads((release.out_dir / "release.json").read_text(encoding="utf-8"))
+    assert manifest["quiz_set"] == release.quiz_set == f"exam-{release.release_id}"
+    keyed = load_quizzes()
+    assert manifest["question_ids"] == [q.id for q in keyed]
+    for nb in ["01", "02", "03", "04", "05"]:
+        doc = yaml.safe_load((release.out_dir / f"{nb}.yaml").read_text(encoding="utf-8"))
+        assert set(doc) == {"release", "notebook", "title", "questions"}
+        for q in doc["questions"]:
+            assert set(q) <= PUBLIC_KEYS, (q["id"], set(q) - PUBLIC_KEYS)
+            for c in q.get("choices", []):
+                assert set(c) == {"id", "text"}, q["id"]
+
+
+def test_release_contains_no_answer_or_explanation(release):
+    text = _release_text(release)
+    folded_release = normalize_text(text)
+    keyed = load_quizzes()
+    public_text = normalize_text("\n".join(json.dumps(public_question(q).model_dump(), ensure_ascii=False) for q in keyed))
+    checked = 0
+    for q in keyed:
+        secrets = [q.explanation]
+        if q.kind in ("single", "multiple"):
+            secrets += [c.explanation for c in q.choices if c.explanation]
+        if q.kind == "short":
+            # an answer that happens to be an ordinary word of some other public prompt cannot be hidden
+            # (e.g. "GPU"); every other accepted form must not appear anywhere
+            secrets += [s for s in [q.answer, *q.accepted] if normalize_text(s) not in public_text]
+            secrets += [k for group in q.keywords for k in group if len(k) >= 4 and normalize_text(k) not in public_text]
+        for s in secrets:
+            for form in _variants(s):
+                assert form not in text, (q.id, form)
+            if len(normalize_text(s)) >= 6:
+                assert normalize_text(s) not in folded_release, (q.id, s)
+            checked += 1
+    assert checked >= 270  # not vacuous: every explanation of every question was looked for
+
+
+def test_release_entries_do_not_reveal_their_own_key(release):
+    docs = {nb: yaml.safe_load((release.out_dir / f"{nb}.yaml").read_text(encoding="utf-8")) for nb in "01 02 03 04 05".split()}
+    entries = {q["id"]: q for d in docs.values() for q in d["questions"]}
+    for q in load_quizzes():
+        entry = entries[q.id]
+        raw = json.dumps(entry, ensure_ascii=False)
+        if q.kind == "numeric":
+            for form in {f"{q.answer:g}", f"{q.answer}", f"{q.answer:,g}"}:
+                assert not re.search(rf"(?<![\d.]){re.escape(form)}(?![\d])", raw), (q.id, form)
+        if q.kind == "ordering":
+            shown = [i["id"] for i in entry["items"]]
+            assert shown != list(q.answer), q.id
+            assert "".join(q.answer) not in raw and " ".join(q.answer) not in raw
+        if q.kind in ("single", "multiple"):
+            assert [c["text"] for c in entry["choices"]] == [c.text for c in q.choices]
+        assert "answer" not in entry and "explanation" not in raw
+
+
+def test_release_loads_as_exam_but_not_as_key(release):
+    view = load_public(release.out_dir, "04")
+    assert view.exam and view.keys == {} and view.quiz_set == release.quiz_set
+    assert [q.id for q in view.questions] == [q.id for q in load_quizzes(notebook="04")]
+    with pytest.raises(QuizError, match="정답이 없습니다"):
+        load_quizzes(release.out_dir)
+
+
+def test_exam_answers_are_graded_with_the_lecturers_key(release, tmp_path):
+    store = AnswerStore(release.quiz_set, tmp_path / "answers")
+    store.save("02-tpot-calc", "100 ms")
+    store.save("04-round-order", ["A", "B", "C", "D", "E"])
+    store.save("05-check-3", "a")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    store.export("s-001", subs)
+    book = grade_folder(subs)
+    (row,) = book.rows
+    assert row.quiz_set == release.quiz_set
+    assert row.scores["02-tpot-calc"] == 1.0 and row.scores["04-round-order"] == 1.0
+    assert row.scores["05-check-3"] == 0.0 and row.total == 2.0
+
+
+def test_release_refuses_dangerous_targets(tmp_path, release):
+    with pytest.raises(ValueError, match="겹칩니다"):
+        build_release(REPO / "quizzes")
+    with pytest.raises(ValueError, match="겹칩니다"):
+        build_release(REPO / "quizzes" / "exam")
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("내 파일", encoding="utf-8")
+    with pytest.raises(ValueError, match="비어 있지 않고"):
+        build_release(busy)
+    assert (busy / "notes.txt").read_text(encoding="utf-8") == "내 파일"
+    # a previous release is replaced in place, with the same id for the same quizzes
+    again = build_release(release.out_dir)
+    assert again.release_id == release.release_id
+
+
+def test_cli_release(tmp_path, capsys):
+    assert release_main([str(tmp_path / "r")]) == 0
+    assert "시험 배포본" in capsys.readouterr().out
+    assert (tmp_path / "r" / "05.yaml").is_file()
+    assert release_main([str(REPO / "quizzes")]) == 2
+    assert "겹칩니다" in capsys.readouterr().err
+
+
+def test_quiz_main_dispatch_and_decodelab_command(tmp_path, capsys):
+    from decodelab.quiz.cli import quiz_main
+
+    assert quiz_main(["release", str(tmp_path / "r1")]) == 0
+    assert quiz_main([]) == 2 and quiz_main(["nope"]) == 2
+    assert "알 수 없는 하위 명령" in capsys.readouterr().err
+    from decodelab.cli import main  # the lead's dispatcher: `decodelab quiz release`, `decodelab grade`
+
+    assert main(["quiz", "release", str(tmp_path / "r2")]) == 0
+    assert (tmp_path / "r2" / "release.json").is_file()
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    assert main(["grade", str(subs), "-o", str(tmp_path / "gb.csv")]) == 0
+    assert (tmp_path / "gb.csv").read_text(encoding="utf-8-sig").startswith("student_id,quiz_set,file,01-")

@@ -1,0 +1,165 @@
+"""The quiz widget, driven programmatically: answer, feedback, retry, score, persistence, export."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from decodelab.quiz import AnswerStore, build_release, grade_folder, load_quizzes, quiz_widget, read_submission
+from decodelab.quiz.widget import QuizWidget
+
+
+@pytest.fixture(autouse=True)
+def _private_answers(tmp_path, monkeypatch):
+    # never touch ~/.decodelab: every store in these tests lives under tmp_path
+    monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))
+    monkeypatch.chdir(tmp_path)
+
+
+def _widget(tmp_path, nb="01", **kw) -> QuizWidget:
+    return quiz_widget(nb, answers_dir=tmp_path / "answers", export_dir=tmp_path, **kw)
+
+
+def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
+    w = _widget(tmp_path)
+    assert len(w.views) == 16 and not w.exam
+    assert "점수: <b>0 / 16</b>" in w.score_label.value
+
+    v = w.views["01-decode-definition"]
+    v.set_response("b")
+    v.submit_button.click()  # the real button path
+    assert v.score == 1.0 and "정답입니다" in v.feedback.value
+    assert v.input.disabled and not v.retry_button.disabled
+
+    g = w.views["01-greedy"]
+    g.set_response("b")
+    g.submit()
+    assert g.score == 0.0 and "틀렸습니다" in g.feedback.value
+    assert "온도가 0보다 큰 샘플링" in g.feedback.value  # why the chosen option is wrong
+    g.reveal()
+    assert "a. 확률이 가장 높은 토큰 하나를 고른다" in g.feedback.value
+    g.retry()
+    assert not g.input.disabled and g.feedback.value == ""
+    g.set_response("a")
+    g.submit()
+    assert g.score == 1.0
+
+    s = w.views["01-check-1"]
+    s.set_response(unicodedata.normalize("NFD", " 한 번에 한 토큰씩\n"))
+    s.submit()
+    assert s.score == 1.0
+
+    n = w.views["01-topk-prob"]
+    n.set_response("영점이팔")
+    n.submit()
+    assert n.score is None and "숫자로 읽을 수 없습니다" in n.feedback.value
+    assert n.input.value == "영점이팔" and not n.input.disabled  # the input is kept
+
+    o = w.views["01-phase-order"]
+    o.set_response(["A", "B", "C", ""])
+    o.submit()
+    assert "한 번씩 모두" in o.feedback.value and o.score is None
+    o.set_response(["A", "B", "C", "D"])
+    o.submit()
+    assert o.score == 1.0
+
+    m = w.views["01-temperature"]
+    m.set_response(["a"])
+    m.submit()
+    assert m.score == 0.5 and "부분 점수 0.5" in m.feedback.value
+
+    empty = w.views["01-token-unit"]
+    empty.submit()
+    assert "비어 있습니다" in empty.feedback.value and not empty.saved
+
+    assert w.score() == (4.5, 16.0)
+    assert "점수: <b>4.5 / 16</b> (채점된 문항 5 / 16)" in w.score_label.value
+
+    # saved as given, one atomic file per question
+    store = AnswerStore("course", tmp_path / "answers")
+    saved = store.load()
+    assert saved["01-greedy"]["response"] == "a" and saved["01-greedy"]["attempts"] == 2
+    assert saved["01-topk-prob"]["response"] == "영점이팔" and saved["01-topk-prob"]["score"] is None
+    assert "01-token-unit" not in saved
+
+    # a fresh widget (kernel restart) shows everything again
+    w2 = _widget(tmp_path)
+    assert w2.views["01-decode-definition"].input.value == "b"
+    assert "정답입니다" in w2.views["01-decode-definition"].feedback.value
+    assert w2.views["01-topk-prob"].input.value == "영점이팔"
+    assert "숫자로 읽을 수 없습니다" in w2.views["01-topk-prob"].feedback.value
+    assert [d.value for d in w2.views["01-phase-order"].input] == ["A", "B", "C", "D"]
+    assert [c.value for c in w2.views["01-temperature"].input] == [True, False, False, False, False]
+    assert w2.score() == (4.5, 16.0)
+
+    # the review widget shares the same answers
+    review = _widget(tmp_path, "all")
+    assert len(review.views) == 87 and review.score() == (4.5, 87.0)
+    assert review.views["01-greedy"].score == 1.0
+
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""  # nothing printed outside the widget
+
+
+def test_export_writes_one_gradable_submission(tmp_path, capsys):
+    w = _widget(tmp_path, "03")
+    for qid, resp in [("03-added-latency", "150 s"), ("03-check-2", "지연이 쌓이니까"), ("03-agent-def", "b")]:
+        w.views[qid].set_response(resp)
+        w.views[qid].submit()
+    w.student.value = ""
+    w.export_button.click()
+    assert "학번" in w.status.value and "비어 있습니다" in w.status.value
+    w.student.value = "2026-001 김하나"
+    w.export_button.click()
+    assert "제출 파일을 만들었습니다" in w.status.value
+    path = tmp_path / "decodelab-course-2026-001_김하나.json"
+    sub = read_submission(path)
+    assert sub.student_id == "2026-001 김하나"
+    assert sub.answers == {"03-added-latency": "150 s", "03-check-2": "지연이 쌓이니까", "03-agent-def": "b"}
+    (row,) = grade_folder(tmp_path, load_quizzes(notebook="03")).rows
+    assert row.total == 2.0
+    # the student id is remembered for next time
+    assert _widget(tmp_path, "03").student.value == "2026-001 김하나"
+    assert capsys.readouterr().out == ""
+
+
+def test_exam_mode_saves_without_feedback(tmp_path):
+    rel = build_release(tmp_path / "exam")
+    w = _widget(tmp_path, "02", quizzes_dir=rel.out_dir)
+    assert w.exam and w.store.quiz_set == rel.quiz_set
+    v = w.views["02-tpot-calc"]
+    v.set_response("100 ms")
+    v.submit()
+    assert v.score is None and "시험 모드" in v.feedback.value
+    assert "정답" not in v.feedback.value and "틀렸" not in v.feedback.value
+    assert "답한 문항: <b>1 / 18</b>" in w.score_label.value
+    bad = w.views["02-e2e-calc"]
+    bad.set_response("백구십이")
+    bad.submit()
+    assert "숫자로 읽을 수 없습니다" in bad.feedback.value
+    # reload in exam mode shows the saved answer
+    w2 = _widget(tmp_path, "02", quizzes_dir=rel.out_dir)
+    assert w2.views["02-tpot-calc"].input.value == "100 ms"
+    assert "저장된 답입니다" in w2.views["02-tpot-calc"].feedback.value
+    # practice answers live apart from exam answers
+    assert AnswerStore("course", tmp_path / "answers").load() == {}
+    path = w2.export("s1")
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert data["quiz_set"] == rel.quiz_set and data["answers"]["02-tpot-calc"] == "100 ms"
+
+
+def test_bad_notebook_id_and_corrupted_answer_file(tmp_path):
+    with pytest.raises(ValueError, match="노트북 번호"):
+        quiz_widget("07")
+    d = tmp_path / "answers" / "course"
+    d.mkdir(parents=True)
+    (d / "01-greedy.json").write_text("{broken", encoding="utf-8")
+    (d / "01-decode-definition.json").write_text(json.dumps({"question_id": "01-decode-definition", "response": "b"}),
+                                                 encoding="utf-8")
+    w = _widget(tmp_path)
+    assert "읽지 못한 저장 파일" in w.status.value and "01-greedy.json" in w.status.value
+    assert w.views["01-decode-definition"].score == 1.0
+    assert w.views["01-greedy"].input.value is None
