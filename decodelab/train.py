@@ -68,7 +68,7 @@ class TrainConfig:
     target_heads: int = 5
     target_kv_heads: int = 5
     target_ff: int = 864
-    target_steps: int = 900
+    target_steps: int = 600
     target_lr: float = 2e-3
     # draft: ~1 M parameters
     draft_hidden: int = 128
@@ -76,11 +76,11 @@ class TrainConfig:
     draft_heads: int = 2
     draft_kv_heads: int = 2
     draft_ff: int = 352
-    draft_steps: int = 600
+    draft_steps: int = 400
     draft_lr: float = 3e-3
     batch_size: int = 8
     heldout_fraction: float = 0.05
-    threads: int = 2
+    threads: int = 1
     extra: dict = field(default_factory=dict)
 
 

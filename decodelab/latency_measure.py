@@ -1,0 +1,188 @@
+"""Measure prefill and decode on a real model, to set beside :mod:`decodelab.latency`'s roofline.
+
+* :func:`measure_ttft` — time of :func:`decodelab.prefill` (the first token's logits) against
+  prompt length;
+* :func:`measure_tpot` — time per :func:`decodelab.decode_step` against position, and TPOT for
+  several output lengths (TPOT = (E2E - TTFT) / (n - 1), vLLM's definition, facts/hardware.md);
+* :func:`fit_line` — least-squares ``ms = overhead + slope x tokens``: its intercept is the
+  per-call overhead (Python, framework, kernel launches) that no roofline contains.
+
+All functions return plain Python numbers in milliseconds ("measured on this computer"). Timings
+on a shared machine vary (~30%): compare numbers from one run only, and use medians.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+
+from .decoding import decode_step, encode_prompt, prefill
+
+__all__ = ["prompt_ids", "measure_ttft", "measure_tpot", "fit_line"]
+
+# A neutral Korean passage (our own words) tiled to any length; only its token count matters.
+_TEXT = (
+    "언어 모델은 먼저 입력 문장을 한 번에 읽어 들이고, 그다음 답을 한 토큰씩 이어서 씁니다. "
+    "읽는 단계와 쓰는 단계는 걸리는 시간의 성격이 서로 다릅니다. "
+)
+
+
+@contextlib.contextmanager
+def _threads(n: int | None) -> Iterator[None]:
+    """Run with ``torch.set_num_threads(n)`` and restore the previous count afterwards."""
+    if n is None:
+        yield
+        return
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"num_threads={n!r}: 스레드 수(num_threads)는 1 이상의 정수이거나 None이어야 합니다.")
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def _max_positions(model) -> int:
+    return int(getattr(model.config, "max_position_embeddings", 10**9) or 10**9)
+
+
+def prompt_ids(tokenizer, n_tokens: int) -> torch.Tensor:
+    """A prompt of exactly ``n_tokens`` tokens: a fixed Korean passage, tiled and cut.
+
+    Returns:
+        LongTensor of shape ``(1, n_tokens)``.
+
+    Raises:
+        ValueError: ``n_tokens`` < 1.
+    """
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 1:
+        raise ValueError(f"n_tokens={n_tokens!r}: 프롬프트 토큰 수(n_tokens)는 1 이상의 정수여야 합니다.")
+    base = encode_prompt(tokenizer, _TEXT)
+    reps = -(-int(n_tokens) // len(base))
+    return torch.tensor([(base * reps)[: int(n_tokens)]], dtype=torch.long)
+
+
+def _check_lengths(name: str, values: Sequence[int], limit: int) -> list[int]:
+    vals = [int(v) for v in values]
+    if not vals or any(v < 1 for v in vals) or any(v > limit for v in vals):
+        raise ValueError(
+            f"{name}={list(values)!r}: 각 값은 1 이상 {limit} 이하의 정수여야 합니다 (모델의 최대 위치 수 안에서)."
+        )
+    return vals
+
+
+def measure_ttft(model, tokenizer, prompt_lengths: Sequence[int] = (8, 32, 64, 128, 256), *,
+                 repeats: int = 5, warmup: int = 2, num_threads: int | None = 1) -> dict[str, list]:
+    """Median prefill time (≈ TTFT with no queue or network) for each prompt length.
+
+    Each measurement is one :func:`decodelab.prefill` call (one forward pass over the prompt,
+    filling a fresh KV cache). ``warmup`` untimed calls come first (lazy initialisation, caches).
+
+    Args:
+        model: a transformers causal LM (e.g. ``load_models().target``), on CPU.
+        tokenizer: its tokenizer.
+        prompt_lengths: prompt sizes in tokens, each in [1, max_position_embeddings].
+        repeats: timed calls per length (>= 1); the median is reported.
+        num_threads: torch CPU threads while measuring (restored afterwards); default 1, because
+            on a machine shared with other work, idle-spinning worker threads can make a tiny
+            model 10x slower and the timings erratic. ``None`` keeps torch's setting.
+
+    Returns:
+        ``{"prompt_tokens": [S...], "ttft_ms": [median ms...], "all_ms": [[ms per repeat]...]}``.
+
+    Raises:
+        ValueError: a length outside [1, max positions], or repeats < 1.
+    """
+    lengths = _check_lengths("prompt_lengths", prompt_lengths, _max_positions(model))
+    if repeats < 1:
+        raise ValueError(f"repeats={repeats!r}: 반복 횟수(repeats)는 1 이상이어야 합니다.")
+    out = {"prompt_tokens": lengths, "ttft_ms": [], "all_ms": []}
+    with _threads(num_threads):
+        for _ in range(warmup):
+            prefill(model, prompt_ids(tokenizer, lengths[0]))
+        for s in lengths:
+            ids = prompt_ids(tokenizer, s)
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                prefill(model, ids)
+                times.append((time.perf_counter() - t0) * 1e3)
+            out["ttft_ms"].append(statistics.median(times))
+            out["all_ms"].append(times)
+    return out
+
+
+def measure_tpot(model, tokenizer, output_lengths: Sequence[int] = (2, 8, 32, 64, 128), *,
+                 prompt_tokens: int = 32, repeats: int = 3, warmup: int = 1,
+                 num_threads: int | None = 1) -> dict[str, list]:
+    """Decode-step times against position, and TPOT for each output length.
+
+    One run = :func:`decodelab.prefill` of a ``prompt_tokens`` prompt, then
+    ``max(output_lengths) - 1`` greedy :func:`decodelab.decode_step` calls, each timed. Per step
+    the median over ``repeats`` runs is kept. TPOT for ``n`` output tokens is the mean of the
+    first ``n - 1`` step times (the prefill pass yields the first token): vLLM's
+    TPOT = (E2E - TTFT) / (n - 1). ``num_threads``: as in :func:`measure_ttft`.
+
+    Returns:
+        ``{"output_tokens": [n...], "tpot_ms": [ms...], "position": [cache length before each
+        step...], "step_ms": [median ms of each step...], "prompt_tokens": S}``.
+
+    Raises:
+        ValueError: output lengths < 2 or prompt + output beyond the model's positions.
+    """
+    limit = _max_positions(model) - int(prompt_tokens)
+    lengths = _check_lengths("output_lengths", output_lengths, limit)
+    if min(lengths) < 2:
+        raise ValueError(f"output_lengths={list(output_lengths)!r}: TPOT에는 출력 토큰이 2개 이상 필요합니다.")
+    if repeats < 1:
+        raise ValueError(f"repeats={repeats!r}: 반복 횟수(repeats)는 1 이상이어야 합니다.")
+    n_steps = max(lengths) - 1
+    ids = prompt_ids(tokenizer, prompt_tokens)
+
+    def run() -> list[float]:
+        state = prefill(model, ids)
+        times = []
+        for _ in range(n_steps):
+            tok = int(torch.argmax(state.logits))
+            t0 = time.perf_counter()
+            state = decode_step(model, state, tok)
+            times.append((time.perf_counter() - t0) * 1e3)
+        return times
+
+    with _threads(num_threads):
+        for _ in range(warmup):
+            run()
+        runs = np.array([run() for _ in range(repeats)])
+    step_ms = np.median(runs, axis=0)
+    return {
+        "output_tokens": lengths,
+        "tpot_ms": [float(step_ms[: n - 1].mean()) for n in lengths],
+        "position": [int(prompt_tokens) + i for i in range(n_steps)],
+        "step_ms": [float(v) for v in step_ms],
+        "prompt_tokens": int(prompt_tokens),
+    }
+
+
+def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Least-squares straight line ``y = intercept + slope x``.
+
+    For TTFT against prompt length the intercept is the per-call overhead (ms) and the slope the
+    marginal ms per prompt token.
+
+    Returns:
+        ``(intercept, slope)`` as floats.
+
+    Raises:
+        ValueError: fewer than 2 points or different lengths.
+    """
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if xs.shape != ys.shape or xs.size < 2:
+        raise ValueError("x와 y는 길이가 같고 점이 2개 이상이어야 합니다.")
+    slope, intercept = np.polyfit(xs, ys, 1)
+    return float(intercept), float(slope)

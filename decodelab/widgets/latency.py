@@ -1,0 +1,416 @@
+"""Views over :mod:`decodelab.latency`: the latency explorer widget and the course's latency figures.
+
+* :func:`latency_explorer` — hardware preset, decode latency, prefill throughput, tool latency,
+  agent-loop depth, tokens per call, speculative decoding on/off; a stacked bar per model call
+  (prefill / decode / tool) with totals, redrawn IN PLACE: one reused matplotlib figure (not
+  tracked by pyplot, so nothing leaks), rendered to one PNG that replaces the output's content.
+* :func:`plot_agent_loop`, :func:`plot_roofline`, :func:`plot_measured_vs_roofline`,
+  :func:`plot_layer_split` — static figures for notebooks 02, 03 and 05. Made with
+  ``decodelab.plots.new_figure`` (pyplot-tracked): in Jupyter the inline backend shows each at the
+  end of its cell and closes it; elsewhere close them with ``plt.close(fig)``.
+
+No logic lives here: every number comes from :mod:`decodelab.latency` (sources in its docstrings).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Sequence
+
+import numpy as np
+
+from .. import latency as lat
+
+__all__ = [
+    "LatencyExplorer",
+    "latency_explorer",
+    "plot_agent_loop",
+    "plot_roofline",
+    "plot_measured_vs_roofline",
+    "plot_layer_split",
+    "ASSUMED_INITIAL_CONTEXT",
+    "ASSUMED_GROWTH_PER_CALL",
+]
+
+#: The explorer's fixed assumptions (no published figure; the widget's caption says so).
+ASSUMED_INITIAL_CONTEXT = 4000
+ASSUMED_GROWTH_PER_CALL = 1000
+
+COLORS = {"prefill": "#4C72B0", "transfer": "#8172B2", "decode": "#DD8452", "tool": "#55A868"}
+LABELS = {"prefill": "프리필", "transfer": "KV 전송", "decode": "디코드", "tool": "도구 호출"}
+
+
+def _plain_log_ticks(*axes_) -> None:
+    """Log-axis tick labels as plain text ("0.1", "10", "1000"), not mathtext "10^{-1}": mathtext
+    would draw U+2212 MINUS SIGN, which the course font lacks (missing-glyph warning)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    fmt = FuncFormatter(lambda v, _: f"{v:,.10g}")
+    for axis in axes_:
+        axis.set_major_formatter(fmt)
+        axis.set_minor_formatter(NullFormatter())
+
+
+def _figure(figsize=(7.0, 3.4), dpi=80, nrows=1, ncols=1, *, pyplot: bool = True, **kw):
+    """A figure with the Hangul font (:func:`decodelab.plots.new_figure`).
+
+    ``pyplot=True`` (static figures): pyplot tracks it, so Jupyter's inline backend shows it at the
+    end of the cell and then closes it; outside Jupyter, close it yourself (``plt.close(fig)``).
+    ``pyplot=False`` (the explorer's reused figure): untracked, nothing to close, never leaks.
+    """
+    from ..plots import new_figure
+
+    return new_figure(nrows, ncols, pyplot=pyplot, figsize=figsize, dpi=dpi, **kw)
+
+
+# --------------------------------------------------------------------------------------------
+# static figures
+
+
+def _bar_verts(x: np.ndarray, bottom: np.ndarray, height: np.ndarray, width: float) -> np.ndarray:
+    """Rectangles as polygons, shape (n, 4, 2): one PolyCollection draws them all at once
+    (hundreds of times faster to redraw than one ``Rectangle`` patch per bar)."""
+    x0, x1 = x - width / 2, x + width / 2
+    y0, y1 = bottom, bottom + height
+    return np.stack([np.stack([x0, y0], -1), np.stack([x0, y1], -1),
+                     np.stack([x1, y1], -1), np.stack([x1, y0], -1)], axis=1)
+
+
+def _agent_artists(ax, legend: bool = True, transfer: bool = True):
+    """The reusable artists of an agent-loop plot on ``ax`` (created on first use)."""
+    arts = getattr(ax, "_decodelab_agent_artists", None)
+    if arts is None:
+        from matplotlib.collections import PolyCollection
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import MaxNLocator
+
+        ax.clear()
+        # axis-aligned rectangles need no antialiasing (and drawing is faster without)
+        arts = {k: ax.add_collection(PolyCollection(np.zeros((0, 4, 2)), facecolors=COLORS[k], linewidths=0,
+                                                    antialiased=False))
+                for k in COLORS}
+        if legend:
+            keys = [k for k in COLORS if transfer or k != "transfer"]
+            ax.legend([Patch(color=COLORS[k]) for k in keys], [LABELS[k] for k in keys],
+                      loc="upper left", fontsize=8, ncol=4, frameon=False)
+        ax.set_xlabel("모델 호출 번호")
+        ax.set_ylabel("시간 (초)")
+        # few tick labels: text layout is most of a redraw's cost
+        ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(4))
+        ax.grid(True, axis="y", alpha=0.3)
+        ax._decodelab_agent_artists = arts
+    return arts
+
+
+def plot_agent_loop(result: lat.AgentLoopResult, ax=None, *, title: str | None = None, legend: bool = True):
+    """Stacked bars, one per model call: prefill, KV transfer, decode, tool (seconds).
+
+    Redrawing on the same ``ax`` reuses its artists (four ``PolyCollection``s), so a slider move
+    only replaces vertices: no new artists, no new figure.
+
+    Args:
+        result: from :func:`decodelab.latency.agent_loop`.
+        ax: axes to draw on; ``None`` creates a new (pyplot-tracked) figure.
+        title: default: the totals in seconds; ``""`` for none.
+        legend: draw the colour legend (the explorer shows it as HTML instead, which is faster).
+
+    Returns:
+        The matplotlib ``Figure`` drawn on.
+    """
+    if ax is None:
+        fig, ax = _figure()
+        fig.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.15)
+    fig = ax.figure
+    arts = _agent_artists(ax, legend, transfer=bool(np.any(result.transfer_ms)))
+    n = result.depth
+    x = np.arange(1, n + 1, dtype=float)
+    bottom = np.zeros(n)
+    parts = {"prefill": result.prefill_ms, "transfer": result.transfer_ms, "decode": result.decode_ms,
+             "tool": result.tool_ms}
+    width = 0.8 if n <= 60 else 0.95
+    for key, ms in parts.items():
+        h = np.asarray(ms, dtype=float) / 1e3
+        arts[key].set_verts(_bar_verts(x, bottom, h, width))
+        bottom = bottom + h
+    top = float(bottom.max()) if n else 0.0
+    ax.set_xlim(0.4, max(n, 1) + 0.6)
+    ax.set_ylim(0, max(top, 1e-3) * 1.3)
+    t = result.totals
+    ax.set_title(title if title is not None else (f"총 {t['total'] / 1e3:,.1f}초 = 프리필 {t['prefill'] / 1e3:,.1f} + "
+                           f"디코드 {t['decode'] / 1e3:,.1f} + 도구 {t['tool'] / 1e3:,.1f}"
+                           + (f" + KV 전송 {t['transfer'] / 1e3:,.1f}" if t["transfer"] else "") + " (초)"),
+                 fontsize=10)
+    return fig
+
+
+def plot_roofline(hardware: Sequence[str | lat.Hardware] = ("H100", "H200", "B200", "Trainium2"),
+                  dtype: str = "bf16", *, model: lat.ModelProfile | None = None,
+                  batches: Sequence[int] = (1, 8, 64, 256), context_tokens: int = 0, ax=None):
+    """Roofline: attainable FLOP/s against arithmetic intensity, one roof per hardware preset,
+    with the decode step of ``model`` (default Llama-3-70B in ``dtype``) marked at several batch
+    sizes. Ridge point = where the slanted (memory) roof meets the flat (compute) roof.
+
+    Sources: chip figures of :func:`decodelab.latency.get_hardware` (facts/hardware.md),
+    intensity of :func:`decodelab.latency.arithmetic_intensity`.
+
+    Returns:
+        The matplotlib ``Figure``.
+    """
+    if ax is None:
+        fig, ax = _figure(figsize=(7.0, 4.2), dpi=90)
+    else:
+        fig = ax.figure
+    m = model if model is not None else lat.get_model("Llama-3-70B", dtype)
+    x = np.logspace(-1, 4, 200)
+    for i, name in enumerate(hardware):
+        hw = lat.get_hardware(name)
+        peak = hw.flops_for(dtype)
+        ax.loglog(x, np.minimum(peak, x * hw.bandwidth) / 1e12, color=f"C{i}", label=f"{hw.name}")
+        ridge = peak / hw.bandwidth
+        ax.plot([ridge], [peak / 1e12], "o", color=f"C{i}", ms=4)
+        if i == 0:
+            first = hw
+    for b in batches:
+        ai = lat.arithmetic_intensity(m, context_tokens, b)
+        attained = min(first.flops_for(dtype), ai * first.bandwidth) / 1e12
+        ax.plot([ai], [attained], "k^", ms=6)
+        ax.annotate(f"배치 {b}", (ai, attained), textcoords="offset points", xytext=(4, -12), fontsize=8)
+    _plain_log_ticks(ax.xaxis, ax.yaxis)
+    ax.set_xlabel("산술 강도 (FLOP/byte)")
+    ax.set_ylabel("도달 가능한 연산 성능 (TFLOP/s)")
+    ax.set_title(f"루프라인: {m.name} {m.dtype.upper()} 디코드 단계 (▲, {first.name} 위)", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(True, which="major", alpha=0.3)
+    return fig
+
+
+def plot_measured_vs_roofline(lengths, measured_ms, predicted_ms, *, xlabel: str, title: str,
+                              fit: tuple[float, float] | None = None, ax=None):
+    """Measured times (dots) beside the roofline prediction (line) against a token count.
+
+    Args:
+        lengths: token counts, shape (n,). measured_ms / predicted_ms: ms, shape (n,).
+        fit: optional ``(overhead_ms, ms_per_token)`` of a straight-line fit, drawn dashed.
+
+    Returns:
+        The matplotlib ``Figure``.
+    """
+    if ax is None:
+        fig, ax = _figure(figsize=(6.0, 3.6), dpi=90)
+    else:
+        fig = ax.figure
+    x = np.asarray(lengths, dtype=float)
+    ax.plot(x, measured_ms, "o-", color="C3", label="측정 (이 컴퓨터)")
+    ax.plot(x, predicted_ms, "s--", color="C0", label="루프라인 예측 (이 컴퓨터)")
+    if fit is not None:
+        a, b = fit
+        ax.plot(x, a + b * x, ":", color="C2", label=f"직선 맞춤: {a:.2f} ms + {b:.3f} ms/토큰")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("ms")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int = 8192, *, ax=None):
+    """Horizontal bars: one decode step of ``model`` (default Llama-3-70B FP8) on one H100, on
+    Rubin alone, on Rubin + Groq 3 LPX split by layer (pipeline and ideal), next to NVIDIA's
+    "approaching 1,000 tokens/s per user" claim (1 ms). Sources: :mod:`decodelab.latency`.
+
+    Returns:
+        The matplotlib ``Figure``.
+    """
+    if ax is None:
+        fig, ax = _figure(figsize=(7.0, 3.2), dpi=90)
+    else:
+        fig = ax.figure
+    m = model if model is not None else lat.get_model("Llama-3-70B", "fp8")
+    pipe = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens)
+    ideal = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens, lpu_parallel="ideal")
+    rows = [
+        ("H100 1개 (루프라인)", lat.decode_step_ms(m, "H100", context_tokens)),
+        ("Rubin 1개 (루프라인)", lat.decode_step_ms(m, "Rubin", context_tokens)),
+        ("Rubin + LPX 레이어 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
+        ("Rubin + LPX 레이어 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
+        ("NVIDIA 주장\n(사용자당 ~1,000 토큰/초)", 1.0),
+    ]
+    y = np.arange(len(rows))[::-1]
+    vals = [v for _, v in rows]
+    ax.barh(y, vals, color=["C0", "C0", "C1", "C1", "C2"])
+    ax.set_yticks(y, [r for r, _ in rows], fontsize=8)
+    for yi, v in zip(y, vals):
+        ax.annotate(f"{v:.2f} ms", (v, yi), textcoords="offset points", xytext=(3, -3), fontsize=8)
+    ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("디코드 한 단계 (ms, 로그 눈금)")
+    ax.set_title(f"{m.name} {m.dtype.upper()}, 문맥 {context_tokens:,} 토큰, 배치 1", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# the explorer widget
+
+
+class LatencyExplorer:
+    """The latency explorer: controls + one figure redrawn in place.
+
+    Attributes:
+        widget: the ``ipywidgets.VBox`` to display. preset, decode_ms, prefill_tps, tool_s, depth,
+        tokens, speculative, alpha: the controls. output: the ``ipywidgets.Output`` holding
+        exactly one PNG. summary: an ``HTML`` line with totals. figure: the reused figure.
+        result: the last :class:`decodelab.latency.AgentLoopResult`.
+
+    Call :meth:`update` to redraw (the sliders' observers do it).
+    """
+
+    CUSTOM = -1
+
+    def __init__(self, model: lat.ModelProfile | None = None, context_tokens: int = 8192,
+                 include_this_computer: bool = False):
+        import ipywidgets as W
+
+        self.presets = lat.rate_presets(model, context_tokens, include_this_computer=include_this_computer)
+        first = self.presets[0]
+        style = {"description_width": "150px"}
+        layout = W.Layout(width="520px")
+        self.preset = W.Dropdown(
+            options=[(p.label, i) for i, p in enumerate(self.presets)] + [("직접 설정", self.CUSTOM)],
+            value=0, description="하드웨어 프리셋", style=style, layout=layout)
+        self.decode_ms = W.FloatSlider(value=round(first.decode_ms_per_token, 2), min=0.5, max=60.0, step=0.1,
+                                       description="디코드 지연 (ms/토큰)", style=style, layout=layout,
+                                       continuous_update=False, readout_format=".1f")
+        self.prefill_tps = W.FloatLogSlider(value=first.prefill_tokens_per_s or 1e4, base=10, min=2, max=6,
+                                            step=0.05, description="프리필 처리량 (토큰/초)", style=style,
+                                            layout=layout, continuous_update=False, readout_format=",.0f")
+        self.tool_s = W.FloatSlider(value=2.0, min=0.0, max=10.0, step=0.1, description="도구 지연 (초/호출)",
+                                    style=style, layout=layout, continuous_update=False, readout_format=".1f")
+        self.depth = W.IntSlider(value=50, min=1, max=100, description="루프 깊이 (호출 수)", style=style,
+                                 layout=layout, continuous_update=False)
+        self.tokens = W.IntSlider(value=300, min=10, max=2000, step=10, description="호출당 출력 토큰",
+                                  style=style, layout=layout, continuous_update=False)
+        self.speculative = W.Checkbox(value=False, description="투기적 디코딩 (γ=5, c=0.02)", indent=False)
+        self.alpha = W.FloatSlider(value=0.75, min=0.0, max=0.95, step=0.05, description="수락률 α",
+                                   style=style, layout=W.Layout(width="360px"), continuous_update=False)
+        self.summary = W.HTML()
+        self.source = W.HTML()
+        self.output = W.Output(layout=W.Layout(min_height="280px"))
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        self.figure, self.ax = _figure(figsize=(7.0, 3.0), dpi=72, pyplot=False)
+        self.figure.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.16)
+        # one Agg canvas kept for the widget's life: its renderer and text layouts are reused
+        self._canvas = FigureCanvasAgg(self.figure)
+        self.result: lat.AgentLoopResult | None = None
+        self._busy = False
+        caption = W.HTML(
+            f"<small>가정(출처 없음, 바꿔 보세요): 첫 문맥 {ASSUMED_INITIAL_CONTEXT:,} 토큰, 호출마다 문맥 "
+            f"+{ASSUMED_GROWTH_PER_CALL:,} 토큰, 접두사 캐시 사용. 기본값 50회 × 300 토큰 × 도구 2초는 "
+            "facts/hardware.md의 에이전트 예시, 투기적 디코딩 γ·c는 Leviathan et al. 2023의 설정입니다.</small>")
+        self.widget = W.VBox([
+            self.preset, self.decode_ms, self.prefill_tps, self.tool_s, self.depth, self.tokens,
+            W.HBox([self.speculative, self.alpha]), self.summary, self.output, self.source, caption])
+        self.preset.observe(self._on_preset, names="value")
+        for w in (self.decode_ms, self.prefill_tps):
+            w.observe(self._on_rate, names="value")
+        for w in (self.tool_s, self.depth, self.tokens, self.speculative, self.alpha):
+            w.observe(self.update, names="value")
+        self.update()
+
+    # handlers ---------------------------------------------------------------------------------
+
+    def _on_preset(self, change=None) -> None:
+        i = self.preset.value
+        if i == self.CUSTOM:
+            return self.update()
+        p = self.presets[i]
+        self._busy = True
+        try:
+            self.decode_ms.value = min(max(p.decode_ms_per_token, self.decode_ms.min), self.decode_ms.max)
+            if p.prefill_tokens_per_s is not None:
+                self.prefill_tps.value = p.prefill_tokens_per_s
+        finally:
+            self._busy = False
+        self.update()
+
+    def _on_rate(self, change=None) -> None:
+        if self._busy:
+            return
+        if self.preset.value != self.CUSTOM:  # the user moved a speed: it is no longer the preset
+            self._busy = True
+            try:
+                self.preset.value = self.CUSTOM
+            finally:
+                self._busy = False
+        self.update()
+
+    def _png(self) -> str:
+        """Draw the figure on its own Agg canvas and return it as base64 PNG (fast zlib level)."""
+        from PIL import Image
+
+        self._canvas.draw()
+        w, h = self._canvas.get_width_height()
+        img = Image.frombuffer("RGBA", (w, h), self._canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        buf = io.BytesIO()
+        img.save(buf, format="png", compress_level=1)
+        return base64.b64encode(buf.getvalue()).decode("ascii")
+
+    def compute(self) -> lat.AgentLoopResult:
+        """The agent loop for the current control values (no drawing)."""
+        spec = lat.SpeculativeConfig(self.alpha.value, 5, 0.02) if self.speculative.value else None
+        return lat.agent_loop(
+            self.depth.value, self.tokens.value, self.tool_s.value * 1e3,
+            decode_ms_per_token=self.decode_ms.value, prefill_tokens_per_s=self.prefill_tps.value,
+            initial_context_tokens=ASSUMED_INITIAL_CONTEXT, context_growth_per_call=ASSUMED_GROWTH_PER_CALL,
+            speculative=spec)
+
+    def update(self, change=None) -> None:
+        """Recompute and redraw in place: the output ends with exactly one PNG, and no figure is
+        created (the same untracked figure is cleared and drawn again)."""
+        if self._busy:
+            return
+        try:
+            r = self.result = self.compute()
+        except ValueError as e:  # a student's impossible setting: say so inside the widget
+            self.summary.value = f"<b style='color:#b00'>{e}</b>"
+            return
+        plot_agent_loop(r, self.ax, title="", legend=False)
+        png = self._png()
+        self.output.outputs = ({"output_type": "display_data", "metadata": {},
+                                "data": {"image/png": png, "text/plain": "<에이전트 루프 그림>"}},)
+        t = r.totals
+        tpot = float(r.tpot_ms[0]) if r.depth else self.decode_ms.value
+        plus10 = r.depth * (r.output_tokens - 1) * 10.0 / 1e3
+        share = t["decode"] / t["total"] * 100 if t["total"] else 0.0
+        legend = " ".join(
+            f"<span style='color:{COLORS[k]}'>■</span> {LABELS[k]} {t[k] / 1e3:,.1f}초"
+            for k in ("prefill", "decode", "tool") + (("transfer",) if t["transfer"] else ()))
+        self.summary.value = (
+            f"<b>총 {t['total'] / 1e3:,.1f}초</b> (= {t['total'] / 6e4:,.1f}분) = {legend}<br>"
+            f"디코드 몫 {share:.0f}% · 실제 토큰당 디코드 {tpot:.2f} ms · "
+            f"토큰당 10 ms가 늘면 +{plus10:,.0f}초")
+        i = self.preset.value
+        self.source.value = ("<small>출처: " + (self.presets[i].source if i != self.CUSTOM else "직접 설정한 값")
+                             + "</small>")
+
+
+def latency_explorer(model: lat.ModelProfile | None = None, context_tokens: int = 8192, *,
+                     include_this_computer: bool = False):
+    """The latency explorer widget (hardware preset dropdown + sliders + per-call stacked bars).
+
+    Args:
+        model: model whose roofline sets the hardware presets (default Llama-3-70B FP8).
+        context_tokens: context length for the presets' decode and prefill rates.
+        include_this_computer: add a preset measured on this computer (~0.5 s once).
+
+    Returns:
+        An ``ipywidgets.VBox``; its ``.explorer`` attribute is the :class:`LatencyExplorer`
+        (``.explorer.update()`` redraws, ``.explorer.output`` holds the one figure).
+    """
+    ex = LatencyExplorer(model, context_tokens, include_this_computer)
+    ex.widget.explorer = ex
+    return ex.widget

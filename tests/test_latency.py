@@ -1,0 +1,437 @@
+"""decodelab.latency reproduces the worked numbers of shared/facts/hardware.md (to 1%), is monotone
+where physics says it must be, and rejects bad input with errors that name the field."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+
+from decodelab import latency as L
+
+REL = 0.01  # "match to 1%"
+
+
+@pytest.fixture(scope="module")
+def llama70_fp8():
+    return L.get_model("Llama-3-70B", "fp8")
+
+
+@pytest.fixture(scope="module")
+def llama70_bf16():
+    return L.get_model("Llama-3-70B", "bf16")
+
+
+# ------------------------------------------------------------------------------------------
+# worked example of facts/hardware.md, Llama-3-70B
+
+
+def test_llama70_sizes(llama70_fp8, llama70_bf16):
+    m = llama70_bf16
+    assert (m.n_layers, m.d_model, m.n_q_heads, m.n_kv_heads, m.d_head) == (80, 8192, 64, 8, 128)
+    assert m.n_params == pytest.approx(70.6e9, rel=REL)
+    assert m.weight_bytes == pytest.approx(141e9, rel=REL)  # "weights 141 GB BF16"
+    assert llama70_fp8.weight_bytes == pytest.approx(70.6e9, rel=REL)  # "70.6 GB FP8"
+    # FP8 weights keep a BF16 KV cache, as in the facts file's example
+    assert llama70_fp8.kv_dtype == "bf16"
+
+
+def test_kv_bytes_per_token(llama70_fp8, llama70_bf16):
+    # 2 * 80 layers * 8 kv heads * 128 * 2 bytes, exactly
+    assert L.kv_bytes_per_token(llama70_bf16) == 2 * 80 * 8 * 128 * 2 == 327_680
+    assert L.kv_bytes_per_token(llama70_bf16) == pytest.approx(0.33e6, rel=REL)  # "0.33 MB per token"
+    assert 8192 * L.kv_bytes_per_token(llama70_fp8) == pytest.approx(2.68e9, rel=REL)  # "2.68 GB at 8k"
+    assert L.kv_bytes_per_token(L.get_model("Llama-3-70B", "fp8", kv_dtype="fp8")) == 163_840
+
+
+def test_decode_one_h100_fp8_8k(llama70_fp8):
+    step = L.decode_step(llama70_fp8, "H100", 8192)
+    hand = (70_553_706_496 + 8192 * 327_680) / 3.35e12 * 1e3
+    assert step.ms == pytest.approx(hand, rel=1e-9)
+    assert step.ms == pytest.approx(22.0, rel=REL)  # "~22 ms per token"
+    assert 1e3 / step.ms <= 46  # "(<= 46 tok/s)"
+    assert step.bound == "memory" and step.fits is True
+    assert L.decode_step_ms(llama70_fp8, L.get_hardware("H100"), 8192) == step.ms
+
+
+def test_decode_tp8_and_rubin(llama70_fp8, llama70_bf16):
+    assert L.decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8) == pytest.approx(5.4, rel=REL)
+    # a 141 GB BF16 model does not fit one 80 GB H100, it does fit eight
+    assert L.decode_step(llama70_bf16, "H100", 8192).fits is False
+    assert L.decode_step(llama70_bf16, "H100", 8192, n_chips=8).fits is True
+    # "Rubin FP8: 70.6 / 22 ~ 3.2 ms" (weights only, i.e. an empty cache)
+    assert L.decode_step_ms(llama70_fp8, "Rubin", 0) == pytest.approx(3.2, rel=REL)
+    # comm_ms is added on top
+    assert L.decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8, comm_ms=1.5) == pytest.approx(
+        L.decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8) + 1.5)
+
+
+def test_prefill_8k(llama70_fp8):
+    flops = L.prefill_flops(llama70_fp8, 8192)
+    assert flops == 2 * 70_553_706_496 * 8192 + 2 * 80 * 8192**2 * 8192
+    assert flops == pytest.approx(1.25e15, rel=REL)  # "~1.25 PFLOP"
+    t = L.prefill_ms(llama70_fp8, "H100", 8192)
+    assert t == pytest.approx(flops / 1979e12 * 1e3, rel=1e-9)
+    assert t / 1e3 == pytest.approx(0.63, rel=REL)  # "~0.63 s at 100% MFU"
+    assert L.prefill_ms(llama70_fp8, "H100", 8192, mfu=0.5) == pytest.approx(2 * t)  # "~1.3 s at 50%"
+    # a one-token "prefill" is memory-bound: about one decode step with an empty cache
+    assert L.prefill_ms(llama70_fp8, "H100", 1) == pytest.approx(
+        (70_553_706_496 + 327_680) / 3.35e12 * 1e3, rel=1e-9)
+
+
+def test_prefill_with_cached_prefix(llama70_fp8):
+    # new tokens attending to cached ones add 4 L S S_past a FLOPs
+    extra = L.prefill_flops(llama70_fp8, 1000, past_tokens=4000) - L.prefill_flops(llama70_fp8, 1000)
+    assert extra == 4 * 80 * 1000 * 4000 * 8192
+
+
+def test_kv_transfer(llama70_bf16):
+    assert L.kv_transfer_ms(llama70_bf16, 8192, "NVLink") == pytest.approx(6.0, rel=REL)  # "~6 ms"
+    assert L.kv_transfer_ms(llama70_bf16, 8192, "400G-NIC") == pytest.approx(54.0, rel=REL)  # "~54 ms"
+    slow = L.get_link("400G-NIC", latency_ms=2.0)
+    assert L.kv_transfer_ms(llama70_bf16, 8192, slow) == pytest.approx(
+        L.kv_transfer_ms(llama70_bf16, 8192, "400G-NIC") + 2.0)
+
+
+def test_ridge_points_and_intensity(llama70_fp8, llama70_bf16):
+    assert L.ridge_point("H100", "bf16") == pytest.approx(295, rel=REL)
+    assert L.ridge_point("H200", "bf16") == pytest.approx(206, rel=REL)
+    assert L.weight_matmul_intensity(1, 2.0) == 1.0
+    assert L.weight_matmul_intensity(64, 1.0) == 128.0
+    # batch-1 decode: intensity ~ 2 / bytes_per_param, far below every ridge point
+    ai = L.arithmetic_intensity(llama70_bf16, 0, 1)
+    assert ai == pytest.approx(1.0, rel=1e-9)
+    for name in ("H100", "H200", "B200", "Trainium2", "Trainium3"):
+        assert ai < L.ridge_point(name, "bf16")
+    # FP8 on H100: ridge 1979/3.35 = 591 FLOP/byte; weight intensity 2B -> crossover near B ~ 295
+    assert L.decode_step(llama70_fp8, "H100", 0, batch=250).bound == "memory"
+    assert L.decode_step(llama70_fp8, "H100", 0, batch=350).bound == "compute"
+
+
+def test_agent_illustration():
+    # 50 steps x 300 output tokens + 2 s tool per step: 400 s at 50 tok/s, 115 s at 1,000 tok/s.
+    # Here the prefill pass yields each call's first token, so 299 decode steps per call:
+    slow = L.agent_loop(50, 300, 2000.0, decode_ms_per_token=1000 / 50, prefill_tokens_per_s=1e4)
+    fast = L.agent_loop(50, 300, 2000.0, decode_ms_per_token=1000 / 1000, prefill_tokens_per_s=1e4)
+    assert slow.total_s == pytest.approx(50 * (299 * 0.020 + 2.0))  # 399.0 s
+    assert slow.total_s == pytest.approx(400, rel=REL)
+    assert fast.total_s == pytest.approx(115, rel=REL)
+    # past that, tool time dominates (Amdahl)
+    assert fast.totals["tool"] / fast.total_ms > 0.85
+    assert slow.depth == 50 and slow.decode_ms.shape == (50,)
+    assert slow.totals["prefill"] == 0 and slow.totals["transfer"] == 0
+
+
+def test_agent_breakdown_profile_mode(llama70_fp8):
+    r = L.agent_loop(4, 100, 500.0, model=llama70_fp8, hardware="H100", initial_context_tokens=2000,
+                     context_growth_per_call=700, prefix_caching=False)
+    np.testing.assert_array_equal(r.context_tokens, [2000, 2700, 3400, 4100])
+    np.testing.assert_array_equal(r.prefill_tokens, r.context_tokens)
+    assert r.prefill_ms[2] == pytest.approx(L.prefill_ms(llama70_fp8, "H100", 3400))
+    # decode: 99 steps at contexts 3401..3499 (linear in context -> the midpoint gives the mean)
+    assert r.decode_ms[2] == pytest.approx(99 * L.decode_step_ms(llama70_fp8, "H100", 3450), rel=1e-9)
+    assert np.all(np.diff(r.prefill_ms) > 0)  # context grows -> prefill grows
+    np.testing.assert_array_equal(r.tool_ms, 500.0)
+    assert r.total_ms == pytest.approx(r.call_ms.sum())
+
+    cached = L.agent_loop(4, 100, 500.0, model=llama70_fp8, hardware="H100", initial_context_tokens=2000,
+                          context_growth_per_call=700)
+    np.testing.assert_array_equal(cached.prefill_tokens, [2000, 700, 700, 700])
+    assert cached.prefill_ms[3] == pytest.approx(L.prefill_ms(llama70_fp8, "H100", 700, past_tokens=3400))
+    assert cached.totals["prefill"] < r.totals["prefill"]
+
+
+def test_agent_disaggregated_transfer(llama70_fp8):
+    r = L.agent_loop(3, 50, 0.0, model=llama70_fp8, hardware="H100", decode_hardware="H200",
+                     link="400G-NIC", initial_context_tokens=8192, context_growth_per_call=1000)
+    assert r.transfer_ms[0] == pytest.approx(L.kv_transfer_ms(llama70_fp8, 8192, "400G-NIC"))
+    assert r.transfer_ms[1] == pytest.approx(L.kv_transfer_ms(llama70_fp8, 1000, "400G-NIC"))
+    assert r.tpot_ms[0] == pytest.approx(L.tpot_ms(llama70_fp8, "H200", 8192, 50), rel=1e-9)
+
+
+def test_disaggregated_and_e2e(llama70_fp8):
+    d = L.disaggregated(llama70_fp8, "H100", "H200", "NVLink", 8192, 200)
+    assert d.ttft_ms == pytest.approx(d.prefill_ms + L.kv_transfer_ms(llama70_fp8, 8192, "NVLink"))
+    assert d.e2e_ms == pytest.approx(d.ttft_ms + 199 * d.tpot_ms)
+    same = L.disaggregated(llama70_fp8, "H100", "H100", "NVLink", 8192, 200)
+    assert same.e2e_ms == pytest.approx(same.colocated_e2e_ms + same.transfer_ms)
+    e2e = L.e2e_ms(llama70_fp8, "H100", 8192, 200)
+    assert e2e == pytest.approx(same.colocated_e2e_ms)
+    assert L.ttft_ms(llama70_fp8, "H100", 8192, queue_ms=5) == pytest.approx(L.prefill_ms(llama70_fp8, "H100", 8192) + 5)
+
+
+def test_layer_split(llama70_fp8):
+    r = L.layer_split_decode_ms(llama70_fp8, "Rubin", "Groq3-LPX", 8192)
+    assert r["gpu_attention_ms"] == pytest.approx(8192 * 327_680 / 22e12 * 1e3)
+    assert r["lpu_weights_ms"] == pytest.approx(70_553_706_496 / (40e15 / 256) * 1e3)
+    assert r["total_ms"] == pytest.approx(r["gpu_attention_ms"] + r["lpu_weights_ms"])
+    ideal = L.layer_split_decode_ms(llama70_fp8, "Rubin", "Groq3-LPX", 8192, lpu_parallel="ideal")
+    assert ideal["lpu_weights_ms"] == pytest.approx(r["lpu_weights_ms"] / 256)
+    hops = L.layer_split_decode_ms(llama70_fp8, "Rubin", "Groq3-LPX", 8192, hop_ms=0.001)
+    assert hops["total_ms"] == pytest.approx(r["total_ms"] + 2 * 80 * 0.001)
+    assert r["lpu_fits"] is True
+    assert L.layer_split_decode_ms(L.get_model("Llama-3-70B"), lpu="Groq3-LPX")["lpu_fits"] is False
+
+
+def test_speculative_speedup():
+    # Leviathan et al.: alpha 0.75, gamma 7, c 0.02
+    expected = (1 - 0.75**8) / ((1 - 0.75) * (7 * 0.02 + 1))
+    assert L.speculative_speedup(0.75, 7, 0.02) == pytest.approx(expected)
+    assert L.speculative_speedup(0.75, 7, 0.02) == pytest.approx(3.157, rel=1e-3)
+    assert L.speculative_speedup(1.0, 4, 0.0) == 5.0
+    assert L.speculative_speedup(0.0, 3, 0.1) == pytest.approx(1 / 1.3)  # nothing accepted: slower
+    base = L.agent_loop(10, 200, 1000.0, decode_ms_per_token=20.0, prefill_tokens_per_s=1e4)
+    spec = L.agent_loop(10, 200, 1000.0, decode_ms_per_token=20.0, prefill_tokens_per_s=1e4,
+                        speculative=L.SpeculativeConfig(0.75, 7, 0.02))
+    assert spec.totals["decode"] == pytest.approx(base.totals["decode"] / expected)
+    assert spec.totals["tool"] == base.totals["tool"] and spec.totals["prefill"] == base.totals["prefill"]
+
+
+# ------------------------------------------------------------------------------------------
+# profiles
+
+
+def _numel(config) -> int:
+    torch = pytest.importorskip("torch")
+    from transformers import AutoModelForCausalLM
+
+    with torch.device("meta"):  # shapes only, no memory
+        model = AutoModelForCausalLM.from_config(config)
+    return sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.parametrize("name", ["Llama-3-8B", "Llama-3-70B", "Qwen3-32B", "Qwen3-0.6B", "bundled-target", "bundled-draft"])
+def test_param_count_equals_transformers(name):
+    from transformers import LlamaConfig, Qwen3Config
+
+    make_config, _ = L._MODELS[name]
+    c = dict(make_config())
+    cls = Qwen3Config if c.get("model_type") == "qwen3" else LlamaConfig
+    keys = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+            "num_key_value_heads", "head_dim", "tie_word_embeddings")
+    config = cls(**{k: c[k] for k in keys if k in c})
+    assert L.get_model(name).n_params == _numel(config)
+    # a PretrainedConfig is accepted as well as a dict
+    assert L.model_from_config(config).n_params == L.get_model(name).n_params
+
+
+def test_published_sizes():
+    assert L.get_model("Llama-3-8B").n_params == pytest.approx(8.03e9, rel=REL)
+    assert L.get_model("Qwen3-32B").n_params == pytest.approx(32.8e9, rel=REL)
+    assert L.get_model("Qwen3-0.6B").n_params == pytest.approx(0.6e9, rel=REL)
+    assert L.get_model("qwen3-0.6b").name == "Qwen3-0.6B"  # case-insensitive
+
+
+def test_bundled_config_read_at_call_time(tmp_path, monkeypatch):
+    for which in ("target", "draft"):
+        c = L._bundled_config(which)
+        c["num_hidden_layers"] = 1
+        (tmp_path / which).mkdir()
+        (tmp_path / which / "config.json").write_text(json.dumps(c))
+    before = L.get_model("bundled-target", "fp32")
+    monkeypatch.setattr(L, "_ASSETS", tmp_path)
+    after = L.get_model("bundled-target", "fp32")
+    assert after.n_layers == 1 and after.n_params < before.n_params
+    assert before.weight_bytes == 4 * before.n_params
+
+
+def test_dtypes_and_hardware_formats():
+    m = L.get_model("Llama-3-8B", "fp4")
+    assert m.bytes_per_param == 0.5 and m.kv_dtype == "bf16"
+    assert L.get_model("Llama-3-8B", "bfloat16").dtype == "bf16"
+    assert L.decode_step_ms(m, "B200", 0) == pytest.approx(m.n_params * 0.5 / 7.7e12 * 1e3)
+    with pytest.raises(ValueError, match="dtype.*fp8"):
+        L.prefill_ms(m, "H100", 100)  # H100 has no FP4 figure: the message lists what it has
+
+
+def test_hardware_presets_and_aliases():
+    for name in L.HARDWARE_NAMES:
+        if name == "this-computer":
+            continue
+        hw = L.get_hardware(name)
+        assert hw.source.startswith("facts/hardware.md")
+        assert hw.bandwidth > 0 and hw.memory_bytes > 0
+    assert L.get_hardware("h100 sxm").bandwidth == 3.35e12
+    assert L.get_hardware("groq3_lpx").n_chips == 256
+    assert L.get_hardware("TRN2").memory_bytes == 96 * 2**30
+    assert L.get_hardware("Rubin").notes  # its dense FLOP/s are an assumption, and say so
+    assert L.get_hardware("H100").flops["bf16"] == 989e12  # dense, not the sparse 1,979
+
+
+def test_measure_this_computer_is_cached_and_positive(monkeypatch):
+    monkeypatch.setattr(L, "_THIS_COMPUTER", None)  # restored after the test
+    hw = L.measure_this_computer(refresh=True, copy_mib=8, matmul_n=128)
+    assert hw.bandwidth > 1e8 and hw.flops["fp32"] > 1e7  # any computer beats 100 MB/s, 10 MFLOP/s
+    assert L.get_hardware("this-computer") is hw
+    assert L.measure_this_computer() is hw
+    assert hw.source.startswith("measured on this computer")
+
+
+# ------------------------------------------------------------------------------------------
+# monotonicity
+
+
+def test_monotone_in_depth_tokens_tool_and_speed(llama70_fp8):
+    def total(**kw):
+        args = dict(depth=10, output_tokens_per_call=200, tool_ms_per_call=1000.0, decode_ms_per_token=10.0,
+                    prefill_tokens_per_s=5000.0, initial_context_tokens=3000, context_growth_per_call=500)
+        args.update(kw)
+        return L.agent_loop(args.pop("depth"), args.pop("output_tokens_per_call"), args.pop("tool_ms_per_call"),
+                            **args).total_ms
+
+    for key, values in {"depth": [0, 1, 2, 5, 20, 60], "output_tokens_per_call": [1, 2, 50, 300, 2000],
+                        "tool_ms_per_call": [0.0, 1.0, 500.0, 5000.0], "decode_ms_per_token": [0.0, 1.0, 10.0, 50.0],
+                        "context_growth_per_call": [0, 100, 2000]}.items():
+        totals = [total(**{key: v}) for v in values]
+        assert all(a <= b for a, b in zip(totals, totals[1:])), (key, totals)
+    rates = [total(prefill_tokens_per_s=r) for r in (100.0, 1000.0, 1e4, math.inf)]
+    assert all(a >= b for a, b in zip(rates, rates[1:]))
+    assert total(depth=0) == 0.0
+
+
+def test_slower_hardware_never_lowers_total(llama70_fp8):
+    hw = L.get_hardware("H200")
+    prev = -1.0
+    for scale in (4.0, 2.0, 1.0, 0.5, 0.25):  # from fast to slow
+        slower = dataclasses.replace(hw, bandwidth=hw.bandwidth * scale,
+                                     flops={k: v * scale for k, v in hw.flops.items()})
+        t = L.agent_loop(5, 100, 100.0, model=llama70_fp8, hardware=slower, initial_context_tokens=4000,
+                         context_growth_per_call=500).total_ms
+        assert t >= prev
+        prev = t
+    for n in (1, 8, 64, 512):  # deeper into each preset's range
+        times = [L.decode_step_ms(llama70_fp8, dataclasses.replace(hw, bandwidth=hw.bandwidth * s), 1000, n)
+                 for s in (2.0, 1.0, 0.5)]
+        assert times == sorted(times)
+    ctx = np.array([0, 1000, 8000, 32000])
+    assert np.all(np.diff(L.decode_step_ms(llama70_fp8, "H100", ctx)) > 0)
+    assert np.all(np.diff(L.prefill_ms(llama70_fp8, "H100", ctx)) >= 0)
+
+
+# ------------------------------------------------------------------------------------------
+# errors name the field
+
+
+@pytest.mark.parametrize("bw", [0, -3.35e12, float("nan"), float("inf")])
+def test_bad_bandwidth(bw):
+    with pytest.raises(ValueError, match="bandwidth") as e:
+        L.Hardware("x", 80e9, bw, {"bf16": 1e15}, source="test")
+    assert "대역폭" in str(e.value)
+    with pytest.raises(ValueError, match="bandwidth"):
+        L.Link("x", bw)
+
+
+def test_bad_depth_and_counts():
+    with pytest.raises(ValueError, match="depth") as e:
+        L.agent_loop(-1, 100, 0.0, decode_ms_per_token=1.0, prefill_tokens_per_s=1.0)
+    assert "깊이" in str(e.value)
+    with pytest.raises(ValueError, match="output_tokens_per_call"):
+        L.agent_loop(3, 0, 0.0, decode_ms_per_token=1.0, prefill_tokens_per_s=1.0)
+    with pytest.raises(ValueError, match="tool_ms_per_call"):
+        L.agent_loop(3, 10, -1.0, decode_ms_per_token=1.0, prefill_tokens_per_s=1.0)
+    with pytest.raises(ValueError, match="prefill_tokens_per_s"):
+        L.agent_loop(3, 10, 0.0, decode_ms_per_token=1.0, prefill_tokens_per_s=0)
+    with pytest.raises(ValueError, match="decode_ms_per_token"):
+        L.agent_loop(3, 10, 0.0, prefill_tokens_per_s=1.0)  # neither a rate nor a model + hardware
+    with pytest.raises(ValueError, match="batch"):
+        L.decode_step_ms(L.get_model("Llama-3-8B"), "H100", 100, batch=0)
+    with pytest.raises(ValueError, match="context_tokens"):
+        L.decode_step_ms(L.get_model("Llama-3-8B"), "H100", -5)
+    with pytest.raises(ValueError, match="mfu"):
+        L.prefill_ms(L.get_model("Llama-3-8B"), "H100", 100, mfu=1.5)
+    with pytest.raises(ValueError, match="alpha"):
+        L.SpeculativeConfig(alpha=1.2)
+    with pytest.raises(ValueError, match="gamma"):
+        L.speculative_speedup(0.5, 0, 0.1)
+
+
+def test_unknown_names():
+    with pytest.raises(ValueError, match="hardware") as e:
+        L.get_hardware("H300")
+    assert "H100" in str(e.value) and "Trainium3" in str(e.value)  # lists the allowed names
+    with pytest.raises(ValueError, match="model") as e:
+        L.get_model("GPT-5")
+    assert "Llama-3-70B" in str(e.value)
+    with pytest.raises(ValueError, match="dtype") as e:
+        L.get_model("Llama-3-70B", "int3")
+    assert "fp8" in str(e.value) and "bf16" in str(e.value)
+    with pytest.raises(ValueError, match="link"):
+        L.get_link("carrier pigeon")
+    with pytest.raises(ValueError, match="lpu_parallel"):
+        L.layer_split_decode_ms(L.get_model("Llama-3-8B"), lpu_parallel="magic")
+    with pytest.raises(ValueError, match="num_hidden_layers"):
+        L.model_from_config({"hidden_size": 8, "num_attention_heads": 1, "intermediate_size": 8, "vocab_size": 8})
+
+
+def test_rate_presets_are_sourced():
+    presets = L.rate_presets()
+    labels = [p.label for p in presets]
+    assert any("H100" in x for x in labels) and any("LPX" in x for x in labels)
+    for p in presets:
+        assert p.source and p.decode_ms_per_token > 0
+    h100 = next(p for p in presets if "H100" in p.label)
+    assert h100.decode_ms_per_token == pytest.approx(L.decode_step_ms(L.get_model("Llama-3-70B", "fp8"), "H100", 8192))
+    lpx = next(p for p in presets if "LPX" in p.label)
+    assert lpx.decode_ms_per_token == 1.0  # "approach 1,000 tokens per second per user"
+
+
+def test_amdahl_and_chips_needed(llama70_fp8):
+    assert L.amdahl_speedup(0.75, math.inf) == pytest.approx(4.0)
+    assert L.amdahl_speedup(0.5, 2.0) == pytest.approx(1 / (0.5 + 0.25))
+    assert L.amdahl_speedup(0.0, 100.0) == 1.0
+    with pytest.raises(ValueError, match="fraction"):
+        L.amdahl_speedup(1.5, 2.0)
+    # 70.6 GB of FP8 weights in 500 MB SRAM chips: ceil(70.55 / 0.5) = 142; one 80 GB H100
+    assert L.chips_needed(llama70_fp8, "Groq3-LPU") == 142
+    assert L.chips_needed(llama70_fp8, "H100") == 1
+    assert L.chips_needed(L.get_model("Llama-3-70B"), "H100") == 2
+
+
+# ------------------------------------------------------------------------------------------
+# measuring the bundled model (decodelab.latency_measure, uses torch)
+
+
+def test_measure_helpers(pair):
+    import torch
+
+    from decodelab import latency_measure as M
+
+    ids = M.prompt_ids(pair.tokenizer, 37)
+    assert ids.shape == (1, 37) and ids.dtype == torch.long
+    threads = torch.get_num_threads()
+    t = M.measure_ttft(pair.target, pair.tokenizer, (4, 16), repeats=2, warmup=0)
+    assert t["prompt_tokens"] == [4, 16] and len(t["ttft_ms"]) == 2 and all(v > 0 for v in t["ttft_ms"])
+    assert [len(a) for a in t["all_ms"]] == [2, 2]
+    p = M.measure_tpot(pair.target, pair.tokenizer, (2, 5), prompt_tokens=8, repeats=1, warmup=0)
+    assert p["position"] == [8, 9, 10, 11]  # 4 decode steps after an 8-token prompt
+    assert p["tpot_ms"][0] == pytest.approx(p["step_ms"][0])
+    assert p["tpot_ms"][1] == pytest.approx(sum(p["step_ms"][:4]) / 4)
+    assert torch.get_num_threads() == threads  # restored
+    assert M.fit_line([1, 2, 3], [5.0, 7.0, 9.0]) == pytest.approx((3.0, 2.0))
+    with pytest.raises(ValueError, match="prompt_lengths"):
+        M.measure_ttft(pair.target, pair.tokenizer, (0, 10))
+    with pytest.raises(ValueError, match="output_lengths"):
+        M.measure_tpot(pair.target, pair.tokenizer, (1, 4))
+    with pytest.raises(ValueError, match="output_lengths"):
+        M.measure_tpot(pair.target, pair.tokenizer, (10_000,))
+    with pytest.raises(ValueError, match="n_tokens"):
+        M.prompt_ids(pair.tokenizer, 0)
+
+
+def test_latency_module_needs_no_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('lat_alone', {L.__file__!r})\n"
+        "mod = importlib.util.module_from_spec(spec); sys.modules['lat_alone'] = mod\n"
+        "spec.loader.exec_module(mod)\n"
+        "m = mod.get_model('Llama-3-70B', 'fp8')\n"
+        "assert round(mod.decode_step_ms(m, 'H100', 8192), 1) == 21.9\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
