@@ -1,0 +1,165 @@
+"""Matplotlib figures with Hangul: the bundled NanumGothic font, registered at import.
+
+Importing this module (``import decodelab.plots``) makes every later matplotlib figure able to
+draw Korean text, offline and on any Python the course supports (3.10-3.13):
+
+* the bundled font ``decodelab/assets/fonts/NanumGothic.ttf`` (SIL Open Font License 1.1, text in
+  ``OFL-NanumGothic.txt`` beside it) is added to matplotlib's font manager with
+  ``matplotlib.font_manager.fontManager.addfont`` — no system font, no font cache rebuild, no
+  network, no third-party helper such as koreanize-matplotlib;
+* it becomes the first ``sans-serif`` family, with matplotlib's own DejaVu Sans named after it in
+  ``font.family`` as a per-glyph fallback (matplotlib >= 3.6 draws each glyph missing from one
+  family from the next family in ``font.family``);
+* ``axes.unicode_minus`` is set from the font's own character map: NanumGothic has no
+  U+2212 MINUS SIGN, so tick labels use the ASCII hyphen-minus, which it does have. Without this,
+  negative ticks print the warning ``Glyph 8722 (\\N{MINUS SIGN}) missing from font(s) NanumGothic``.
+
+Always create course figures through :func:`new_figure`, and close the figures you do not return
+(``plt.close(fig)``) so that slider moves do not pile figures up.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from matplotlib import font_manager
+
+__all__ = [
+    "FONT_FAMILY",
+    "FONT_PATH",
+    "FONT_LICENSE_PATH",
+    "font_has_char",
+    "new_figure",
+    "setup_korean_font",
+]
+
+FONT_DIR = Path(__file__).resolve().parent / "assets" / "fonts"
+#: The bundled Hangul font (NanumGothic Regular, NAVER, SIL OFL 1.1).
+FONT_PATH = FONT_DIR / "NanumGothic.ttf"
+#: Its licence text, shipped beside it as the OFL requires.
+FONT_LICENSE_PATH = FONT_DIR / "OFL-NanumGothic.txt"
+#: The family name stored in the font's ``name`` table (what matplotlib matches on).
+FONT_FAMILY = "NanumGothic"
+#: Fallback for glyphs NanumGothic lacks; it ships inside matplotlib itself.
+FALLBACK_FAMILY = "DejaVu Sans"
+
+MINUS_SIGN = "\N{MINUS SIGN}"  # U+2212, what matplotlib draws for negative ticks by default
+
+
+@lru_cache(maxsize=None)
+def _font_codepoints(path: str) -> frozenset[int]:
+    """Code points present in a TrueType font's best Unicode cmap (read with fontTools)."""
+    from fontTools.ttLib import TTFont  # a matplotlib dependency, always installed with it
+
+    font = TTFont(path, lazy=True)
+    try:
+        return frozenset(font.getBestCmap() or ())
+    finally:
+        font.close()
+
+
+def font_has_char(char: str, path: str | Path = FONT_PATH) -> bool:
+    """Whether the font at ``path`` has a glyph for every character of ``char``.
+
+    Args:
+        char: one or more characters, e.g. ``"\\N{MINUS SIGN}"`` or ``"가"``.
+        path: a .ttf/.otf file; defaults to the bundled NanumGothic.
+
+    Returns:
+        True when each code point of ``char`` is in the font's Unicode character map.
+
+    Raises:
+        FileNotFoundError: if ``path`` does not exist.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"글꼴 파일이 없습니다: {path} (path 인자에 .ttf 파일 경로를 주세요)")
+    codepoints = _font_codepoints(str(path))
+    return all(ord(c) in codepoints for c in char)
+
+
+def _is_registered(path: Path) -> bool:
+    target = str(path)
+    return any(entry.fname == target for entry in font_manager.fontManager.ttflist)
+
+
+def setup_korean_font() -> str:
+    """Register the bundled NanumGothic with matplotlib and make it the default sans-serif font.
+
+    Idempotent (safe to call again, e.g. after ``plt.rcdefaults()`` or a style change). Puts
+    ``"NanumGothic"`` first in ``font.sans-serif``, sets ``font.family = ["sans-serif",
+    "DejaVu Sans"]`` (the second entry is matplotlib's per-glyph fallback for the rare symbol
+    NanumGothic lacks), and sets ``axes.unicode_minus`` to whether NanumGothic has U+2212 (it
+    does not, so ``False``: negative numbers are drawn with ``-``, U+002D).
+
+    Returns:
+        The registered family name, ``"NanumGothic"``.
+
+    Raises:
+        FileNotFoundError: if the bundled font file is missing from the installed package
+            (reinstall decodelab: ``pip install -e .``).
+    """
+    if not FONT_PATH.is_file():
+        raise FileNotFoundError(
+            f"번들 한글 글꼴이 없습니다: {FONT_PATH}. decodelab 패키지를 다시 설치하세요 (pip install -e .)."
+        )
+    fm = font_manager.fontManager
+    if not _is_registered(FONT_PATH):
+        fm.addfont(str(FONT_PATH))
+    if fm.ttflist and fm.ttflist[0].fname != str(FONT_PATH):
+        # A system copy of NanumGothic (Debian's fonts-nanum) scores the same as ours and, listed
+        # first, would win the tie in findfont: put the bundled file first so every computer
+        # draws with the same file, the one whose character map set axes.unicode_minus.
+        fm.ttflist.sort(key=lambda entry: entry.fname != str(FONT_PATH))
+        cached = getattr(fm, "_findfont_cached", None)
+        if cached is not None and hasattr(cached, "cache_clear"):
+            cached.cache_clear()
+    rc = matplotlib.rcParams
+    others = [f for f in rc["font.sans-serif"] if f not in (FONT_FAMILY, FALLBACK_FAMILY)]
+    rc["font.sans-serif"] = [FONT_FAMILY, FALLBACK_FAMILY, *others]
+    # matplotlib falls back glyph by glyph along ``font.family`` (it does not expand the generic
+    # "sans-serif" into its list for fallback), so DejaVu Sans is named there explicitly too.
+    rc["font.family"] = ["sans-serif", FALLBACK_FAMILY]
+    rc["axes.unicode_minus"] = font_has_char(MINUS_SIGN)
+    return FONT_FAMILY
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, pyplot: bool = True, **kwargs: Any):
+    """Create a figure and its axes with the Hangul font in place.
+
+    A thin wrapper over :func:`matplotlib.pyplot.subplots` (``pyplot=True``, the default) or
+    over :class:`matplotlib.figure.Figure` + ``Figure.subplots`` (``pyplot=False``: a figure
+    pyplot does not track, which never needs ``plt.close`` and suits a figure reused across
+    slider moves; show it with ``IPython.display.display(fig)``).
+
+    Args:
+        nrows, ncols: grid of axes, as in ``plt.subplots``.
+        pyplot: whether pyplot manages the figure (see above).
+        **kwargs: passed on: ``figsize`` (inches), ``dpi``, ``layout``, ``sharex``, ``sharey``,
+            ``squeeze``, ``subplot_kw``, ``gridspec_kw``, ``width_ratios``, ``height_ratios``, and
+            any other ``Figure`` keyword.
+
+    Returns:
+        ``(fig, ax)`` exactly as ``plt.subplots`` returns it: one ``Axes`` for a 1x1 grid,
+        otherwise a numpy array of ``Axes`` of shape ``(nrows, ncols)`` squeezed.
+
+    Raises:
+        ValueError / TypeError: from matplotlib for invalid grid sizes or keywords.
+    """
+    setup_korean_font()
+    if pyplot:
+        import matplotlib.pyplot as plt
+
+        return plt.subplots(nrows, ncols, **kwargs)
+    from matplotlib.figure import Figure
+
+    subplot_keys = ("sharex", "sharey", "squeeze", "subplot_kw", "gridspec_kw", "width_ratios", "height_ratios")
+    sub = {k: kwargs.pop(k) for k in subplot_keys if k in kwargs}
+    fig = Figure(**kwargs)
+    return fig, fig.subplots(nrows, ncols, **sub)
+
+
+setup_korean_font()

@@ -1,0 +1,559 @@
+"""The course in a real browser: JupyterLab + headless Chromium, every notebook run top to bottom.
+
+Starts one JupyterLab server on 127.0.0.1 (free port, token auth, temporary config / runtime /
+settings / workspace dirs, a temporary copy of ``notebooks/`` as root) with the project's Python,
+then for each ``notebooks/*.ipynb``:
+
+1. opens it in headless Chromium (Debian's ``/usr/bin/chromium`` driven by Playwright; Playwright's
+   own browser download is never used) and runs "Run All Cells";
+2. waits until the kernel is idle and no cell shows ``[*]``;
+3. asserts: every code cell ran; no error output and no stderr with a traceback, error or warning
+   (a missing-glyph warning from matplotlib lands there); no "Error displaying widget"; no
+   "Loading widget" left; every slider moves one step with the keyboard (ArrowRight, or
+   ArrowLeft at its maximum, on the noUiSlider handle); in each cell that has sliders, at least
+   one of them changes the notebook's output (a slider may by design do nothing alone, e.g. until
+   a checkbox is ticked; such sliders are listed in the test's output); no slider move adds
+   images (plots must be redrawn in place, not stack up); the checks of step 3 are repeated
+   after the sliders moved (an exception in a slider callback shows up then);
+4. saves a screenshot of the whole notebook to ``artifacts/screenshots/<NN>.png`` (a very long
+   notebook continues in ``<NN>-p2.png``, ...).
+
+Two demo notebooks from ``tests/browser/demo_notebooks.py`` check the harness itself: a good one
+must pass, a broken one must be reported for each of its planted faults.
+
+Needs: ``/usr/bin/chromium`` (or ``$DECODELAB_CHROMIUM``) and the ``playwright`` package
+(``scripts/install_browser.sh`` installs both). Without them the tests are skipped, except under
+CI (``CI=true``) where that is a failure. ``DECODELAB_BROWSER_NOTEBOOKS=<dir>`` tests the notebooks
+of another folder instead of ``notebooks/``. Run: ``pytest -m browser tests/test_browser.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = Path(os.environ.get("DECODELAB_BROWSER_NOTEBOOKS") or REPO / "notebooks")
+SCREENSHOTS = REPO / "artifacts" / "screenshots"
+CHROMIUM = os.environ.get("DECODELAB_CHROMIUM", "/usr/bin/chromium")
+ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # runs as root in containers
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+SERVER_START_S = 90
+RUN_ALL_S = 240  # per notebook; nbval budget is far below this
+SLIDER_EFFECT_S = 30
+SCREENSHOT_MAX_PX = 16000  # Chromium's largest capture is 16,384 px
+STDERR_BAD = re.compile(r"Traceback|Error|Warning|missing from font", re.IGNORECASE)
+
+_spec = importlib.util.spec_from_file_location("demo_notebooks", Path(__file__).parent / "browser" / "demo_notebooks.py")
+demo_notebooks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(demo_notebooks)
+
+
+def _unavailable(reason: str):
+    if ON_CI:
+        pytest.fail(f"browser test cannot run under CI: {reason} (run scripts/install_browser.sh)")
+    pytest.skip(reason)
+
+
+def _course_notebooks() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --------------------------------------------------------------------------------------------
+# JupyterLab server
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LabServer:
+    url: str
+    token: str
+    root: Path
+    proc: subprocess.Popen
+    log: Path
+
+    def api(self, path: str, method: str = "GET"):
+        req = urllib.request.Request(f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def log_tail(self, n: int = 4000) -> str:
+        return self.log.read_text(errors="replace")[-n:]
+
+
+def _write_settings(settings: Path) -> None:
+    """User settings for the test lab: render every cell (no windowing) and no news pop-ups."""
+    files = {
+        # 'none' attaches all cells to the DOM, so off-screen outputs and sliders are checked too
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
+    }
+    for rel, value in files.items():
+        path = settings / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    nb_root = root / "notebooks"
+    if NOTEBOOKS.is_dir():
+        shutil.copytree(NOTEBOOKS, nb_root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    else:
+        nb_root.mkdir()
+    for kind in ("good", "broken"):
+        demo_notebooks.write(nb_root, kind)
+    settings = root / "settings"
+    _write_settings(settings)
+    env = dict(os.environ)
+    env.update(
+        JUPYTER_CONFIG_DIR=str(root / "config"),
+        JUPYTER_RUNTIME_DIR=str(root / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(settings),
+        JUPYTERLAB_WORKSPACES_DIR=str(root / "workspaces"),
+        IPYTHONDIR=str(root / "ipython"),
+        MPLCONFIGDIR=str(root / "mpl"),
+        PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        PYTHONHASHSEED="0",
+    )
+    env.pop("MPLBACKEND", None)  # let the kernel use the inline backend
+    token = secrets.token_hex(16)
+    port = _free_port()
+    log = root / "server.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={nb_root}",
+        "--LabApp.expose_app_in_browser=True",
+        "--ServerApp.shutdown_no_activity_timeout=900",
+        "--MappingKernelManager.cull_idle_timeout=0",
+    ]
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=nb_root)
+    server = LabServer(f"http://127.0.0.1:{port}", token, nb_root, proc, log)
+    deadline = time.monotonic() + SERVER_START_S
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{server.log_tail()}")
+        try:
+            server.api("/api/status")
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.terminate()
+                pytest.fail(f"JupyterLab did not answer within {SERVER_START_S} s:\n{server.log_tail()}")
+            time.sleep(0.5)
+    yield server
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# --------------------------------------------------------------------------------------------
+# Browser
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).is_file():
+        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium, or set DECODELAB_CHROMIUM)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright Python package is not installed (pip install playwright)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@dataclass
+class Problem:
+    kind: str  # error | stderr | not-executed | widget-error | widget-loading | slider-stuck | slider-no-effect | plots-stack
+    detail: str
+
+    def __str__(self) -> str:
+        return f"[{self.kind}] {self.detail}"
+
+
+@dataclass
+class Report:
+    notebook: str
+    problems: list[Problem] = field(default_factory=list)
+    sliders: int = 0
+    sliders_changed: int = 0
+    idle_sliders: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    console_errors: list[str] = field(default_factory=list)
+
+    def add(self, kind: str, detail: str) -> None:
+        problem = Problem(kind, detail)
+        if problem not in self.problems:  # the checks run twice: after Run All and after the sliders
+            self.problems.append(problem)
+
+
+JS_OPEN = """
+async (path) => {
+  const app = window.jupyterapp;
+  if (!app) throw new Error('window.jupyterapp missing: was --LabApp.expose_app_in_browser set?');
+  await app.restored;
+  const w = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  await w.context.ready;
+  await w.sessionContext.ready;
+  app.shell.activateById(w.id);
+  app.shell.collapseLeft();
+  app.shell.collapseRight();
+  window.__nb = w;
+  return w.sessionContext.session ? w.sessionContext.session.kernel.name : null;
+}
+"""
+
+JS_STATE = """
+() => {
+  const w = window.__nb;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  const busy = Array.from(w.node.querySelectorAll('.jp-InputPrompt')).some(p => p.textContent.includes('*'));
+  return {kernel: k ? k.status : 'none', busy};
+}
+"""
+
+JS_MODEL_OUTPUTS = """
+() => {
+  const w = window.__nb;
+  const cells = [];
+  w.content.widgets.forEach((cell, i) => {
+    if (cell.model.type !== 'code') return;
+    const src = cell.model.sharedModel.getSource();
+    cells.push({index: i, count: cell.model.executionCount, empty: src.trim() === '',
+                head: src.split('\\n')[0].slice(0, 80), outputs: cell.model.outputs.toJSON()});
+  });
+  return cells;
+}
+"""
+
+# stderr and errors shown inside widgets (an ipywidgets Output, e.g. an exception in a slider
+# callback): these are in widget state, not in the notebook model.
+JS_WIDGET_STDERR = """
+() => Array.from(window.__nb.node.querySelectorAll(
+  '.jupyter-widgets .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')).map(e => e.innerText)
+"""
+
+# ipywidgets 8 draws a widget it cannot create as an icon + "Click to show javascript error.";
+# the click reveals the message (e.g. "Failed to load model class ... from module ...").
+JS_WIDGET_ERRORS = """
+() => Array.from(window.__nb.node.querySelectorAll('.jupyter-widgets-error-widget')).map(e => {
+  if (e.classList.contains('icon-error') && e.parentElement) e.parentElement.click();
+  return e.innerText.replace('[Open Browser Console for more detailed log - Double click to close this message]', '').trim();
+})
+"""
+
+# Everything the outputs show, minus the sliders themselves (their readout changes trivially).
+JS_OUTPUT_FINGERPRINT = """
+() => {
+  const parts = [];
+  let images = 0;
+  window.__nb.node.querySelectorAll('.jp-Cell-outputArea').forEach(area => {
+    const c = area.cloneNode(true);
+    c.querySelectorAll('.widget-slider, .widget-readout').forEach(e => e.remove());
+    images += c.querySelectorAll('img, canvas, svg.main-svg').length;
+    parts.push(c.innerHTML);
+  });
+  return {html: parts.join('\\n'), images};
+}
+"""
+
+# The readout shows the value as ipywidgets formats it; aria-valuenow is rounded to 1 decimal.
+JS_SLIDER_VALUE_FN = """
+const sliderValue = (s) => {
+  const r = s.querySelector('.widget-readout');
+  const h = s.querySelector('.noUi-handle, input[type=range]');
+  if (r && r.textContent.trim()) return r.textContent.trim();
+  return h ? (h.getAttribute('aria-valuenow') || h.value) : null;
+};
+"""
+
+JS_SLIDERS = """
+() => { """ + JS_SLIDER_VALUE_FN + """ return Array.from(window.__nb.node.querySelectorAll('.widget-slider')).map((s, i) => {
+  const cell = s.closest('.jp-Cell');
+  const handle = s.querySelector('.noUi-handle, input[type=range]');
+  return {index: i, cell: Array.from(window.__nb.node.querySelectorAll('.jp-Cell')).indexOf(cell),
+          disabled: !handle || s.classList.contains('mod-disabled') || handle.hasAttribute('disabled'),
+          value: sliderValue(s),
+          label: (s.querySelector('.widget-label') || {}).textContent || ''};
+}); }
+"""
+
+JS_SLIDER_VALUE = """
+(i) => { """ + JS_SLIDER_VALUE_FN + """
+  const s = window.__nb.node.querySelectorAll('.widget-slider')[i];
+  return s ? sliderValue(s) : null;
+}
+"""
+
+JS_SCROLL_TO = """
+(y) => {
+  const w = window.__nb;
+  (w.content.node.querySelector('.jp-WindowedPanel-outer') || w.content.node).scrollTop = y;
+}
+"""
+
+JS_NOTEBOOK_HEIGHT = """
+() => {
+  const w = window.__nb;
+  const scroller = w.content.node.querySelector('.jp-WindowedPanel-outer') || w.content.node;
+  scroller.scrollTop = 0;
+  return scroller.scrollHeight;
+}
+"""
+
+
+def _wait_idle(page, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    calm = 0
+    while True:
+        state = page.evaluate(JS_STATE)
+        calm = calm + 1 if state["kernel"] == "idle" and not state["busy"] else 0
+        if calm >= 3:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"kernel still {state} after {timeout_s} s")
+        time.sleep(0.4)
+
+
+def _wait_widgets_loaded(page, report: Report, timeout_s: float = 20) -> None:
+    deadline = time.monotonic() + timeout_s
+    while "Loading widget" in page.locator(".jp-Notebook").inner_text():
+        if time.monotonic() > deadline:
+            report.add("widget-loading", f"'Loading widget...' still shown after {timeout_s} s")
+            return
+        time.sleep(0.5)
+
+
+def _check_outputs(page, report: Report) -> None:
+    for cell in page.evaluate(JS_MODEL_OUTPUTS):
+        where = f"cell {cell['index']} ({cell['head']!r})"
+        if cell["count"] is None and not cell["empty"]:
+            report.add("not-executed", f"{where} did not run")
+        for out in cell["outputs"]:
+            if out.get("output_type") == "error":
+                report.add("error", f"{where}: {out.get('ename')}: {out.get('evalue')}")
+            elif out.get("output_type") == "stream" and out.get("name") == "stderr":
+                text = "".join(out.get("text", ""))
+                if STDERR_BAD.search(text):
+                    report.add("stderr", f"{where}: {text.strip()[:300]}")
+    for text in page.evaluate(JS_WIDGET_STDERR):
+        if STDERR_BAD.search(text):
+            report.add("stderr", f"inside a widget: {text.strip()[:300]}")
+    for text in page.evaluate(JS_WIDGET_ERRORS):
+        report.add("widget-error", " ".join(text.split())[:300])
+    body = page.locator(".jp-Notebook").inner_text()
+    for line in body.splitlines():
+        if "Error displaying widget" in line:
+            report.add("widget-error", line.strip()[:200])
+
+
+def _wait_for_change(page, before: dict, effect_s: float) -> dict:
+    """Poll the outputs until they differ from ``before``, or the kernel has been idle (nothing
+    more is coming) for ~1.5 s, or ``effect_s`` has passed; return the last fingerprint."""
+    start = time.monotonic()
+    calm = 0
+    while True:
+        time.sleep(0.3)
+        after = page.evaluate(JS_OUTPUT_FINGERPRINT)
+        if after["html"] != before["html"]:
+            _wait_idle(page, RUN_ALL_S)  # let the redraw finish before comparing image counts
+            return page.evaluate(JS_OUTPUT_FINGERPRINT)
+        state = page.evaluate(JS_STATE)
+        calm = calm + 1 if state["kernel"] == "idle" and not state["busy"] else 0
+        elapsed = time.monotonic() - start
+        if (calm >= 5 and elapsed > 1.5) or elapsed > effect_s:
+            return after
+
+
+def _move_sliders(page, report: Report, effect_s: float) -> None:
+    """Move every enabled slider one keyboard step; each widget (cell) with sliders must change
+    its output for at least one of them. A single slider may legitimately change nothing (it
+    only matters once a checkbox is on, or the cell redraws on a button click); those are
+    listed in ``report.idle_sliders``, not failed."""
+    sliders = page.evaluate(JS_SLIDERS)
+    report.sliders = len(sliders)
+    changed_cells: dict[int, bool] = {}
+    for s in sliders:
+        if s["disabled"]:
+            continue
+        changed_cells.setdefault(s["cell"], False)
+        before = page.evaluate(JS_OUTPUT_FINGERPRINT)
+        handle = page.locator(".jp-Notebook .widget-slider").nth(s["index"]).locator(".noUi-handle, input[type=range]").first
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        page.keyboard.press("ArrowRight")
+        if page.evaluate(JS_SLIDER_VALUE, s["index"]) == s["value"]:  # already at its maximum
+            page.keyboard.press("ArrowLeft")
+        moved_to = page.evaluate(JS_SLIDER_VALUE, s["index"])
+        name = f"slider {s['index']} in cell {s['cell']} ({s['label'].strip() or 'no label'}: {s['value']} -> {moved_to})"
+        if moved_to == s["value"]:
+            report.add("slider-stuck", f"{name}: the keyboard (ArrowRight / ArrowLeft) did not move it")
+            continue
+        after = _wait_for_change(page, before, effect_s)
+        if after["html"] == before["html"]:
+            report.idle_sliders.append(name)
+            continue
+        report.sliders_changed += 1
+        changed_cells[s["cell"]] = True
+        if after["images"] > before["images"]:
+            report.add("plots-stack", f"{name}: images in outputs went {before['images']} -> {after['images']}")
+    for cell, changed in changed_cells.items():
+        if not changed:
+            names = [n for n in report.idle_sliders if f" in cell {cell} " in n]
+            report.add("slider-no-effect", f"cell {cell}: no slider changed any output ({'; '.join(names)})")
+
+
+def _screenshot(page, name: str) -> list[Path]:
+    """Save the whole notebook: ``<name>.png``, and ``<name>-p2.png``... when it is taller than
+    one Chromium capture (about 16,000 px) allows. The page is made as tall as the notebook,
+    because JupyterLab scrolls inside its own panel (a "full page" capture would show one
+    screen)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SCREENSHOTS.glob(f"{name}-p*.png"):
+        old.unlink()
+    height = int(page.evaluate(JS_NOTEBOOK_HEIGHT))
+    view = max(800, min(height + 160, SCREENSHOT_MAX_PX))
+    page.set_viewport_size({"width": 1280, "height": view})
+    time.sleep(1.0)
+    page.evaluate(JS_NOTEBOOK_HEIGHT)
+    paths, offset, part = [], 0, 1
+    while True:
+        path = SCREENSHOTS / (f"{name}.png" if part == 1 else f"{name}-p{part}.png")
+        page.screenshot(path=str(path))
+        paths.append(path)
+        offset += view - 400  # overlap a little so no line is cut in two unseen
+        if offset >= height - 400 or part >= 10:
+            return paths
+        page.evaluate(JS_SCROLL_TO, offset)
+        time.sleep(0.5)
+        part += 1
+
+
+def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_effect_s: float = SLIDER_EFFECT_S) -> Report:
+    """Open ``path`` (relative to the server root), run all cells, check it; return the report."""
+    report = Report(path)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
+    page = context.new_page()
+    page.set_default_timeout(RUN_ALL_S * 1000)
+    page.on("pageerror", lambda exc: report.console_errors.append(str(exc)[:300]))
+    t0 = time.monotonic()
+    try:
+        page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
+        page.wait_for_function("() => window.jupyterapp !== undefined")
+        kernel = page.evaluate(JS_OPEN, path)
+        assert kernel == "python3", f"{path}: kernel {kernel!r}, expected 'python3' (kernelspec name)"
+        _wait_idle(page, RUN_ALL_S)
+        report.seconds["open"] = time.monotonic() - t0
+        t1 = time.monotonic()
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        time.sleep(0.5)
+        _wait_idle(page, RUN_ALL_S)
+        report.seconds["run_all"] = time.monotonic() - t1
+        _wait_widgets_loaded(page, report)
+        _check_outputs(page, report)
+        t2 = time.monotonic()
+        _move_sliders(page, report, slider_effect_s)
+        report.seconds["sliders"] = time.monotonic() - t2
+        _check_outputs(page, report)
+        _screenshot(page, shot_name)
+    finally:
+        try:
+            page.evaluate("() => window.__nb && window.__nb.sessionContext.shutdown()")
+        except Exception:  # the page may be gone; the server fixture stops all kernels anyway
+            pass
+        context.close()
+    report.seconds["total"] = time.monotonic() - t0
+    return report
+
+
+def _shot_name(nb: Path) -> str:
+    m = re.match(r"(\d+)", nb.stem)
+    return m.group(1) if m else nb.stem
+
+
+def _summary(report: Report) -> str:
+    secs = ", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items())
+    idle = "".join(f"\n  slider with no visible effect (allowed): {n}" for n in report.idle_sliders)
+    return f"{report.notebook}: {secs}; sliders {report.sliders_changed}/{report.sliders} changed output{idle}"
+
+
+# --------------------------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------------------------
+
+
+def test_harness_passes_a_good_notebook(browser, lab_server):
+    report = run_notebook(browser, lab_server, "demo_good.ipynb", "demo_good")
+    print(_summary(report))
+    assert report.problems == [], "\n".join(map(str, report.problems))
+    assert (report.sliders, report.sliders_changed) == (1, 1)
+
+
+def test_harness_reports_a_broken_notebook(browser, lab_server):
+    report = run_notebook(browser, lab_server, "demo_broken.ipynb", "demo_broken", slider_effect_s=4)
+    print(_summary(report))
+    kinds = {p.kind for p in report.problems}
+    assert kinds == demo_notebooks.EXPECTED_BROKEN_KINDS, "\n".join(map(str, report.problems))
+
+
+@pytest.mark.parametrize("notebook", _course_notebooks(), ids=lambda p: p.stem)
+def test_notebook_in_jupyterlab(browser, lab_server, notebook):
+    report = run_notebook(browser, lab_server, notebook.name, _shot_name(notebook))
+    print(_summary(report))
+    if report.console_errors:
+        print("browser page errors:", *report.console_errors, sep="\n  ")
+    assert report.problems == [], f"{notebook.name} in JupyterLab:\n" + "\n".join(map(str, report.problems))
+
+
+def test_course_notebooks_exist():
+    if not _course_notebooks():
+        msg = f"no notebooks in {NOTEBOOKS}"
+        pytest.fail(msg) if ON_CI else pytest.skip(msg)

@@ -1,0 +1,139 @@
+"""Hangul in plots: the bundled NanumGothic draws Korean text and negative ticks with no warning."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from decodelab import plots  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def _korean_font():
+    with matplotlib.rc_context():
+        plots.setup_korean_font()
+        yield
+
+
+def test_bundled_font_and_licence_are_shipped():
+    assert plots.FONT_PATH.is_file()
+    assert plots.FONT_PATH.stat().st_size > 1_000_000  # whole font, not a stub
+    licence = plots.FONT_LICENSE_PATH.read_text(encoding="utf-8")
+    assert "SIL OPEN FONT LICENSE" in licence.upper()
+
+
+def test_font_character_map():
+    # Hangul syllables, the ASCII hyphen-minus and Greek letters used in the course are present;
+    # U+2212 MINUS SIGN is not, which is why axes.unicode_minus must be off.
+    assert plots.font_has_char("가힣디코드토큰")
+    assert plots.font_has_char("-")
+    assert plots.font_has_char("αγ")
+    assert not plots.font_has_char("\N{MINUS SIGN}")
+    with pytest.raises(FileNotFoundError, match="글꼴 파일"):
+        plots.font_has_char("가", path=plots.FONT_DIR / "no-such-font.ttf")
+
+
+def test_rcparams_after_setup():
+    rc = matplotlib.rcParams
+    assert rc["font.sans-serif"][:2] == ["NanumGothic", "DejaVu Sans"]
+    assert rc["font.family"] == ["sans-serif", "DejaVu Sans"]
+    assert rc["axes.unicode_minus"] is False
+    found = font_manager.findfont(font_manager.FontProperties(family=["sans-serif"]), fallback_to_default=False)
+    assert found == str(plots.FONT_PATH)
+    # registering twice does not add a second entry
+    plots.setup_korean_font()
+    entries = [f for f in font_manager.fontManager.ttflist if f.fname == str(plots.FONT_PATH)]
+    assert len(entries) == 1
+    assert entries[0].name == "NanumGothic"
+
+
+def test_import_alone_registers_the_font():
+    code = (
+        "import warnings, matplotlib; matplotlib.use('Agg'); warnings.simplefilter('error');"
+        "import decodelab.plots;"
+        "from matplotlib import rcParams as r;"
+        "print(r['font.sans-serif'][0], r['axes.unicode_minus'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["NanumGothic", "False"]
+
+
+def _korean_figure(fig, ax):
+    x = np.arange(-5, 6)
+    ax.plot(x, x**2 - 10)
+    ax.set_title("디코드 단계: 토큰당 출력 시간 (TPOT)")
+    ax.set_xlabel("토큰 위치 γ")
+    ax.set_ylabel("지연 차이 (ms)")
+    ax.text(-4, 5, "초안 모델 ≈ 대상 모델")
+    return fig
+
+
+def test_korean_figure_with_negative_ticks_saves_without_glyph_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font(s)" is a UserWarning
+        fig, ax = plots.new_figure(figsize=(4, 3))
+        try:
+            _korean_figure(fig, ax)
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=60)
+            labels = [t.get_text() for t in ax.get_yticklabels()]
+        finally:
+            matplotlib.pyplot.close(fig)
+    assert buf.getvalue().startswith(PNG_SIGNATURE)
+    negative = [t for t in labels if t.startswith(("-", "\N{MINUS SIGN}"))]
+    assert negative, labels
+    assert all(t.startswith("-") for t in negative)  # ASCII hyphen-minus, which the font has
+
+
+def test_missing_font_would_be_caught():
+    # Control: the same figure in a font without Hangul must fail under warnings-as-errors,
+    # so the test above really detects missing glyphs.
+    with matplotlib.rc_context({"font.family": ["DejaVu Sans"]}), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = Figure(figsize=(4, 3))
+        _korean_figure(fig, fig.subplots())
+        with pytest.raises(UserWarning, match="missing from font"):
+            fig.savefig(io.BytesIO(), format="png", dpi=60)
+
+
+def _render_text(text: str) -> np.ndarray:
+    fig = Figure(figsize=(1, 1), dpi=50)
+    fig.text(0.1, 0.3, text, fontsize=30)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., 0].copy()
+
+
+def test_hangul_glyphs_are_distinct_not_boxes():
+    # A missing glyph is drawn as the same empty box for every character; real glyphs differ.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ga, na, blank = _render_text("가"), _render_text("나"), _render_text("")
+    assert (ga < 128).sum() > 20  # ink was drawn
+    assert not np.array_equal(ga, na)
+    assert not np.array_equal(ga, blank)
+
+
+def test_new_figure_without_pyplot():
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    fig, axes = plots.new_figure(1, 2, pyplot=False, figsize=(4, 2), sharey=True)
+    assert isinstance(fig, Figure)
+    assert axes.shape == (2,)
+    assert plt.get_fignums() == before  # pyplot does not track it, nothing to close
+    assert fig.get_size_inches().tolist() == [4.0, 2.0]
