@@ -114,7 +114,13 @@ def check_same_vocabulary(target, draft, tokenizer=None) -> None:
         raise ValueError(f"토크나이저 어휘({len(tokenizer)})가 모델 출력({vt})보다 큽니다. / tokenizer larger than model vocab")
 
 
-def load_models(target: str | os.PathLike | None = None, draft: str | os.PathLike | None = None, *, dtype=None) -> ModelPair:
+def load_models(
+    target: str | os.PathLike | None = None,
+    draft: str | os.PathLike | None = None,
+    *,
+    dtype=None,
+    threads: int | None = 1,
+) -> ModelPair:
     """Load a target/draft pair and the tokenizer, offline.
 
     Args:
@@ -123,6 +129,12 @@ def load_models(target: str | os.PathLike | None = None, draft: str | os.PathLik
         draft: local folder of the draft model; ``None`` -> the bundled draft when ``target`` is
             also ``None``, else the target itself is reused as its own draft (acceptance 100%).
         dtype: torch dtype in memory (default float32).
+        threads: torch intra-op threads to set (``torch.set_num_threads``) for this process;
+            default 1. A tiny model's decode step is dominated by per-call overhead, and on a
+            shared 2-core machine two threads waiting for each other made single steps 10-50x
+            slower at random (measured here: a 4.5 ms step took 240 ms), which would make every
+            timing in the course noise. ``None`` leaves torch's setting alone (use it for large
+            models).
 
     Returns:
         :class:`ModelPair` (``.target``, ``.draft``, ``.tokenizer``). The tokenizer is the one
@@ -132,6 +144,12 @@ def load_models(target: str | os.PathLike | None = None, draft: str | os.PathLik
         FileNotFoundError: a path is not a local model folder (never falls back to a download).
         ValueError: draft and target have different vocabularies.
     """
+    if threads is not None:
+        import torch
+
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads={threads!r}: 1 이상의 정수이거나 None이어야 합니다.")
+        torch.set_num_threads(threads)
     if target is None:
         tpath = BUNDLED_DIR / "target"
         dpath = BUNDLED_DIR / "draft" if draft is None else Path(draft)

@@ -84,7 +84,7 @@ print("지금까지의 글:", tok.decode(state.input_ids[0]))
 첫 토큰(노란색)은 프리필이 만들고, 나머지(파란색)는 디코드 단계가 하나씩 만듭니다.
 """),
 ("code", r"""
-decode_explorer(pair, prompt="모든 국민은", max_new_tokens=30)
+decode_explorer(pair, prompt="셀 서식을 바꾸려면", max_new_tokens=30)
 """),
 ("md", r"""
 ## 다음 토큰을 고르는 방법: 탐욕 디코딩과 샘플링
@@ -123,8 +123,8 @@ KV 캐시가 있으면 새 토큰 하나만 계산하고 앞의 키·값은 캐�
 ("code", r"""
 kw = dict(stop_at_eos=False, top_candidates=0)
 decodelab.generate(model, tok, "모든 국민은", 8, **kw)                  # 준비 운동(첫 호출의 초기화 비용 제외)
-with_cache = decodelab.generate(model, tok, "모든 국민은", 96, use_cache=True, **kw)
-without_cache = decodelab.generate(model, tok, "모든 국민은", 96, use_cache=False, **kw)
+with_cache = decodelab.generate(model, tok, "모든 국민은", 64, use_cache=True, **kw)
+without_cache = decodelab.generate(model, tok, "모든 국민은", 64, use_cache=False, **kw)
 print("두 방법의 토큰이 같은가:", with_cache.token_ids == without_cache.token_ids)
 fig = kv_cache_figure(with_cache, without_cache)
 """),
