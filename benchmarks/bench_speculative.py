@@ -1,0 +1,200 @@
+"""Speculative decoding vs target-only greedy decoding on the bundled pair, in one run.
+
+    python benchmarks/bench_speculative.py [--tokens 64] [--prompts 6] [--gammas 1-8] [--threads 1]
+
+For gamma = 1..8 it prints: acceptance rate, mean acceptance length (measured tokens per drafting
+round) next to the paper's E[len] = (1 - a**(g+1)) / (1 - a) for the measured rate a (it assumes
+independent acceptances), tokens per target forward pass (prefill included), the paper's
+predicted speedup with the measured a and c ("pred"), and ms per generated token of
+
+* target-only greedy decoding (``decodelab.generate``),
+* ``decodelab.speculative_generate`` (greedy; its output is checked token-identical),
+* transformers' assisted generation ``target.generate(assistant_model=draft, do_sample=False)``
+  with ``num_assistant_tokens=gamma``, schedule "constant", confidence threshold off,
+
+with ratios (speedup = target-only ms/token / method ms/token), plus a prompt-lookup (n-gram) row
+and transformers' default assisted settings. ms/token = wall time of the whole call (tokenising,
+prefill, decoding) / tokens generated; every method generates the same number of tokens.
+
+Timings on shared CPUs vary ~30% between runs: the three methods are measured interleaved, prompt
+by prompt, inside each gamma block, and ratios are taken within the block. Compare ratios, not
+absolute numbers across runs. No assertion on time: this script measures and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from decodelab import generate, load_models  # noqa: E402
+from decodelab.decoding import encode_prompt  # noqa: E402
+from decodelab.proposers import DraftModelProposer, NGramProposer  # noqa: E402
+from decodelab.speculative import (  # noqa: E402
+    expected_speedup,
+    expected_tokens_per_call,
+    measure_costs,
+    speculative_generate,
+)
+
+# half LibreOffice-help style (the bundled models often loop there: high acceptance), half
+# legal / FAQ style (more varied output: acceptance about 0.5 at gamma 4)
+PROMPTS = [
+    "문서를 저장하려면",
+    "대한민국은 민주공화국이다.",
+    "글꼴 크기를 바꾸려면",
+    "국회는 법률을",
+    "표의 셀을 선택한 다음",
+    "데비안 패키지는",
+    "스프레드시트에서 함수를",
+    "모든 국민은",
+]
+
+
+def _gammas(text: str) -> list[int]:
+    if "-" in text:
+        a, b = text.split("-")
+        return list(range(int(a), int(b) + 1))
+    return [int(x) for x in text.split(",")]
+
+
+def _time(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return out, (time.perf_counter() - t0) * 1000.0
+
+
+def hf_generate(target, ids, n, assistant=None):
+    x = torch.tensor([ids])
+    kw = dict(attention_mask=torch.ones_like(x), max_new_tokens=n, do_sample=False, pad_token_id=2)
+    if assistant is not None:
+        kw["assistant_model"] = assistant
+    with torch.inference_mode():
+        out = target.generate(x, **kw)
+    return out[0, len(ids):].tolist()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tokens", type=int, default=64, help="new tokens per generation")
+    ap.add_argument("--prompts", type=int, default=6, help="how many prompts (<= 8)")
+    ap.add_argument("--gammas", default="1-8", help="e.g. 1-8 or 2,4,6")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for these tiny models)")
+    ap.add_argument("--no-hf", action="store_true", help="skip transformers' assisted generation")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    pair = load_models()
+    t, d, tok = pair.target, pair.draft, pair.tokenizer
+    # every method generates exactly --tokens tokens: no EOS stop (ours: stop_at_eos=False)
+    t.generation_config.eos_token_id = None
+    d.generation_config.eos_token_id = None
+    prompts = PROMPTS[: args.prompts]
+    n = args.tokens
+    gammas = _gammas(args.gammas)
+    n_t = sum(p.numel() for p in t.parameters())
+    n_d = sum(p.numel() for p in d.parameters())
+    print(f"target {n_t / 1e6:.2f} M params, draft {n_d / 1e6:.2f} M params; torch {torch.__version__}, "
+          f"{args.threads} thread(s); {len(prompts)} prompts x {n} tokens, greedy")
+
+    # warm-up (first calls allocate and load kernels)
+    for p in prompts[:2]:
+        generate(t, tok, p, 8, top_candidates=0, stop_at_eos=False)
+        speculative_generate(t, d, tok, p, 8, stop_at_eos=False)
+        if not args.no_hf:
+            hf_generate(t, encode_prompt(tok, p), 8, d)
+
+    st = measure_costs(t, d, tok, prompts[0], gammas=(4, 8), reps=40)
+    c = st["c"]
+    c_hf = measure_costs(t, DraftModelProposer(d, backend="transformers"), tok, prompts[0], gammas=(), reps=40)["c"]
+    print(f"step times (median ms): target 1 token {st['target_step_ms']:.2f}, verify 5 tokens {st['verify_ms'][4]:.2f} "
+          f"({st['verify_cost'][4]:.2f}x), verify 9 tokens {st['verify_ms'][8]:.2f} ({st['verify_cost'][8]:.2f}x), "
+          f"draft step {st['draft_step_ms']:.3f} -> c = {c:.3f} (draft through transformers: c = {c_hf:.3f})")
+
+    refs = {p: generate(t, tok, p, n, top_candidates=0, stop_at_eos=False).token_ids for p in prompts}
+    gc = d.generation_config
+    saved = (gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold)
+
+    header = (f"{'gamma':>5} {'accept':>7} {'mean_len':>8} {'E[len]':>6} {'tok/call':>8} {'pred':>5} | {'base ms/tok':>11} "
+              f"{'spec ms/tok':>11} {'speedup':>7} | {'HF asst ms/tok':>14} {'HF speedup':>10} {'spec/HF':>7} | exact")
+    print()
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for g in gammas:
+        gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = g, "constant", 0.0
+        base, spec, hf = [], [], []
+        acc = drafted = accepted = drafts = tcalls = toks = 0
+        exact = True
+        for p in prompts:
+            ids = encode_prompt(tok, p)
+            r0, ms0 = _time(lambda: generate(t, tok, p, n, top_candidates=0, stop_at_eos=False))
+            r1, ms1 = _time(lambda: speculative_generate(t, d, tok, p, n, num_speculative_tokens=g, stop_at_eos=False))
+            base.append(ms0 / len(r0.token_ids))
+            spec.append(ms1 / len(r1.token_ids))
+            exact &= r1.token_ids == refs[p] == r0.token_ids
+            if not args.no_hf:
+                r2, ms2 = _time(lambda: hf_generate(t, ids, n, d))
+                hf.append(ms2 / len(r2))
+                exact &= r2 == refs[p]
+            drafted += r1.num_draft_tokens
+            accepted += r1.num_accepted_tokens
+            drafts += r1.num_drafts
+            tcalls += r1.target_forward_calls
+            toks += len(r1.token_ids)
+        acc = accepted / drafted if drafted else 0.0
+        mb, ms = statistics.mean(base), statistics.mean(spec)
+        mh = statistics.mean(hf) if hf else float("nan")
+        pred = expected_speedup(acc, g, c)
+        rows.append((g, acc, ms, mb, mh))
+        print(f"{g:>5} {acc:>7.3f} {1 + accepted / max(drafts, 1):>8.2f} {expected_tokens_per_call(acc, g):>6.2f} "
+              f"{toks / tcalls:>8.2f} {pred:>5.2f} | "
+              f"{mb:>11.2f} {ms:>11.2f} {mb / ms:>6.2f}x | {mh:>14.2f} {mb / mh:>9.2f}x {mh / ms:>6.2f}x | "
+              f"{'yes' if exact else 'NO'}")
+    gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = saved
+
+    # comparison rows: prompt lookup (no draft model) and transformers' default assisted settings
+    print()
+    best = max(rows, key=lambda r: r[3] / r[2])
+    print(f"best gamma {best[0]}: speculative_generate {best[3] / best[2]:.2f}x faster than target-only greedy"
+          + ("" if args.no_hf else f", {best[4] / best[2]:.2f}x faster than transformers' assisted generation"))
+    print(f"formula (Leviathan et al. 2023, Thm 3.8) with measured alpha {best[1]:.3f}, c {c:.3f}: "
+          f"{expected_speedup(best[1], best[0], c):.2f}x, E[tokens/call] {expected_tokens_per_call(best[1], best[0]):.2f}"
+          f" (assumes a verification costs one target step; measured {st['verify_cost'][4]:.2f}x for 5 tokens)")
+    base, ng, hfd = [], [], []
+    ng_acc = ng_tok = ng_calls = 0
+    for p in prompts:
+        ids = encode_prompt(tok, p)
+        r0, ms0 = _time(lambda: generate(t, tok, p, n, top_candidates=0, stop_at_eos=False))
+        r1, ms1 = _time(lambda: speculative_generate(t, NGramProposer(), tok, p, n, num_speculative_tokens=best[0],
+                                                     stop_at_eos=False))
+        base.append(ms0 / n)
+        ng.append(ms1 / n)
+        ng_acc += r1.num_accepted_tokens
+        ng_tok += r1.num_draft_tokens
+        ng_calls += r1.target_forward_calls
+        if not args.no_hf:
+            r2, ms2 = _time(lambda: hf_generate(t, ids, n, d))
+            hfd.append(ms2 / len(r2))
+    mb = statistics.mean(base)
+    print(f"prompt lookup (n-gram, gamma {best[0]}): acceptance {ng_acc / max(ng_tok, 1):.3f}, "
+          f"{len(prompts) * n / ng_calls:.2f} tokens/target call, {statistics.mean(ng):.2f} ms/token, "
+          f"{mb / statistics.mean(ng):.2f}x vs target-only {mb:.2f} ms/token")
+    if hfd:
+        print(f"transformers assisted, default settings (heuristic schedule, 20 tokens, threshold 0.4): "
+              f"{statistics.mean(hfd):.2f} ms/token, {mb / statistics.mean(hfd):.2f}x vs target-only")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,435 @@
+"""Draft proposers for speculative decoding: who writes the draft the target model checks.
+
+:func:`decodelab.speculative.speculative_generate` talks to a draft through one small interface,
+:class:`Proposer`: ``propose(ids, gamma, cfg, generator) -> Proposal(tokens, q)``. Three
+implementations:
+
+* :class:`DraftModelProposer` — a small causal LM (the 초안 모델, draft model) drafts
+  autoregressively with its own KV cache. Each drafted token is drawn from ``q`` = the draft's
+  next-token distribution under the SAME temperature / top-k / top-p as the target
+  (:func:`decodelab.sampling.probabilities`), and ``q`` is returned for the rejection rule.
+* :class:`NGramProposer` — model-free prompt lookup (Saxena 2023, "prompt lookup decoding";
+  vLLM's ``ngram`` method): find the latest earlier occurrence of the last n tokens and propose
+  what followed it. It is deterministic, so ``q`` is one-hot at each proposed token
+  (``Proposal.q is None``); the rejection rule stays exact with a one-hot ``q``.
+* anything else with the same two methods.
+
+Why a hand-written forward pass for Llama drafts (:class:`LlamaRunner`)? On a CPU a tiny model's
+forward pass through ``transformers`` costs ~1-2 ms of Python and dispatch overhead while its
+arithmetic takes ~0.05 ms (measured on this course's 2-core machine, see
+``/work/shared/facts/tiny-model-feasibility.md``). Speculative decoding only pays when a draft
+step is much cheaper than a target step (c = draft step / target step, Leviathan et al. 2023,
+Sec. 3.4), so the draft runs through a lean re-implementation of the Llama forward pass (the same
+weights, a preallocated KV cache cropped by moving an index) with ~15 tensor operations per
+layer. The target is never run this way: it always uses ``transformers`` (so every output token
+is the target's own, and the comparison with target-only decoding is fair). The draft's
+implementation only changes speed, never the output distribution (see ``speculative.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import torch
+import torch.nn.functional as F
+
+from .decoding import cache_length, forward, new_cache
+from .sampling import SamplingConfig, probabilities
+
+__all__ = [
+    "DraftModelProposer",
+    "LlamaRunner",
+    "NGramProposer",
+    "Proposal",
+    "Proposer",
+    "common_prefix_length",
+]
+
+
+@dataclass
+class Proposal:
+    """What a proposer returns for one round.
+
+    Attributes:
+        tokens: the drafted token ids, ``0 <= len(tokens) <= gamma`` (a proposer may propose
+            fewer, e.g. prompt lookup when nothing matches; 0 tokens = a plain target step).
+        q: float tensor ``(len(tokens), vocab)``: row i is the distribution ``tokens[i]`` was
+            drawn from, or ``None`` for a deterministic proposer (one-hot at ``tokens[i]``). For
+            greedy decoding (temperature 0) model drafts also return ``None``.
+    """
+
+    tokens: list[int]
+    q: torch.Tensor | None = None
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    """The draft side of speculative decoding.
+
+    Attributes:
+        forward_calls: number of model forward passes made so far (0 for model-free proposers).
+        vocab_size: size of the distributions in ``Proposal.q`` (``None`` if it never returns q).
+    """
+
+    forward_calls: int
+    vocab_size: int | None
+
+    def reset(self) -> None:
+        """Forget all state (KV cache, history) before a new generation."""
+
+    def propose(self, ids: list[int], gamma: int, cfg: SamplingConfig,
+                generator: torch.Generator | None = None) -> Proposal:
+        """Draft up to ``gamma`` tokens that follow ``ids`` (prompt + tokens accepted so far)."""
+
+    # optional: ``sync(ids)``, called after every verification with the accepted text, lets a
+    # proposer with a cache drop rejected positions at once (DraftModelProposer does).
+
+
+def common_prefix_length(a: list[int], b: list[int]) -> int:
+    """Length of the longest common prefix of two token lists (binary search on C-level slices)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# --------------------------------------------------------------------------------------------
+# a lean Llama forward pass (draft side only)
+
+
+_PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _prepared_weights(model):
+    """The rearranged weights of :class:`LlamaRunner`, cached per model object.
+
+    The cache entry is reused only while every parameter is the same tensor at the same version
+    (``Tensor._version`` counts in-place changes), so edited or reloaded weights are re-prepared.
+    """
+    sig = tuple((p.data_ptr(), p._version) for p in model.parameters())
+    hit = _PREPARED.get(model)
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    cfg, inner = model.config, model.model
+    h = cfg.num_attention_heads
+    nkv = cfg.num_key_value_heads or h
+    d = getattr(cfg, "head_dim", None) or cfg.hidden_size // h
+    root = cfg.hidden_size ** 0.5
+    half = d // 2
+    # rotate_half(x) = x @ P with P the signed permutation [x1, x2] -> [-x2, x1]
+    P = torch.zeros(d, d)
+    P[half:, :half] = -torch.eye(half)
+    P[:half, half:] = torch.eye(half)
+    with torch.no_grad():
+        embed = inner.embed_tokens.weight.detach()
+        dtype = embed.dtype
+        layers = []
+        for layer in inner.layers:
+            a, m = layer.self_attn, layer.mlp
+            wq, wk, wv = a.q_proj.weight.float(), a.k_proj.weight.float(), a.v_proj.weight.float()
+            # rows giving rotate_half(q) and rotate_half(k) directly (P^T applied per head)
+            rq = (P.t() @ wq.view(h, d, -1)).reshape(h * d, -1)
+            rk = (P.t() @ wk.view(nkv, d, -1)).reshape(nkv * d, -1)
+            # RMSNorm weight and its sqrt(hidden) factor folded into the next projection:
+            # (n(x) * w) @ W^T = n(x) @ (W * w)^T
+            ln1 = layer.input_layernorm.weight.float() * root
+            ln2 = layer.post_attention_layernorm.weight.float() * root
+            wqkv = torch.cat([wq, wk, wv, rq, rk]) * ln1[None, :]
+            wgu = torch.cat([m.gate_proj.weight.float(), m.up_proj.weight.float()]) * ln2[None, :]
+            layers.append((
+                wqkv.t().contiguous().to(dtype),
+                a.o_proj.weight.detach().t().contiguous(),
+                wgu.t().contiguous().to(dtype),
+                m.down_proj.weight.detach().t().contiguous(),
+            ))
+        head = model.get_output_embeddings().weight.float() * (inner.norm.weight.float() * root)[None, :]
+        lm_head = head.t().contiguous().to(dtype)  # (hidden, vocab), final norm folded in
+    out = (embed, layers, lm_head)
+    _PREPARED[model] = (sig, out)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _tables(theta: float, d: int, max_len: int, dtype):
+    """RoPE cos/sin ``(max_len, 1, d)`` as transformers computes them (float32, then cast) and a
+    causal mask ``(max_len, max_len)``; shared by all runners (never modified)."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+    freqs = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    emb = torch.cat([freqs, freqs], dim=-1)
+    causal = torch.ones(max_len, max_len, dtype=torch.bool).tril_()
+    return emb.cos().to(dtype)[:, None, :], emb.sin().to(dtype)[:, None, :], causal
+
+
+class LlamaRunner:
+    """A minimal-overhead forward pass over a ``transformers`` Llama model's own weights.
+
+    Same maths as ``LlamaForCausalLM`` (RMSNorm, RoPE "default", SDPA attention, SiLU-gated MLP;
+    transformers ``models/llama/modeling_llama.py``), rearranged to need fewer tensor operations
+    (each costs microseconds of dispatch, more than the arithmetic of a tiny model):
+
+    * q/k/v and gate/up projections are concatenated into one matrix each, and the RMSNorm
+      weights are folded into the matrix that follows each norm;
+    * RoPE's ``rotate_half(q)`` and ``rotate_half(k)`` come out of the same matrix product (extra
+      output rows, pre-permuted), so RoPE is one multiply-add;
+    * the residual additions are fused into ``addmm``;
+    * the KV cache is a preallocated tensor of shape ``(layers, 2, 1, kv_heads, max_len, head_dim)``
+      whose length is an int (``crop`` just moves it).
+
+    Logits agree with ``transformers`` to ~1e-5 (tested), not bit for bit.
+
+    Only for batch 1, float32/float16/bfloat16 weights on one device, Llama configs with the
+    "default" RoPE, no biases and ``pretraining_tp == 1`` (see :meth:`supports`).
+    """
+
+    def __init__(self, model, max_len: int | None = None):
+        if not self.supports(model):
+            raise ValueError("LlamaRunner: 이 모델 구조는 지원하지 않습니다 (Llama, 기본 RoPE만). / unsupported architecture")
+        cfg = model.config
+        inner = model.model
+        self.n_heads = cfg.num_attention_heads
+        self.n_kv = cfg.num_key_value_heads or self.n_heads
+        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.n_heads
+        self.eps = float(cfg.rms_norm_eps)
+        self.hidden = cfg.hidden_size
+        self.embed, self.layers, self.lm_head = _prepared_weights(model)
+        self.dtype, self.device = self.embed.dtype, self.embed.device
+        self.theta = float(cfg.rope_parameters["rope_theta"])
+        self.kv = torch.zeros(len(self.layers), 2, 1, self.n_kv, 0, self.head_dim, dtype=self.dtype, device=self.device)
+        self.length = 0
+        self.max_len = 0
+        self.scale = self.head_dim ** -0.5
+        self.gqa = self.n_kv != self.n_heads
+        self._q = self.n_heads * self.head_dim
+        self._k = self.n_kv * self.head_dim
+        self._grow(int(max_len or cfg.max_position_embeddings))
+
+    def _grow(self, max_len: int) -> None:
+        """(Re)allocate the RoPE tables, causal mask and KV buffer for ``max_len`` positions."""
+        d = self.head_dim
+        self.cos, self.sin, self.causal = _tables(self.theta, d, max_len, self.dtype)
+        # empty, not zeros: a position is always written before attention reads it
+        kv = torch.empty(len(self.layers), 2, 1, self.n_kv, max_len, d, dtype=self.dtype, device=self.device)
+        kv[..., : self.length, :] = self.kv[..., : self.length, :]
+        self.kv = kv
+        self.K = [kv[i, 0] for i in range(len(self.layers))]  # per-layer views (1, kv_heads, max_len, d)
+        self.V = [kv[i, 1] for i in range(len(self.layers))]
+        self.max_len = max_len
+
+    @staticmethod
+    def supports(model) -> bool:
+        """Whether ``model`` is a Llama causal LM this runner reproduces exactly."""
+        cfg = getattr(model, "config", None)
+        if cfg is None or getattr(cfg, "model_type", None) != "llama":
+            return False
+        rope = getattr(cfg, "rope_parameters", None) or {}
+        return (
+            rope.get("rope_type", "default") == "default"
+            and "rope_theta" in rope
+            and not getattr(cfg, "attention_bias", False)
+            and not getattr(cfg, "mlp_bias", False)
+            and getattr(cfg, "hidden_act", "silu") == "silu"
+            and getattr(cfg, "pretraining_tp", 1) == 1
+            and hasattr(model, "model") and hasattr(model.model, "layers")
+        )
+
+    def crop(self, length: int) -> None:
+        """Keep only the first ``length`` cached positions (O(1): the buffer is reused)."""
+        self.length = min(self.length, int(length))
+
+    @torch.inference_mode()
+    def forward(self, ids: list[int], keep: int = 1) -> torch.Tensor:
+        """Feed ``ids`` (T new tokens) after the cached positions; return logits ``(keep, vocab)``.
+
+        The buffers grow (doubling) if ``max_len`` positions are not enough.
+        """
+        T = len(ids)
+        pos = self.length
+        end = pos + T
+        if end > self.max_len:
+            self._grow(max(end, 2 * self.max_len))
+        h, d, nkv = self.n_heads, self.head_dim, self.n_kv
+        nqk = h + nkv
+        ke = nqk * d  # columns: [q | k | v | rotate_half(q) | rotate_half(k)]
+        ve = ke + nkv * d
+        deps = self.hidden * self.eps  # rsqrt(mean(x^2) + eps) = sqrt(hidden) * rsqrt(sum(x^2) + hidden * eps)
+        cos, sin = self.cos[pos:end], self.sin[pos:end]
+        if T == 1:  # the drafting hot path: no mask, views instead of transposes
+            tok = ids[0]
+            x = self.embed[tok:tok + 1]  # (1, hidden)
+            c, s_ = cos[0], sin[0]
+            for (wqkv, wo, wgu, wdown), K, V in zip(self.layers, self.K, self.V):
+                qkv = (x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ wqkv
+                qk = torch.addcmul(qkv[0, :ke].view(nqk, d) * c, qkv[0, ve:].view(nqk, d), s_)  # RoPE
+                K[0, :, pos] = qk[h:]
+                V[0, :, pos] = qkv[0, ke:ve].view(nkv, d)
+                att = F.scaled_dot_product_attention(qk[:h].view(1, h, 1, d), K[:, :, :end], V[:, :, :end],
+                                                     scale=self.scale, enable_gqa=self.gqa)
+                x = torch.addmm(x, att.view(1, h * d), wo)
+                g, u = ((x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ wgu).chunk(2, dim=-1)
+                x = torch.addmm(x, F.silu(g) * u, wdown)
+        else:
+            x = self.embed[ids]  # (T, hidden)
+            mask = self.causal[pos:end, :end]
+            for (wqkv, wo, wgu, wdown), K, V in zip(self.layers, self.K, self.V):
+                qkv = (x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ wqkv
+                qk = torch.addcmul(qkv[:, :ke].view(T, nqk, d) * cos, qkv[:, ve:].view(T, nqk, d), sin)
+                K[0, :, pos:end] = qk[:, h:].transpose(0, 1)
+                V[0, :, pos:end] = qkv[:, ke:ve].view(T, nkv, d).transpose(0, 1)
+                q = qk[None, :, :h].transpose(1, 2)  # (1, h, T, d): 4-D inputs take SDPA's fast CPU kernel
+                att = F.scaled_dot_product_attention(q, K[:, :, :end], V[:, :, :end], attn_mask=mask,
+                                                     scale=self.scale, enable_gqa=self.gqa)
+                x = torch.addmm(x, att[0].transpose(0, 1).reshape(T, h * d), wo)
+                g, u = ((x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ wgu).chunk(2, dim=-1)
+                x = torch.addmm(x, F.silu(g) * u, wdown)
+        self.length = end
+        x = x[T - keep:]
+        return ((x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ self.lm_head).float()
+
+
+# --------------------------------------------------------------------------------------------
+# proposers
+
+
+class DraftModelProposer:
+    """A draft model proposing tokens autoregressively, with its own KV cache.
+
+    Cache bookkeeping: the proposer remembers the tokens whose keys/values are in its cache
+    (``self.history``). After each verification :meth:`sync` crops the cache to the longest
+    prefix it shares with the accepted text (rejected drafts go). :meth:`propose` then feeds the
+    rest of ``ids`` (the first call: the whole prompt, i.e. the draft's prefill; later: 1 token, or
+    2 when the previous round accepted every draft, like transformers' ``new_len - 2`` crop) and
+    drafts ``gamma`` tokens: ``gamma`` forward passes in all. Right after drafting its cache
+    holds ``len(ids) + gamma - 1`` positions.
+
+    Args:
+        model: a ``transformers`` causal LM with the target's vocabulary.
+        backend: ``"auto"`` (lean :class:`LlamaRunner` when the architecture allows, else
+            ``transformers``), ``"lean"`` or ``"transformers"``.
+        max_len: positions to preallocate for the lean backend (default: the model's context).
+
+    Raises:
+        ValueError: unknown ``backend``, or ``"lean"`` for an unsupported architecture.
+    """
+
+    def __init__(self, model, *, backend: str = "auto", max_len: int | None = None):
+        if backend not in ("auto", "lean", "transformers"):
+            raise ValueError(f"backend={backend!r}: 'auto', 'lean', 'transformers' 중 하나를 고르세요.")
+        if backend == "auto":
+            backend = "lean" if LlamaRunner.supports(model) else "transformers"
+        self.model = model
+        self.backend = backend
+        self.max_len = max_len
+        self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
+        self.forward_calls = 0
+        self._runner = LlamaRunner(model, max_len) if backend == "lean" else None
+        self.reset()
+
+    def reset(self) -> None:
+        self.history: list[int] = []
+        self._hf_cache = None
+        if self._runner is not None:
+            self._runner.crop(0)
+
+    # one forward pass over new tokens -> logits of the last position, shape (vocab,)
+    def _step(self, new: list[int]) -> torch.Tensor:
+        self.forward_calls += 1
+        self.history.extend(new)
+        if self._runner is not None:
+            return self._runner.forward(new)[0]
+        return forward(self.model, torch.tensor([new]), self._hf_cache)[0, -1]
+
+    def _crop(self, n: int) -> None:
+        del self.history[n:]
+        if self._runner is not None:
+            self._runner.crop(n)
+        elif self._hf_cache is not None and cache_length(self._hf_cache) > n:
+            self._hf_cache.crop(n - cache_length(self._hf_cache))  # transformers 5.x: crop(-tokens)
+
+    def sync(self, ids: list[int]) -> None:
+        """Crop the cache to the longest prefix it shares with ``ids`` (the accepted text): called
+        after every verification, so the draft's cache never keeps a rejected token."""
+        n = common_prefix_length(self.history, ids)
+        if n < len(self.history):
+            self._crop(n)
+
+    def cache_length(self) -> int:
+        """Positions currently in the draft's KV cache (== ``len(self.history)``)."""
+        return self._runner.length if self._runner is not None else cache_length(self._hf_cache)
+
+    def propose(self, ids: list[int], gamma: int, cfg: SamplingConfig,
+                generator: torch.Generator | None = None) -> Proposal:
+        """Draft ``gamma`` tokens after ``ids`` (``gamma`` forward passes).
+
+        Greedy (``cfg.greedy``): each token is the draft's argmax, ``q`` is ``None``. Otherwise
+        each token is drawn from ``q_i = probabilities(draft_logits_i, cfg)`` and ``q`` is the
+        ``(gamma, vocab)`` stack of those rows, the very tensors that were sampled from.
+        """
+        if self._runner is None and self._hf_cache is None:
+            self._hf_cache = new_cache(self.model)
+        keep = common_prefix_length(self.history, ids)
+        if keep == len(ids):  # everything is cached already: re-feed the last token
+            keep -= 1
+        self._crop(keep)
+        logits = self._step(ids[keep:])
+        tokens: list[int] = []
+        if cfg.greedy:
+            for i in range(gamma):
+                tok = int(logits.argmax())
+                tokens.append(tok)
+                if i + 1 < gamma:
+                    logits = self._step([tok])
+            return Proposal(tokens, None)
+        rows = []
+        for i in range(gamma):
+            q = probabilities(logits, cfg)
+            tok = int(torch.multinomial(q, 1, generator=generator))
+            rows.append(q)
+            tokens.append(tok)
+            if i + 1 < gamma:
+                logits = self._step([tok])
+        return Proposal(tokens, torch.stack(rows))
+
+
+class NGramProposer:
+    """Prompt lookup / n-gram drafting: no model, no forward passes (c ~ 0).
+
+    Looks for the most recent earlier occurrence of the last ``n`` tokens of ``ids`` (trying
+    ``n = max_n`` down to ``min_n``) and proposes the up to ``gamma`` tokens that followed it
+    (vLLM ``method="ngram"`` with ``prompt_lookup_min/max``; Saxena 2023). Deterministic: the
+    returned ``q`` is ``None`` (one-hot). Acceptance depends entirely on repetition in the text.
+
+    Raises:
+        ValueError: ``min_n < 1`` or ``max_n < min_n``.
+    """
+
+    def __init__(self, min_n: int = 1, max_n: int = 3, vocab_size: int | None = None):
+        if min_n < 1 or max_n < min_n:
+            raise ValueError(f"min_n={min_n}, max_n={max_n}: 1 <= min_n <= max_n 이어야 합니다.")
+        self.min_n, self.max_n = int(min_n), int(max_n)
+        self.vocab_size = vocab_size
+        self.forward_calls = 0
+
+    def reset(self) -> None:
+        pass
+
+    def propose(self, ids: list[int], gamma: int, cfg: SamplingConfig | None = None,
+                generator: torch.Generator | None = None) -> Proposal:
+        L = len(ids)
+        for n in range(min(self.max_n, L - 1), self.min_n - 1, -1):
+            tail = ids[L - n:]
+            for start in range(L - n - 1, -1, -1):  # latest earlier occurrence first
+                if ids[start:start + n] == tail:
+                    follow = ids[start + n: start + n + gamma]
+                    if follow:
+                        return Proposal(list(follow), None)
+        return Proposal([], None)
