@@ -17,7 +17,8 @@ import time
 import numpy as np
 import torch
 
-PROMPTS = ["대한민국은 민주공화국이다.", "문서를 저장하려면", "표의 셀을 선택한 다음", "데비안 패키지는", "국회는 법률을"]
+# prompts on which the bundled target writes long answers (few early EOS), so per-token times are comparable
+PROMPTS = ["대한민국은 민주공화국이다.", "데비안 패키지는", "국회는 법률을", "셀 서식을 바꾸려면", "대통령은"]
 
 
 def memory_bandwidth_gbs(mb: int = 512, repeats: int = 5) -> float:
@@ -44,27 +45,28 @@ def main(argv=None) -> int:
     pair = bundled()
     model, tok = pair.target, pair.tokenizer
     n = args.tokens
-    ours_call, theirs_call, ours_tpot = [], [], []
+    ours_call, theirs_call, ours_tpot, lengths = [], [], [], []
     decodelab.generate(model, tok, PROMPTS[0], 8)  # warm-up
     for _ in range(args.repeats):
         for prompt in PROMPTS:
             t = time.perf_counter()
-            r = decodelab.generate(model, tok, prompt, n, stop_at_eos=False)
+            r = decodelab.generate(model, tok, prompt, n)
             ours_call.append((time.perf_counter() - t) * 1000 / len(r.token_ids))
             ours_tpot.append(r.tpot_ms)
             ids = torch.tensor([r.prompt_ids])
             t = time.perf_counter()
             with torch.inference_mode():
-                out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n,
-                                     min_new_tokens=n, do_sample=False)
+                out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, do_sample=False)
             theirs_call.append((time.perf_counter() - t) * 1000 / (out.shape[1] - ids.shape[1]))
             assert out[0, ids.shape[1]:].tolist() == r.token_ids, "greedy outputs differ"
+            lengths.append(len(r.token_ids))
 
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     bw = memory_bandwidth_gbs()
     tps = 1000 / st.median(ours_tpot)
     print(f"bundled target: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, "
-          f"{weight_bytes / 1e6:.1f} MB in {next(model.parameters()).dtype}; {n} new tokens x "
+          f"{weight_bytes / 1e6:.1f} MB in {next(model.parameters()).dtype}; up to {n} new tokens "
+          f"(median {st.median(lengths):.0f}, both stop at EOS) x "
           f"{len(PROMPTS)} prompts x {args.repeats} repeats; torch threads {torch.get_num_threads()}")
     print()
     print("| what | median ms/token |")

@@ -107,7 +107,7 @@ chosen by the seed).
 
 - Tokenizer: byte-level BPE (`tokenizers`), NFC normaliser, {cfg['vocab_size']} entries incl. `<s>`, `</s>`, `<pad>`.
 - Target: next-token cross-entropy, AdamW (lr {cfg['target_lr']}, cosine to 10%, 50 warm-up steps, weight decay 0.1),
-  batch {cfg['batch_size']} x {cfg['context']} tokens, {cfg['target_steps']} steps, {log['seconds_target'] / 60:.1f} min on 2 CPU cores.
+  batch {cfg['batch_size']} x {cfg['context']} tokens, {cfg['target_steps']} steps, {log['seconds_target'] / 60:.1f} min ({cfg['threads']} torch thread on a shared 2-core machine).
 - Draft: distilled from the target: KL(p_target || q_draft) + 0.1 x cross-entropy, AdamW (lr {cfg['draft_lr']}),
   {cfg['draft_steps']} steps, {log['seconds_draft'] / 60:.1f} min.
 - torch {log['torch']}. Per-step losses are in `train_log.json`.
