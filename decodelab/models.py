@@ -142,7 +142,8 @@ def load_models(
 
     Raises:
         FileNotFoundError: a path is not a local model folder (never falls back to a download).
-        ValueError: draft and target have different vocabularies.
+        ValueError: draft and target have different vocabulary sizes, or the draft folder holds
+            a tokenizer whose token-to-id map differs from the target's; ``threads`` < 1.
     """
     if threads is not None:
         import torch
@@ -162,6 +163,13 @@ def load_models(
     d = t if dpath.resolve() == tpath.resolve() else load_model(dpath, dtype=dtype, role="초안(draft)")
     tok = load_tokenizer(tpath)
     check_same_vocabulary(t, d, tok)
+    if d is not t and (dpath / "tokenizer_config.json").is_file() and dpath.resolve() != tpath.resolve():
+        dtok = load_tokenizer(dpath)
+        if dtok.get_vocab() != tok.get_vocab():
+            raise ValueError(
+                "초안 모델 폴더의 토크나이저가 대상 모델의 토크나이저와 다릅니다 (어휘 크기는 같아도 토큰 번호가 다름). "
+                "투기적 디코딩에는 같은 토크나이저로 학습한 모델 쌍이 필요합니다. / draft and target tokenizers differ"
+            )
     return ModelPair(target=t, draft=d, tokenizer=tok, target_path=tpath, draft_path=dpath)
 
 

@@ -254,52 +254,58 @@ def heldout_loss(model, ids, context: int, max_windows: int = 64) -> float:
     return float(sum(losses) / max(1, len(losses)))
 
 
-def train_target(cfg: TrainConfig, tokenizer, train_ids, log: list):
-    """Train the target with next-token cross-entropy for ``cfg.target_steps`` AdamW steps."""
-    import torch
-    import torch.nn.functional as F
-    from tqdm import tqdm
-    from transformers import LlamaForCausalLM
+def _train_loop(model, cfg: TrainConfig, train_ids, *, name: str, steps: int, lr: float, weight_decay: float,
+                seed: int, loss_fn, log: list):
+    """AdamW (betas 0.9/0.95, grad-norm clip 1.0, :func:`_lr` schedule) over random windows.
 
-    torch.manual_seed(cfg.seed)
-    model = LlamaForCausalLM(_llama_config(cfg, "target", tokenizer))
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.target_lr, weight_decay=0.1, betas=(0.9, 0.95))
-    batches = _batches(train_ids, cfg, random.Random(cfg.seed))
+    ``loss_fn(model, x, y) -> (loss, {metric: float})`` with x, y LongTensors
+    ``(batch_size, context)``; each step's metrics are appended to ``log``.
+    """
+    import torch
+    from tqdm import tqdm
+
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.95))
+    batches = _batches(train_ids, cfg, random.Random(seed))
     model.train()
-    bar = tqdm(range(cfg.target_steps), desc="target", unit="step")
+    bar = tqdm(range(steps), desc=name, unit="step")
     for step in bar:
         for group in opt.param_groups:
-            group["lr"] = _lr(step, cfg.target_steps, cfg.target_lr)
+            group["lr"] = _lr(step, steps, lr)
         x, y = next(batches)
-        logits = model(input_ids=x).logits
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        loss, metrics = loss_fn(model, x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        log.append({"model": "target", "step": step, "loss": round(loss.item(), 4)})
-        bar.set_postfix(loss=f"{loss.item():.3f}")
+        log.append({"model": name.split()[0], "step": step, **{k: round(v, 4) for k, v in metrics.items()}})
+        bar.set_postfix({k: f"{v:.3f}" for k, v in metrics.items()})
     return model
+
+
+def train_target(cfg: TrainConfig, tokenizer, train_ids, log: list):
+    """Train the target with next-token cross-entropy for ``cfg.target_steps`` AdamW steps."""
+    import torch
+    import torch.nn.functional as F
+    from transformers import LlamaForCausalLM
+
+    def loss_fn(model, x, y):
+        logits = model(input_ids=x).logits
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        return loss, {"loss": loss.item()}
+
+    torch.manual_seed(cfg.seed)
+    model = LlamaForCausalLM(_llama_config(cfg, "target", tokenizer))
+    return _train_loop(model, cfg, train_ids, name="target", steps=cfg.target_steps, lr=cfg.target_lr,
+                       weight_decay=0.1, seed=cfg.seed, loss_fn=loss_fn, log=log)
 
 
 def distill_draft(cfg: TrainConfig, tokenizer, target, train_ids, log: list):
     """Distill the draft: minimise KL(p_target || q_draft) per position (+0.1 x cross-entropy)."""
     import torch
     import torch.nn.functional as F
-    from tqdm import tqdm
     from transformers import LlamaForCausalLM
 
-    torch.manual_seed(cfg.seed + 1)
-    draft = LlamaForCausalLM(_llama_config(cfg, "draft", tokenizer))
-    opt = torch.optim.AdamW(draft.parameters(), lr=cfg.draft_lr, weight_decay=0.05, betas=(0.9, 0.95))
-    batches = _batches(train_ids, cfg, random.Random(cfg.seed + 1))
-    target.eval()
-    draft.train()
-    bar = tqdm(range(cfg.draft_steps), desc="draft (distil)", unit="step")
-    for step in bar:
-        for group in opt.param_groups:
-            group["lr"] = _lr(step, cfg.draft_steps, cfg.draft_lr)
-        x, y = next(batches)
+    def loss_fn(draft, x, y):
         with torch.inference_mode():
             p_logits = target(input_ids=x).logits
         p_log = F.log_softmax(p_logits.float(), -1).clone()
@@ -308,14 +314,13 @@ def distill_draft(cfg: TrainConfig, tokenizer, target, train_ids, log: list):
         kl = F.kl_div(q_log.reshape(-1, q_log.shape[-1]), p_log.reshape(-1, p_log.shape[-1]),
                       log_target=True, reduction="batchmean")
         ce = F.cross_entropy(q_logits.reshape(-1, q_logits.shape[-1]), y.reshape(-1))
-        loss = kl + 0.1 * ce
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(draft.parameters(), 1.0)
-        opt.step()
-        log.append({"model": "draft", "step": step, "kl": round(kl.item(), 4), "ce": round(ce.item(), 4)})
-        bar.set_postfix(kl=f"{kl.item():.3f}", ce=f"{ce.item():.3f}")
-    return draft
+        return kl + 0.1 * ce, {"kl": kl.item(), "ce": ce.item()}
+
+    torch.manual_seed(cfg.seed + 1)
+    draft = LlamaForCausalLM(_llama_config(cfg, "draft", tokenizer))
+    target.eval()
+    return _train_loop(draft, cfg, train_ids, name="draft (distil)", steps=cfg.draft_steps, lr=cfg.draft_lr,
+                       weight_decay=0.05, seed=cfg.seed + 1, loss_fn=loss_fn, log=log)
 
 
 def _save(model, out: Path) -> None:

@@ -203,3 +203,20 @@ def test_any_local_pair_loads_through_the_same_api(pair, tmp_path):
     r1 = decodelab.generate(other.target, other.tokenizer, "모든 국민은", 10)
     r2 = decodelab.generate(pair.draft, pair.tokenizer, "모든 국민은", 10)
     assert r1.token_ids == r2.token_ids
+
+
+def test_draft_with_a_different_tokenizer_is_rejected(pair, tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    # same vocabulary size, different token -> id map
+    vocab = {f"t{i}": i for i in range(len(pair.tokenizer))}
+    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="t0"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tk).save_pretrained(tmp_path / "d")
+    pair.draft.save_pretrained(tmp_path / "d")
+    with pytest.raises(ValueError, match="토크나이저"):
+        decodelab.load_models(pair.target_path, tmp_path / "d")
+    # the bundled draft folder carries the same tokenizer: accepted
+    ok = decodelab.load_models(pair.target_path, pair.draft_path)
+    assert ok.draft is not ok.target
