@@ -266,6 +266,13 @@ def test_normalize_text_folds_nfd_spaces_punctuation_fullwidth():
         ("3.33 us", "µs", 3.33),
         ("−2", "", -2.0),
         (42, "개", 42.0),
+        ("2/7", "", 2 / 7),
+        (" 2 / 7 ", "", 2 / 7),
+        ("-3/4", "", -0.75),
+        ("3/4 s", "ms", 750.0),
+        ("1/3분", "s", 20.0),
+        ("1,000/4 tokens/s", "tokens/s", 250.0),
+        ("1/0.5", "", 2.0),
     ],
 )
 def test_parse_quantity(text, unit, value):
@@ -280,6 +287,12 @@ def test_parse_quantity(text, unit, value):
     (True, "s", "숫자를 입력하세요"),
     (float("nan"), "s", "유한한"),
     ("1e999", "s", "너무 큽니다"),
+    (10**400, "s", "너무 큽니다"),  # float(int) would raise OverflowError, not ResponseError
+    (-(10**400), "", "너무 큽니다"),
+    ("1/0", "", "분모가 0"),
+    ("2/0.0 s", "s", "분모가 0"),
+    ("1/2/3", "", "알 수 없습니다"),
+    ("2/ s", "s", "알 수 없습니다"),
 ])
 def test_parse_quantity_rejects_with_korean_message(text, unit, msg):
     with pytest.raises(ResponseError, match=msg):
@@ -323,8 +336,94 @@ def test_short_answer_keywords_and_forbidden():
     assert grade("02-decode-bottleneck-term", "메모리 대역폭입니다") == 1.0
     assert grade("02-decode-bottleneck-term", "Memory Bandwidth") == 1.0
     assert grade("02-decode-bottleneck-term", "FLOP/s") == 0.0
-    assert grade("01-gpu-processor", "gpu") == grade("01-gpu-processor", "ＧＰＵ") == 1.0
-    assert grade("01-gpu-processor", "CPU") == 0.0
+    assert grade("01-prereq-processor", "gpu") == grade("01-prereq-processor", "ＧＰＵ") == 1.0
+    assert grade("01-prereq-processor", "CPU") == 0.0
+
+
+# Keyword grading must not accept a negated statement or the right word in the wrong domain.
+WRONG_SHORT = [
+    ("03-check-2", "지연이 늘어나지 않기 때문"),
+    ("03-check-2", "커지지 않으니까"),
+    ("03-check-2", "지연이늘어나지않기때문"),
+    ("03-check-2", "지연이 쌓이지 않기 때문입니다"),
+    ("03-check-2", "안 쌓이니까"),
+    ("03-check-2", "누적 안 되니까"),
+    ("03-check-2", "지연이 늘어날 수 없어서"),
+    ("03-check-2", "지연이 커지지는 않아서"),
+    ("03-check-2", "지연이 모이지 않으니까"),
+    ("03-check-2", "누적돼서 그런 건 아니다"),
+    ("03-check-2", "쌓이는 건 아니고 모델이 느려서"),
+    ("03-check-2", "모델이 커지기 때문"),
+    ("03-check-2", "KV 캐시가 쌓여서"),
+    ("03-check-2", "비용이 늘어나서"),
+    ("02-decode-bottleneck-term", "네트워크 대역폭"),
+    ("02-decode-bottleneck-term", "PCIe 대역폭"),
+    ("02-decode-bottleneck-term", "NVLink 대역폭"),
+    ("02-decode-bottleneck-term", "대역폭이 아니다"),
+    ("02-decode-bottleneck-term", "메모리 대역폭이 아니다"),
+    ("02-decode-bottleneck-term", "메모리 대역폭은 아님"),
+    ("02-decode-bottleneck-term", "대역폭"),
+    ("02-decode-bottleneck-term", "메모리 용량"),
+    ("02-decode-bottleneck-term", "연산 대역폭"),
+    ("01-check-1", "토큰이 하나씩 아닌"),
+    ("01-check-1", "토큰을 하나씩 만들지 않는다"),
+    ("01-check-1", "토큰 하나씩 만들지 않고 문장 전체를 만든다"),
+    ("01-check-1", "토큰을 하나씩이 아니라"),
+    ("01-check-1", "토큰을 역순으로 하나씩"),
+    ("05-low-latency-def", "응답이 없는 시간"),
+    ("05-low-latency-def", "요청 간격 시간"),
+    ("05-low-latency-def", "답을 학습하는 시간"),
+    ("05-low-latency-def", "응답 길이"),
+    ("01-prereq-processor", "GPU가 아니다"),
+    ("01-prereq-processor", "TPU"),
+]
+
+# Natural right answers that are not accepted forms, some with a negation word outside the keyword's scope.
+RIGHT_SHORT = [
+    ("03-check-2", "사라지지 않고 계속 쌓이기 때문"),
+    ("03-check-2", "끝없이 쌓여서"),
+    ("03-check-2", "무시할 수 없을 만큼 쌓여서"),
+    ("03-check-2", "작은 지연도 쌓이면 무시할 수 없다"),
+    ("03-check-2", "지연이 합쳐져서 커지니까"),
+    ("03-check-2", "토큰마다 지연이 더해지기 때문입니다"),
+    ("03-check-2", "지연이 커져서"),  # conjugated stems: 커져/커질, 늘어날, 불어날
+    ("03-check-2", "지연이 늘어날 수 있어서"),
+    ("03-check-2", "지연이 불어날 수 있으니까"),
+    ("03-check-2", "작은 지연이 모여서 커짐"),
+    ("02-decode-bottleneck-term", "GPU 메모리 대역폭"),
+    ("02-decode-bottleneck-term", "메모리(HBM) 대역폭이요"),
+    ("02-decode-bottleneck-term", "메모리 읽기 대역폭"),
+    ("01-check-1", "한 번에 토큰 하나씩 내놓는다"),
+    ("01-check-1", "토큰을 하나씩 차례로 만듭니다"),
+    ("01-check-1", "토큰을 차례차례"),
+    ("05-low-latency-def", "요청을 보내고 응답이 올 때까지 기다리는 시간"),
+    ("05-low-latency-def", "답을 기다리는 시간"),
+    ("01-prereq-processor", "GPU입니다"),
+]
+
+
+@pytest.mark.parametrize(("qid", "form"), WRONG_SHORT)
+def test_short_answer_negated_or_wrong_domain_scores_zero(qid, form):
+    assert grade(qid, form) == 0.0
+    assert grade(qid, unicodedata.normalize("NFD", form)) == 0.0
+
+
+@pytest.mark.parametrize(("qid", "form"), RIGHT_SHORT)
+def test_short_answer_right_forms_survive_the_negation_guard(qid, form):
+    assert grade(qid, form) == 1.0
+
+
+def test_accepted_short_forms_pass_even_by_keywords_alone():
+    from decodelab.quiz.grading import _keywords_match
+
+    shorts = [q for q in load_quizzes() if q.kind == "short"]
+    assert len(shorts) == 5
+    for q in shorts:
+        for form in [q.answer, *q.accepted]:
+            assert check(q, form).score == 1.0, (q.id, form)
+            assert check(q, unicodedata.normalize("NFD", f" {form}입니다.")).score == 1.0, (q.id, form)
+            if q.keywords:  # the guard would not reject them even if they were not exact forms
+                assert _keywords_match(q, form), (q.id, form)
 
 
 def _numeric(answer: float, tolerance: float, unit: str = "s") -> NumericQuestion:
@@ -349,6 +448,15 @@ def test_numeric_tolerance_boundaries():
     assert grade("02-kv-bytes-per-token", "0.33 MB") == 1.0  # within 0.005 MB
     assert grade("02-kv-bytes-per-token", "0.34") == 0.0
     assert grade("04-speedup", "2.8배") == 1.0
+
+
+def test_numeric_fraction_answers():
+    # 01-topk-prob: 2/7 = 0.285714 (tolerance 0.001); a student may well type the fraction
+    assert grade("01-topk-prob", "2/7") == grade("01-topk-prob", "0.2857") == 1.0
+    assert grade("01-topk-prob", "2/5") == 0.0
+    assert grade("01-topk-prob", "2/0") == 0.0
+    assert grade("04-residual", "2/3") == 1.0
+    assert grade("03-added-latency", 10**400) == 0.0  # scores 0, never raises
 
 
 def test_numeric_bad_input_scores_zero_and_parse_explains():
@@ -406,3 +514,31 @@ def test_check_explains_wrong_choice():
     assert res.feedback == ["a: " + q.choices[0].explanation]
     assert res.answer.startswith("b. ")
     assert check(q, "b").explanation == q.explanation
+
+
+def test_id_and_quiz_set_patterns_are_defined_once():
+    from decodelab.quiz import schema, store, submission
+
+    assert store.QUESTION_ID is submission.QUESTION_ID is schema.QUESTION_ID
+    assert store.QUIZ_SET is submission.QUIZ_SET is schema.QUIZ_SET
+    for mod in (store, submission):
+        assert not hasattr(mod, "_QID") and not hasattr(mod, "_SET") and not hasattr(mod, "_QUIZ_SET")
+
+
+def test_every_public_function_of_the_quiz_package_has_a_docstring():
+    import ast
+
+    missing = []
+    for path in sorted((REPO / "decodelab" / "quiz").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+
+        def walk(node, prefix=""):
+            for n in ast.iter_child_nodes(node):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not n.name.startswith("_"):
+                    if ast.get_docstring(n) is None:
+                        missing.append(f"{path.name}:{n.lineno} {prefix}{n.name}")
+                    if isinstance(n, ast.ClassDef):
+                        walk(n, f"{prefix}{n.name}.")
+
+        walk(tree)
+    assert missing == []

@@ -61,6 +61,8 @@ def folder(tmp_path: Path) -> Path:
     (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     (d / "nan.json").write_text(json.dumps(make_submission("frank", {})).replace('"answers": {}', '"answers": {"03-added-latency": NaN}'), encoding="utf-8")
     (d / "bigint.json").write_text(json.dumps(make_submission("gina", {})).replace('"answers": {}', '"answers": {"03-added-latency": ' + "9" * 5000 + "}"), encoding="utf-8")
+    # 401 digits: a valid JSON int under Python's digit limit, but float() of it overflows
+    (d / "hugeint.json").write_text(json.dumps(make_submission("hank", {})).replace('"answers": {}', '"answers": {"03-added-latency": ' + "9" * 401 + "}"), encoding="utf-8")
     (d / "dupkey.json").write_text('{"format": "decodelab-quiz-submission", "version": 1, "student_id": "h", "student_id": "alice", "answers": {}}', encoding="utf-8")
     _write(d / "formula.json", {**make_submission("ivan", {}), "student_id": "=HYPERLINK(\"http://x\")"})
     _write(d / "wrongformat.json", {"hello": "world"})
@@ -89,6 +91,7 @@ EXPECTED_BAD = {
     "deep.json": "중첩",
     "nan.json": "NaN",
     "bigint.json": "자릿수가 너무 많습니다",
+    "hugeint.json": "숫자가 너무 큽니다",
     "dupkey.json": "두 번",
     "formula.json": "학번",
     "wrongformat.json": "decodelab 제출 파일이 아닙니다",
@@ -130,6 +133,61 @@ def test_grade_folder_keeps_good_rows_and_reports_bad_files(folder):
         assert fragment in skipped[name], (name, skipped[name])
     warnings = [p for p in book.problems if not p.skipped]
     assert [(w.file, "05-groq-focus" in w.message) for w in warnings] == [("bob.json", True)]
+
+
+def test_numbers_in_answers_are_bounded(tmp_path):
+    from decodelab.quiz.submission import MAX_NUMBER
+
+    assert read_submission(_write(tmp_path / "ok.json", make_submission("a", {"03-added-latency": -(10**15)}))).answers
+    for bad in (10**15 + 1, -(10**400), 1e16, -1e300):
+        with pytest.raises(ValueError, match="숫자가 너무 큽니다"):
+            make_submission("a", {"03-added-latency": bad})
+        raw = json.dumps(make_submission("a", {})).replace('"answers": {}', f'"answers": {{"03-added-latency": {bad!r}}}')
+        (tmp_path / "bad.json").write_text(raw, encoding="utf-8")
+        with pytest.raises(SubmissionError, match="숫자가 너무 큽니다"):
+            read_submission(tmp_path / "bad.json")
+    assert MAX_NUMBER == 1e15
+
+
+def test_an_error_while_grading_one_file_skips_only_that_file(tmp_path, monkeypatch):
+    import decodelab.quiz.gradebook as gb
+
+    d = tmp_path / "s"
+    d.mkdir()
+    _write(d / "a.json", make_submission("alice", {"03-agent-def": "a"}))
+    _write(d / "b.json", make_submission("bob", {"03-agent-def": "boom"}))
+    _write(d / "c.json", make_submission("carol", {"03-agent-def": "a", "03-added-latency": "150 s"}))
+    real = gb.score_response
+
+    def fragile(q, response):  # stands in for any bug a hostile answer might still hit
+        if response == "boom":
+            raise OverflowError("int too large to convert to float")
+        return real(q, response)
+
+    monkeypatch.setattr(gb, "score_response", fragile)
+    book = grade_folder(d, QUESTIONS)
+    assert [(r.student_id, r.total) for r in book.rows] == [("alice", 1.0), ("carol", 2.0)]
+    assert [(p.file, p.skipped) for p in book.problems] == [("b.json", True)]
+    assert "OverflowError" in book.problems[0].message
+    out = write_gradebook(book, tmp_path / "gb.csv")
+    assert len(list(csv.reader(io.StringIO(out.read_text(encoding="utf-8-sig"))))) == 3
+
+
+def test_atomic_write_keeps_the_mode_of_an_existing_file(tmp_path):
+    from decodelab.quiz._atomic import atomic_write_bytes
+
+    book = grade_folder(tmp_path, QUESTIONS)  # empty folder: header only
+    new = write_gradebook(book, tmp_path / "new.csv")
+    assert new.stat().st_mode & 0o777 == 0o600  # a new file is private
+    shared = tmp_path / "shared.csv"
+    shared.write_text("old", encoding="utf-8")
+    os.chmod(shared, 0o640)
+    write_gradebook(book, shared)
+    assert shared.stat().st_mode & 0o777 == 0o640
+    assert shared.read_text(encoding="utf-8-sig").startswith("student_id,")
+    os.chmod(shared, 0o444)  # read-only is kept too; the folder is writable, so the replace works
+    atomic_write_bytes(shared, b"x")
+    assert shared.stat().st_mode & 0o777 == 0o444 and shared.read_bytes() == b"x"
 
 
 def test_gradebook_csv_columns_and_atomic_write(folder, tmp_path, monkeypatch):

@@ -112,6 +112,31 @@ def test_release_entries_do_not_reveal_their_own_key(release):
         assert "answer" not in entry and "explanation" not in raw
 
 
+def test_question_ids_do_not_reveal_their_own_answer():
+    """Ids are kept in the release, so an id must never hold (a folded form of) its own answer."""
+    from decodelab.quiz.normalize import strip_korean_ending
+
+    checked = 0
+    for q in load_quizzes():
+        folded_id = normalize_text(q.id)  # "01-gpu-processor" -> "01gpuprocessor"
+        name_parts = q.id.split("-")[1:]
+        if q.kind == "short":
+            for form in [q.answer, *q.accepted]:
+                for f in {normalize_text(form), strip_korean_ending(normalize_text(form))}:
+                    assert f not in folded_id, (q.id, form)
+                    checked += 1
+        elif q.kind == "numeric":
+            for form in {f"{q.answer:g}", f"{q.answer:g}".replace(".", "")}:
+                assert not re.search(rf"(?<!\d){re.escape(form)}(?!\d)", "-".join(name_parts)), (q.id, form)
+        elif q.kind in ("single", "multiple"):
+            ids = [q.answer] if q.kind == "single" else q.answer
+            assert not any(a in name_parts for a in ids), q.id  # e.g. "05-check-b" would give away b
+            assert "".join(sorted(ids)) not in name_parts, q.id
+        else:  # ordering
+            assert "".join(q.answer).lower() not in folded_id, q.id
+    assert checked >= 25  # 5 short questions, every accepted form
+
+
 def test_release_loads_as_exam_but_not_as_key(release):
     view = load_public(release.out_dir, "04")
     assert view.exam and view.keys == {} and view.quiz_set == release.quiz_set

@@ -7,6 +7,7 @@ new one, never half of one.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -14,7 +15,10 @@ __all__ = ["atomic_write_bytes", "atomic_write_text"]
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (new files get mode 0600: answers and grades are private).
+    """Write ``data`` to ``path`` atomically.
+
+    A new file gets mode 0600 (answers and grades are private); replacing an existing file keeps
+    that file's permission bits (a gradebook the lecturer made group-readable stays so).
 
     Raises:
         FileNotFoundError: the parent folder does not exist.
@@ -23,9 +27,18 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """
     path = Path(path)
     parent = path.parent
+    try:
+        old_mode = stat.S_IMODE(os.stat(path).st_mode) & 0o777  # permission bits only, never setuid
+    except OSError:  # no file yet (or unreadable): keep mkstemp's 0600
+        old_mode = None
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
+            if old_mode is not None:
+                if hasattr(os, "fchmod"):
+                    os.fchmod(f.fileno(), old_mode)
+                else:  # pragma: no cover - Windows before Python 3.13
+                    os.chmod(tmp, old_mode)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

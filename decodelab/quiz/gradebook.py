@@ -1,8 +1,8 @@
 """The lecturer's grader: a folder of submission files -> one gradebook row per student.
 
 :func:`grade_folder` never stops at a bad file: a malformed, truncated, oversized, non-JSON or
-hostile file is recorded in ``Gradebook.problems`` and skipped, and every good file still gets its
-row. :func:`write_gradebook` writes the CSV atomically (temporary file + ``os.replace``), so an
+hostile file (also one whose grading raises an unexpected error) is recorded in
+``Gradebook.problems`` and skipped, and every good file still gets its row. :func:`write_gradebook` writes the CSV atomically (temporary file + ``os.replace``), so an
 interrupted run leaves the previous gradebook intact.
 
 CSV columns: ``student_id``, ``quiz_set``, ``file``, one column per question id (points earned:
@@ -139,7 +139,11 @@ def grade_folder(
         except Exception as e:  # noqa: BLE001 - one bad file must never stop the run
             book.problems.append(Problem(name, f"읽는 중 예상하지 못한 오류: {type(e).__name__}"))
             continue
-        row, warnings = _grade_submission(sub, questions, name)
+        try:
+            row, warnings = _grade_submission(sub, questions, name)
+        except Exception as e:  # noqa: BLE001 - one hostile answer must never stop the run
+            book.problems.append(Problem(name, f"채점 중 예상하지 못한 오류: {type(e).__name__} (이 파일만 건너뛰었습니다)"))
+            continue
         key = (sub.student_id.casefold(), sub.quiz_set)
         if key in chosen:
             old_row, old_warnings = chosen[key]

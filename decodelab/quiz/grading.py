@@ -9,14 +9,19 @@ Rules per kind (the score is multiplied by the question's ``points`` in the grad
 - ``short``: after :func:`~decodelab.quiz.normalize.normalize_text` (NFKC so NFD Hangul from macOS
   matches, case folding, no spaces/punctuation): 1 if equal to the answer or an accepted form (also
   after dropping one polite ending such as ``입니다``); else 0 if a ``forbidden`` substring is there;
-  else 1 if every ``keywords`` group has an alternative in it; else 0.
+  else 1 if every ``keywords`` group has an alternative in it that is not negated (a negation such
+  as ``않``, ``아니``, ``없``, ``못`` right after it, ``안``/``못`` right before it) and the answer's last
+  predicate is not negated (``"...늘어나지 않으니까"``, ``"...그런 건 아니다"``); else 0. Exact
+  and accepted forms are never checked for negation.
 - ``numeric``: 1 if ``|value - answer| <= tolerance`` (value converted to the question's unit), else 0.
 - ``ordering``: 1 for exactly the right order, else 0.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,6 +121,97 @@ def parse_response(q, response: Any) -> Any:
     raise ResponseError(f"알 수 없는 문항 종류 {kind!r}")  # pragma: no cover - the schema forbids it
 
 
+# ---------------------------------------------------------------------------------------------
+# Negation guard of the keyword fallback
+# ---------------------------------------------------------------------------------------------
+# Korean negates a predicate after it ("쌓이지 않는다", "대역폭이 아니다", "늘어날 수 없다",
+# "누적되는 건 아니다") or, in the short form, right before it ("안 쌓인다", "못 늘어난다"). A keyword
+# hit is *negated* when such a marker sits in its scope (below); a keyword group counts only when it
+# has a hit that is not negated. Markers elsewhere in the answer do not matter, so correct answers
+# such as "사라지지 않고 쌓이기 때문", "끝없이 쌓여서", "무시할 수 없을 만큼 쌓여서" still score 1.
+
+_NEG_ROOTS = ("않", "아니", "아닌", "아님", "아냐", "아닙", "없", "못")
+"""Post-predicate negation roots (folded Hangul syllables)."""
+_PRE_NEG = ("안", "못")
+"""Short-form negation written before the predicate."""
+_DEPENDENT = ("수", "게", "것", "건", "거", "일", "적", "리", "때문", "탓", "필요")
+"""Dependent nouns between a predicate and its negation: "늘어날 수 없다", "쌓이는 건 아니다"."""
+_POST_WINDOW = 6
+"""A root this many syllables after a keyword, in the same word, negates it ("누적되는것은아니다")."""
+_NEGATED_ENDING = re.compile(r"(?<!수)(?:않(?!고)|아니|아닌|아님|아냐|아닙|없(?!이)|못)[가-힣]{0,3}$")
+"""An answer whose main (last) predicate is negated: "...늘어나지 않으니까", "...그런 건 아니다".
+Not "...할 수 없다" (a modal: "무시할 수 없다"), "않고" (a connective) or "없이" (an adverb)."""
+
+
+def _fold_words(text: str) -> list[str]:
+    """The answer split at whitespace and punctuation, each word folded with ``normalize_text``
+    (so ``"".join(words)`` is the folded answer). Invisible format characters do not split."""
+    s = unicodedata.normalize("NFKC", text).casefold()
+    words, cur = [], []
+    for ch in s:
+        cat = unicodedata.category(ch)
+        if ch.isspace() or cat.startswith("P") or cat in ("Cc", "Zs", "Zl", "Zp"):
+            if cur:
+                words.append(normalize_text("".join(cur)))
+                cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        words.append(normalize_text("".join(cur)))
+    return [w for w in words if w]
+
+
+def _starts_negation(word: str) -> bool:
+    return word.startswith(_NEG_ROOTS) or word in _PRE_NEG
+
+
+def _hit_negated(words: list[str], starts: list[int], s: int, e: int) -> bool:
+    """Is the keyword occurrence ``folded[s:e]`` negated? (see the comment above ``_NEG_ROOTS``)"""
+    i = bisect.bisect_right(starts, s) - 1  # word of the first syllable
+    j = bisect.bisect_right(starts, e - 1) - 1  # word of the last syllable
+    before = words[i][: s - starts[i]]
+    after = words[j][e - starts[j]:]
+    # in the same word: "쌓이지않아서", "대역폭이아니다", "누적안되니까", "안쌓이니까"
+    if any(0 <= after.find(r) < _POST_WINDOW for r in _NEG_ROOTS) or after.startswith(_PRE_NEG):
+        return True
+    if before.endswith(_PRE_NEG) or (not before and i > 0 and words[i - 1] in _PRE_NEG):
+        return True
+    nxt = words[j + 1] if j + 1 < len(words) else ""
+    nxt2 = words[j + 2] if j + 2 < len(words) else ""
+    if _starts_negation(nxt):  # "쌓이지 않는다", "대역폭이 아니다", "누적 안 되니까"
+        return True
+    # "늘어날 수 없다", "쌓이는 건 아니다", "누적 때문은 아니다"; "하나씩 만들지 않고" (V-지 않다)
+    bridge = (nxt.startswith(_DEPENDENT) and len(nxt) <= 3) or nxt.endswith(("지", "지는", "지도", "지를", "지가"))
+    return bool(nxt2) and bridge and nxt2.startswith(_NEG_ROOTS)
+
+
+def _keywords_match(q, text: str) -> bool:
+    """Every keyword group has a hit that is not negated, and the answer's last predicate is not
+    negated (see :data:`_NEGATED_ENDING`)."""
+    words = _fold_words(text)
+    folded = "".join(words)
+    if not folded or _NEGATED_ENDING.search(strip_korean_ending(folded)):
+        return False
+    starts = []
+    pos = 0
+    for w in words:
+        starts.append(pos)
+        pos += len(w)
+    for group in q.keywords:
+        found = False
+        for k in group:
+            k = normalize_text(k)
+            at = folded.find(k)
+            while at >= 0 and not found:
+                found = not _hit_negated(words, starts, at, at + len(k))
+                at = folded.find(k, at + 1)
+            if found:
+                break
+        if not found:
+            return False
+    return True
+
+
 def _short_score(q, text: str) -> float:
     folded = normalize_text(text)
     forms = {normalize_text(f) for f in [q.answer, *q.accepted]}
@@ -123,7 +219,7 @@ def _short_score(q, text: str) -> float:
         return 1.0
     if any(normalize_text(f) in folded for f in q.forbidden):
         return 0.0
-    if q.keywords and all(any(normalize_text(k) in folded for k in group) for group in q.keywords):
+    if q.keywords and _keywords_match(q, text):
         return 1.0
     return 0.0
 

@@ -5,7 +5,8 @@ Linux composed (NFC). Full-width digits come from Korean IMEs. Spacing (띄어�
 to person. :func:`normalize_text` folds all of these so that the same answer compares equal.
 
 Numbers: :func:`parse_quantity` reads ``"150"``, ``"150 s"``, ``"2.5분"``, ``"1,000 tokens/s"``,
-``"1.5e3 ms"``, ``"약 22ms"``, ``"75%"`` and converts the value into the question's unit.
+``"1.5e3 ms"``, ``"약 22ms"``, ``"75%"``, a simple fraction ``"2/7"`` and converts the value into the
+question's unit.
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ _add("flop", 1e15, "PFLOP")
 _NUMBER = re.compile(
     r"""^\s*(?:약|대략|~|≈|about)?\s*
         (?P<num>[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[+-]?\d+)?|[+-]?\.\d+(?:e[+-]?\d+)?)
+        (?:\s*/\s*(?P<den>\d+(?:\.\d+)?|\.\d+))?
         \s*(?P<unit>.*?)\s*$""",
     re.VERBOSE | re.IGNORECASE,
 )
@@ -133,24 +135,29 @@ def parse_quantity(response: object, unit: str) -> float:
 
     Args:
         response: an ``int``/``float``, or a string such as ``"150"``, ``"150 s"``, ``"2.5분"``,
-            ``"1,000"``, ``"1.5e2"``, ``"약 22 ms"``, ``"75%"``. A number with no unit is taken to be
-            in the question's unit. A unit of the same kind (time, bytes, ...) is converted:
-            ``parse_quantity("2.5분", "s") == 150.0``.
+            ``"1,000"``, ``"1.5e2"``, ``"약 22 ms"``, ``"75%"``, or a simple fraction ``"2/7"`` /
+            ``"3/4 s"`` (numerator as above, denominator a plain non-zero decimal number). A number
+            with no unit is taken to be in the question's unit. A unit of the same kind (time,
+            bytes, ...) is converted: ``parse_quantity("2.5분", "s") == 150.0``.
         unit: the question's unit, a key of :data:`UNITS` (``"s"``, ``"ms"``, ``"토큰"``, ``""``...).
 
     Returns:
         float, finite.
 
     Raises:
-        ResponseError: (Korean message) not a number, not finite, a boolean, or a unit that does not
-            fit the question (``"kg"`` for a time question).
+        ResponseError: (Korean message) not a number, not finite or too large for a float (an
+            ``int`` with hundreds of digits), a boolean, a fraction with denominator 0, or a unit that
+            does not fit the question (``"kg"`` for a time question).
         KeyError: ``unit`` itself is unknown (a quiz authoring error; the schema rejects it first).
     """
     qdim, qfactor = UNITS[normalize_unit(unit)]
     if isinstance(response, bool):
         raise ResponseError("숫자를 입력하세요 (참/거짓 값은 숫자 답으로 쓸 수 없습니다).")
     if isinstance(response, (int, float)):
-        value = float(response)
+        try:
+            value = float(response)
+        except (OverflowError, ValueError):  # an int too large for a float (e.g. 401 digits)
+            raise ResponseError("숫자가 너무 큽니다: 유한한 숫자를 입력하세요.") from None
         if not math.isfinite(value):
             raise ResponseError("유한한 숫자를 입력하세요 (무한대나 NaN은 쓸 수 없습니다).")
         return value
@@ -167,8 +174,13 @@ def parse_quantity(response: object, unit: str) -> float:
         )
     try:
         value = float(m.group("num").replace(",", ""))
-    except ValueError:  # pragma: no cover - the regex only lets floats through
+        den = float(m.group("den")) if m.group("den") is not None else None
+    except (OverflowError, ValueError):  # pragma: no cover - the regex only lets floats through
         raise ResponseError(f"숫자로 읽을 수 없습니다: {response.strip()[:30]!r}.") from None
+    if den is not None:
+        if den == 0:
+            raise ResponseError(f"분모가 0인 분수는 쓸 수 없습니다: {response.strip()[:30]!r}. 분모를 0이 아닌 수로 고치세요.")
+        value = value / den
     if not math.isfinite(value):
         raise ResponseError("숫자가 너무 큽니다: 유한한 숫자를 입력하세요.")
     given = normalize_unit(m.group("unit"))

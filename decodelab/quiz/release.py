@@ -65,6 +65,8 @@ class ReleaseResult:
 
     @property
     def quiz_set(self) -> str:
+        """The quiz set of this release, ``"exam-<release_id>"``: the folder students' answers are saved
+        in (see :class:`decodelab.quiz.store.AnswerStore`) and the ``quiz_set`` of their submissions."""
         return f"exam-{self.release_id}"
 
 

@@ -48,6 +48,8 @@ __all__ = [
     "NOTEBOOK_IDS",
     "NumericQuestion",
     "OrderingQuestion",
+    "QUESTION_ID",
+    "QUIZ_SET",
     "PublicChoice",
     "PublicQuestion",
     "Question",
@@ -62,6 +64,10 @@ __all__ = [
 
 NOTEBOOK_IDS = ("01", "02", "03", "04", "05")
 QUESTION_ID = re.compile(r"^(0[1-5])-[a-z0-9]+(?:-[a-z0-9]+)*$")
+"""A question id: ``NN-name`` (NN = 01..05; lowercase letters, digits, hyphens). Also the file name of
+a saved answer and a key of a submission's ``answers``."""
+QUIZ_SET = re.compile(r"^(course|exam-[0-9a-f]{12})$")
+"""A quiz set: ``course`` (practice quizzes) or ``exam-<release id>`` (12 hex digits)."""
 SEEDS = ("000", "001")
 
 
@@ -181,7 +187,11 @@ class ShortAnswer(_Base):
 
     Right when the folded response equals the folded ``answer`` or an ``accepted`` form; otherwise
     wrong if it contains a ``forbidden`` substring; otherwise right when every group in
-    ``keywords`` has at least one alternative in it (alternatives are folded too).
+    ``keywords`` has at least one alternative in it that is not negated, and the answer's last
+    predicate is not negated (alternatives are folded too; see :mod:`decodelab.quiz.grading`). A
+    general negation guard (``않``, ``아니``, ``없``, ``못``, ``안``) is built in, so ``forbidden`` is for
+    wrong-domain words (``네트워크`` for a memory question). Give a keyword group per required
+    concept (``[메모리, hbm]`` and ``[대역폭, bandwidth]``), not only the generic word.
     """
 
     kind: Literal["short"]
@@ -311,6 +321,7 @@ class PublicQuestion(_Strict):
 
     @property
     def notebook(self) -> str:
+        """The notebook this question belongs to (``"01"``...), from the id prefix."""
         return self.id[:2]
 
 

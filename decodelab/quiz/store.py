@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from ._atomic import atomic_write_text
+from .schema import QUESTION_ID, QUIZ_SET
 from .submission import MAX_BYTES, make_submission, validate_student_id
 
 __all__ = ["ANSWERS_ENV", "AnswerStore", "answers_root"]
 
 ANSWERS_ENV = "DECODELAB_ANSWERS_DIR"
-_QID = re.compile(r"^0[1-5]-[a-z0-9]+(?:-[a-z0-9]+)*$")
-_SET = re.compile(r"^(course|exam-[0-9a-f]{12})$")
 _MAX_RECORD = 64 * 1024
 
 
@@ -65,7 +64,7 @@ class AnswerStore:
     """
 
     def __init__(self, quiz_set: str = "course", root: str | os.PathLike | None = None):
-        if not _SET.match(quiz_set):
+        if not QUIZ_SET.match(quiz_set):
             raise ValueError(f"quiz_set={quiz_set!r}: 'course' 또는 'exam-<12자리 16진수>'여야 합니다.")
         self.quiz_set = quiz_set
         self.root = answers_root(root)
@@ -73,7 +72,7 @@ class AnswerStore:
         self.problems: list[str] = []
 
     def _path(self, question_id: str) -> Path:
-        if not _QID.match(question_id):
+        if not QUESTION_ID.match(question_id):
             raise ValueError(f"문항 id {question_id!r}의 형식이 잘못됐습니다.")
         return self.dir / f"{question_id}.json"
 
@@ -85,7 +84,7 @@ class AnswerStore:
             return out
         for p in sorted(self.dir.glob("*.json")):
             qid = p.stem
-            if not _QID.match(qid):
+            if not QUESTION_ID.match(qid):
                 continue
             try:
                 if p.stat().st_size > _MAX_RECORD:

@@ -31,9 +31,12 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError, field_validator
 
+from .schema import QUESTION_ID, QUIZ_SET
+
 __all__ = [
     "FORMAT",
     "MAX_BYTES",
+    "MAX_NUMBER",
     "Submission",
     "SubmissionError",
     "make_submission",
@@ -45,9 +48,10 @@ FORMAT = "decodelab-quiz-submission"
 MAX_BYTES = 256 * 1024
 """Size cap of one submission file (bytes). All answers of the course fit in a few KiB."""
 
+MAX_NUMBER = 1e15
+"""Largest magnitude of a numeric answer in a submission (every answer of the course is far below)."""
+
 _STUDENT_ID = re.compile(r"^[^\W_][\w .\-]{0,63}$")
-_QUIZ_SET = re.compile(r"^(course|exam-[0-9a-f]{12})$")
-_QID = re.compile(r"^0[1-5]-[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 class SubmissionError(ValueError):
@@ -103,7 +107,7 @@ class Submission(BaseModel):
     @field_validator("quiz_set")
     @classmethod
     def _set(cls, v: str) -> str:
-        if not _QUIZ_SET.match(v):
+        if not QUIZ_SET.match(v):
             raise ValueError("quiz_set은 'course' 또는 'exam-<12자리 16진수>'여야 합니다")
         return v
 
@@ -123,10 +127,13 @@ class Submission(BaseModel):
     @classmethod
     def _answers(cls, v: dict) -> dict:
         for k, a in v.items():
-            if not _QID.match(k):
+            if not QUESTION_ID.match(k):
                 raise ValueError(f"문항 id {k[:40]!r}의 형식이 잘못됐습니다")
-            if isinstance(a, float) and not math.isfinite(a):
-                raise ValueError(f"문항 {k}: 유한한 수가 아닙니다")
+            if isinstance(a, (int, float)) and not isinstance(a, bool):
+                if isinstance(a, float) and not math.isfinite(a):
+                    raise ValueError(f"문항 {k}: 유한한 수가 아닙니다")
+                if abs(a) > MAX_NUMBER:  # exact for ints of any size (no float conversion)
+                    raise ValueError(f"문항 {k}: 숫자가 너무 큽니다 (절댓값이 {MAX_NUMBER:g} 이하여야 합니다)")
         return v
 
     @property
