@@ -3,7 +3,8 @@
 Both decode greedily with a KV cache on the bundled target, on the same prompts, interleaved
 (so machine noise hits both alike). Reports medians and their ratio, plus the "bandwidth
 achieved" (weight bytes x decode tokens/s, as gpt-fast prints it) next to this machine's
-memory bandwidth measured by a large numpy copy.
+memory bandwidth measured by a large numpy copy (``decodelab.latency.measure_this_computer``, the
+one place the course measures it).
 
 Run: ``decodelab bench decode`` or ``python benchmarks/bench_decode.py [--tokens 64 --repeats 3]``.
 """
@@ -14,23 +15,12 @@ import argparse
 import statistics as st
 import time
 
-import numpy as np
 import torch
 
 # prompts on which the bundled target writes long answers (few early EOS), so per-token times are comparable
 PROMPTS = ["대한민국은 민주공화국이다.", "데비안 패키지는", "국회는 법률을", "셀 서식을 바꾸려면", "대통령은"]
 
-
-def memory_bandwidth_gbs(mb: int = 512, repeats: int = 5) -> float:
-    """Best-of-``repeats`` copy bandwidth in GB/s: (read + write bytes) / time of ``np.copyto``."""
-    a = np.ones(mb * 2**20 // 8)
-    b = np.empty_like(a)
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        np.copyto(b, a)
-        best = min(best, time.perf_counter() - t)
-    return 2 * a.nbytes / best / 1e9
+COPY_MIB = 512  # far beyond any CPU cache: main-memory bandwidth
 
 
 def main(argv=None) -> int:
@@ -40,6 +30,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import decodelab
+    from decodelab import latency
     from decodelab.models import bundled
 
     pair = bundled()
@@ -62,7 +53,7 @@ def main(argv=None) -> int:
             lengths.append(len(r.token_ids))
 
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    bw = memory_bandwidth_gbs()
+    bw = latency.measure_this_computer(copy_mib=COPY_MIB).bandwidth / 1e9  # GB/s, best of 5 copies
     tps = 1000 / st.median(ours_tpot)
     print(f"bundled target: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, "
           f"{weight_bytes / 1e6:.1f} MB in {next(model.parameters()).dtype}; up to {n} new tokens "
@@ -79,7 +70,7 @@ def main(argv=None) -> int:
           f"(>1 means decodelab is faster)")
     achieved = weight_bytes * tps / 1e9
     print(f"bandwidth achieved: {weight_bytes / 1e6:.1f} MB x {tps:.0f} tokens/s = {achieved:.2f} GB/s; "
-          f"machine copy bandwidth (numpy, 512 MiB): {bw:.1f} GB/s; ratio {achieved / bw:.3f}")
+          f"machine copy bandwidth (numpy, {COPY_MIB} MiB): {bw:.1f} GB/s; ratio {achieved / bw:.3f}")
     print("(a ratio far below 1 means decode here is bound by per-call overhead, not memory bandwidth)")
     return 0
 

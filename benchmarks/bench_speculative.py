@@ -13,8 +13,11 @@ predicted speedup with the measured a and c ("pred"), and ms per generated token
   with ``num_assistant_tokens=gamma``, schedule "constant", confidence threshold off,
 
 with ratios (speedup = target-only ms/token / method ms/token), plus a prompt-lookup (n-gram) row
-and transformers' default assisted settings. ms/token = wall time of the whole call (tokenising,
-prefill, decoding) / tokens generated; every method generates the same number of tokens.
+and transformers' default assisted settings. The first two, their pooled acceptance counts and the
+exactness check come from ``decodelab.speculative.speedup_sweep`` (ms/token = ``e2e_ms``, i.e.
+tokenising + prefill + decoding, / tokens); transformers' ms/token = wall time of its whole
+``generate`` call / tokens, run by the sweep's ``on_prompt`` hook right after the other two. Every
+method generates the same number of tokens.
 
 Timings on shared CPUs vary ~30% between runs: the three methods are measured interleaved, prompt
 by prompt, inside each gamma block, and ratios are taken within the block. Compare ratios, not
@@ -43,6 +46,7 @@ from decodelab.speculative import (  # noqa: E402
     expected_tokens_per_call,
     measure_costs,
     speculative_generate,
+    speedup_sweep,
 )
 
 # half LibreOffice-help style (the bundled models often loop there: high acceptance), half
@@ -124,6 +128,18 @@ def main(argv=None) -> int:
     refs = {p: generate(t, tok, p, n, top_candidates=0, stop_at_eos=False).token_ids for p in prompts}
     gc = d.generation_config
     saved = (gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold)
+    hf_ms: list[float] = []  # transformers' ms/token per prompt, of the gamma being swept
+    exact = [True]
+
+    def run_hf(g, p, base, spec):
+        """speedup_sweep's hook: after its target-only and speculative runs of prompt p, run
+        transformers' assisted generation (interleaved, so load changes hit all three alike)."""
+        exact[0] &= spec.token_ids == refs[p]
+        if args.no_hf:
+            return
+        out, ms = _time(lambda: hf_generate(t, encode_prompt(tok, p), n, d))
+        hf_ms.append(ms / len(out))
+        exact[0] &= out == refs[p]
 
     header = (f"{'gamma':>5} {'accept':>7} {'mean_len':>8} {'E[len]':>6} {'tok/call':>8} {'pred':>5} | {'base ms/tok':>11} "
               f"{'spec ms/tok':>11} {'speedup':>7} | {'HF asst ms/tok':>14} {'HF speedup':>10} {'spec/HF':>7} | exact")
@@ -133,34 +149,18 @@ def main(argv=None) -> int:
     rows = []
     for g in gammas:
         gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = g, "constant", 0.0
-        base, spec, hf = [], [], []
-        acc = drafted = accepted = drafts = tcalls = toks = 0
-        exact = True
-        for p in prompts:
-            ids = encode_prompt(tok, p)
-            r0, ms0 = _time(lambda: generate(t, tok, p, n, top_candidates=0, stop_at_eos=False))
-            r1, ms1 = _time(lambda: speculative_generate(t, d, tok, p, n, num_speculative_tokens=g, stop_at_eos=False))
-            base.append(ms0 / len(r0.token_ids))
-            spec.append(ms1 / len(r1.token_ids))
-            exact &= r1.token_ids == refs[p] == r0.token_ids
-            if not args.no_hf:
-                r2, ms2 = _time(lambda: hf_generate(t, ids, n, d))
-                hf.append(ms2 / len(r2))
-                exact &= r2 == refs[p]
-            drafted += r1.num_draft_tokens
-            accepted += r1.num_accepted_tokens
-            drafts += r1.num_drafts
-            tcalls += r1.target_forward_calls
-            toks += len(r1.token_ids)
-        acc = accepted / drafted if drafted else 0.0
-        mb, ms = statistics.mean(base), statistics.mean(spec)
-        mh = statistics.mean(hf) if hf else float("nan")
-        pred = expected_speedup(acc, g, c)
+        hf_ms.clear()
+        exact[0] = True
+        # the pooled counts and ms/token come from the library's sweep (it raises RuntimeError if
+        # the greedy speculative output ever differs from target-only decoding)
+        (r,) = speedup_sweep(t, d, tok, prompts, n, [g], on_prompt=run_hf)
+        acc, ms, mb = r.acceptance_rate, r.spec_ms_per_token, r.base_ms_per_token
+        mh = statistics.mean(hf_ms) if hf_ms else float("nan")
         rows.append((g, acc, ms, mb, mh))
-        print(f"{g:>5} {acc:>7.3f} {1 + accepted / max(drafts, 1):>8.2f} {expected_tokens_per_call(acc, g):>6.2f} "
-              f"{toks / tcalls:>8.2f} {pred:>5.2f} | "
+        print(f"{g:>5} {acc:>7.3f} {r.mean_acceptance_length:>8.2f} {expected_tokens_per_call(acc, g):>6.2f} "
+              f"{r.tokens_per_target_call:>8.2f} {expected_speedup(acc, g, c):>5.2f} | "
               f"{mb:>11.2f} {ms:>11.2f} {mb / ms:>6.2f}x | {mh:>14.2f} {mb / mh:>9.2f}x {mh / ms:>6.2f}x | "
-              f"{'yes' if exact else 'NO'}")
+              f"{'yes' if exact[0] else 'NO'}")
     gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = saved
 
     # comparison rows: prompt lookup (no draft model) and transformers' default assisted settings
@@ -171,28 +171,15 @@ def main(argv=None) -> int:
     print(f"formula (Leviathan et al. 2023, Thm 3.8) with measured alpha {best[1]:.3f}, c {c:.3f}: "
           f"{expected_speedup(best[1], best[0], c):.2f}x, E[tokens/call] {expected_tokens_per_call(best[1], best[0]):.2f}"
           f" (assumes a verification costs one target step; measured {st['verify_cost'][4]:.2f}x for 5 tokens)")
-    base, ng, hfd = [], [], []
-    ng_acc = ng_tok = ng_calls = 0
-    for p in prompts:
-        ids = encode_prompt(tok, p)
-        r0, ms0 = _time(lambda: generate(t, tok, p, n, top_candidates=0, stop_at_eos=False))
-        r1, ms1 = _time(lambda: speculative_generate(t, NGramProposer(), tok, p, n, num_speculative_tokens=best[0],
-                                                     stop_at_eos=False))
-        base.append(ms0 / n)
-        ng.append(ms1 / n)
-        ng_acc += r1.num_accepted_tokens
-        ng_tok += r1.num_draft_tokens
-        ng_calls += r1.target_forward_calls
-        if not args.no_hf:
-            r2, ms2 = _time(lambda: hf_generate(t, ids, n, d))
-            hfd.append(ms2 / len(r2))
-    mb = statistics.mean(base)
-    print(f"prompt lookup (n-gram, gamma {best[0]}): acceptance {ng_acc / max(ng_tok, 1):.3f}, "
-          f"{len(prompts) * n / ng_calls:.2f} tokens/target call, {statistics.mean(ng):.2f} ms/token, "
-          f"{mb / statistics.mean(ng):.2f}x vs target-only {mb:.2f} ms/token")
-    if hfd:
+    hf_ms.clear()
+    (ng,) = speedup_sweep(t, NGramProposer(), tok, prompts, n, [best[0]], on_prompt=run_hf)
+    mb = ng.base_ms_per_token
+    print(f"prompt lookup (n-gram, gamma {best[0]}): acceptance {ng.acceptance_rate:.3f}, "
+          f"{ng.tokens_per_target_call:.2f} tokens/target call, {ng.spec_ms_per_token:.2f} ms/token, "
+          f"{ng.speedup:.2f}x vs target-only {mb:.2f} ms/token")
+    if hf_ms:
         print(f"transformers assisted, default settings (heuristic schedule, 20 tokens, threshold 0.4): "
-              f"{statistics.mean(hfd):.2f} ms/token, {mb / statistics.mean(hfd):.2f}x vs target-only")
+              f"{statistics.mean(hf_ms):.2f} ms/token, {mb / statistics.mean(hf_ms):.2f}x vs target-only")
     return 0
 
 

@@ -19,23 +19,17 @@ CARD_PROMPTS = ["대한민국은 민주공화국이다.", "문서를 저장하�
 
 def acceptance_table(pair, gammas=(1, 2, 4, 8), tokens: int = 64) -> list[dict]:
     """Greedy acceptance rate, mean acceptance length and tokens per target call per gamma,
-    pooled over :data:`CARD_PROMPTS` (``tokens`` new tokens each, EOS ignored)."""
-    from .speculative import speculative_generate
+    pooled over :data:`CARD_PROMPTS` (``tokens`` new tokens each, EOS ignored), as measured by
+    :func:`decodelab.speculative.speedup_sweep` (without the target-only timing runs).
 
-    rows = []
-    for g in gammas:
-        drafted = accepted = drafts = calls = n = 0
-        for prompt in CARD_PROMPTS:
-            r = speculative_generate(pair.target, pair.draft, pair.tokenizer, prompt, tokens,
-                                     num_speculative_tokens=g, stop_at_eos=False)
-            drafted += r.num_draft_tokens
-            accepted += r.num_accepted_tokens
-            drafts += r.num_drafts
-            calls += r.target_forward_calls
-            n += len(r.token_ids)
-        rows.append({"gamma": g, "acceptance_rate": accepted / drafted, "mean_acceptance_length": 1 + accepted / drafts,
-                     "tokens_per_target_call": n / calls})
-    return rows
+    Returns one dict per gamma: ``gamma``, ``acceptance_rate``, ``mean_acceptance_length``,
+    ``tokens_per_target_call``.
+    """
+    from .speculative import speedup_sweep
+
+    rows = speedup_sweep(pair.target, pair.draft, pair.tokenizer, CARD_PROMPTS, tokens, gammas, compare=False)
+    return [{"gamma": r.gamma, "acceptance_rate": r.acceptance_rate, "mean_acceptance_length": r.mean_acceptance_length,
+             "tokens_per_target_call": r.tokens_per_target_call} for r in rows]
 
 
 def write_card(folder: Path = BUNDLED_DIR) -> str:

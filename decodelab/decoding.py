@@ -92,6 +92,29 @@ def cache_length(cache) -> int:
     return 0 if cache is None else int(cache.get_seq_length())
 
 
+def crop_cache(cache, length: int) -> None:
+    """Keep only the first ``length`` positions of a KV cache, in place (drop the rest).
+
+    Used to throw away the keys/values of rejected draft tokens (speculative decoding) or of a
+    timing pass. A cache with ``length`` positions or fewer, or ``None``, is left as it is.
+    transformers 5.x ``DynamicCache.crop(n)`` takes a NEGATIVE ``n`` = how many positions to
+    remove from the end (a positive value raises there; in 4.x it was the length to keep), so this
+    calls ``crop(length - cache_length(cache))``, which means the same in both versions.
+
+    Args:
+        cache: a ``transformers`` cache (e.g. ``DynamicCache``) or ``None``.
+        length: positions to keep, an int >= 0.
+
+    Raises:
+        ValueError: ``length`` is negative or not an int.
+    """
+    if isinstance(length, bool) or int(length) != length or length < 0:
+        raise ValueError(f"length={length!r}: 남길 캐시 위치 수는 0 이상의 정수여야 합니다.")
+    n = cache_length(cache)
+    if n > length:
+        cache.crop(int(length) - n)
+
+
 def context_length(model) -> int | None:
     """The model's maximum number of positions (``config.max_position_embeddings``), if known."""
     return getattr(model.config, "max_position_embeddings", None)

@@ -81,6 +81,7 @@ __all__ = [
     "disaggregated",
     "layer_split_decode_ms",
     "speculative_speedup",
+    "expected_tokens_per_call",
     "agent_loop",
     "rate_presets",
     "amdahl_speedup",
@@ -145,12 +146,47 @@ def _check_count(name: str, value: Any, *, minimum: int = 0, what: str = "") -> 
 
 
 def _check_tokens_array(name: str, value: Any, *, what: str = "") -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
+    """``value`` (a number or array-like of token counts) as a float array, all finite and >= 0."""
+    msg = f"{name}={value!r}: {what or name}은(는) 0 이상의 토큰 수(정수 또는 그 배열)여야 합니다."
+    if isinstance(value, (bool, str, bytes)):
+        raise ValueError(msg)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(msg) from None
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise ValueError(
-            f"{name}={value!r}: {what or name}은(는) 0 이상의 토큰 수(정수 또는 그 배열)여야 합니다."
-        )
+        raise ValueError(msg)
     return arr
+
+
+def _check_scalar_tokens(name: str, value: Any, *, what: str = "", hint: str = "") -> float:
+    """One token count (a number, or an array holding exactly one), >= 0 and finite."""
+    arr = _check_tokens_array(name, value, what=what)
+    if arr.size != 1:
+        raise ValueError(
+            f"{name}: {what or name}은(는) 수 하나여야 합니다 (배열 모양 {arr.shape}를 받았습니다). {hint}".rstrip()
+        )
+    return float(arr.item())
+
+
+def _check_fraction(name: str, v: Any) -> float:
+    """``v`` as a float in (0, 1] (a utilisation such as mfu / mbu); else ValueError naming ``name``."""
+    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+    if not ok or not (0 < float(v) <= 1):
+        raise ValueError(f"{name}={v!r}: {name}은(는) (0, 1] 범위의 비율이어야 합니다 (1 = 이론 최대 성능).")
+    return float(v)
+
+
+def _check_step_args(batch: Any, n_chips: Any, comm_ms: Any, mfu: Any, mbu: Any) -> tuple[int, int, float, float, float]:
+    """The shared arguments of a decode step, checked: batch >= 1, n_chips >= 1 (integers),
+    comm_ms >= 0, mfu and mbu in (0, 1]. Every decode entry point, scalar or array, calls this."""
+    return (
+        _check_count("batch", batch, minimum=1, what="배치 크기"),
+        _check_count("n_chips", n_chips, minimum=1, what="칩 수"),
+        _check_nonneg("comm_ms", comm_ms, what="단계당 통신 시간(ms)"),
+        _check_fraction("mfu", mfu),
+        _check_fraction("mbu", mbu),
+    )
 
 
 def _norm_dtype(dtype: str, *, field_name: str = "dtype") -> str:
@@ -227,7 +263,11 @@ class Hardware:
         return self.flops[d]
 
     def ridge_point(self, dtype: str = "bf16") -> float:
-        """FLOP/s divided by bytes/s (FLOP/byte): see :func:`ridge_point`."""
+        """FLOP/s divided by bytes/s (FLOP/byte): see :func:`ridge_point`.
+
+        Raises:
+            ValueError: no FLOP/s figure for ``dtype`` (as :meth:`flops_for`).
+        """
         return self.flops_for(dtype) / self.bandwidth
 
 
@@ -342,7 +382,8 @@ def trainium3() -> Hardware:
     )
 
 
-_THIS_COMPUTER: Hardware | None = None
+#: Measurements of this computer, keyed on ``(copy_mib, matmul_n)`` (see :func:`measure_this_computer`).
+_THIS_COMPUTER: dict[tuple[int, int], Hardware] = {}
 
 
 def _physical_memory() -> float | None:
@@ -357,21 +398,35 @@ def measure_this_computer(refresh: bool = False, *, copy_mib: int = 128, matmul_
 
     * bandwidth: best of 5 ``np.copyto`` of a ``copy_mib`` MiB float32 array; a copy reads and
       writes every byte, so bandwidth = 2 x size / time (bytes/s). 128 MiB is far beyond typical
-      CPU caches, so this is main-memory (DRAM) bandwidth, as STREAM "Copy" counts it.
+      CPU caches, so this is main-memory (DRAM) bandwidth, as STREAM "Copy" counts it (McCalpin,
+      STREAM benchmark). A copy that fits in the CPU cache measures the cache instead.
     * FLOP/s: best of 3 float32 ``matmul_n x matmul_n`` matmuls, 2 n^3 FLOP each (numpy's BLAS,
       all cores). The same figure is used for fp32/bf16/fp16 (CPUs rarely run bf16 faster).
 
-    The result is cached for the session; ``refresh=True`` measures again. Timings on a shared
-    machine vary (~30%): compare numbers from one run only.
+    Each ``(copy_mib, matmul_n)`` pair is measured once per session and cached;
+    ``refresh=True`` measures that pair again. ``get_hardware("this-computer")`` is the
+    measurement with the default sizes. Timings on a shared machine vary (~30% between runs:
+    shared/facts/tiny-model-feasibility.md): compare numbers from one run only.
+
+    Args:
+        refresh: measure again even if this pair of sizes is cached.
+        copy_mib: size of the copied array, MiB (>= 1); memory used: twice that.
+        matmul_n: side of the square float32 matrices, >= 1 (memory: 3 n^2 x 4 bytes).
 
     Returns:
-        :class:`Hardware` named ``"this computer"`` (``memory_bytes`` = physical RAM when the OS
-        reports it). Source: "measured on this computer".
+        :class:`Hardware` named ``"this computer"``: ``bandwidth`` in bytes/s, ``flops`` in
+        FLOP/s, ``memory_bytes`` = physical RAM when the OS reports it (else None). Source:
+        "measured on this computer (numpy copy of N MiB; float32 n x n matmul)".
+
+    Raises:
+        ValueError: ``copy_mib`` or ``matmul_n`` not an integer >= 1 (the message names it).
     """
-    global _THIS_COMPUTER
-    if _THIS_COMPUTER is not None and not refresh:
-        return _THIS_COMPUTER
-    n = int(copy_mib) * 1024 * 1024 // 4
+    copy_mib = _check_count("copy_mib", copy_mib, minimum=1, what="복사할 배열 크기(MiB)")
+    matmul_n = _check_count("matmul_n", matmul_n, minimum=1, what="행렬 곱의 행렬 크기(n)")
+    key = (copy_mib, matmul_n)
+    if key in _THIS_COMPUTER and not refresh:
+        return _THIS_COMPUTER[key]
+    n = copy_mib * 1024 * 1024 // 4
     src = np.ones(n, dtype=np.float32)
     dst = np.empty_like(src)
     best = math.inf
@@ -391,12 +446,13 @@ def measure_this_computer(refresh: bool = False, *, copy_mib: int = 128, matmul_
         a @ b
         best = min(best, time.perf_counter() - t0)
     flops = 2.0 * matmul_n**3 / best
-    _THIS_COMPUTER = Hardware(
+    hw = Hardware(
         "this computer", _physical_memory(), bandwidth, {"fp32": flops, "bf16": flops, "fp16": flops},
         source=f"measured on this computer (numpy copy of {copy_mib} MiB; float32 {matmul_n}x{matmul_n} matmul)",
         notes="실행할 때 측정한 값: 같은 실행 안에서만 비교하세요",
     )
-    return _THIS_COMPUTER
+    _THIS_COMPUTER[key] = hw
+    return hw
 
 
 _HARDWARE: dict[str, Callable[[], Hardware]] = {
@@ -564,7 +620,11 @@ class ModelProfile:
         return self.n_q_heads * self.d_head
 
     def with_dtype(self, dtype: str, kv_dtype: str | None = None) -> "ModelProfile":
-        """The same model stored in another number format (KV format: see :func:`get_model`)."""
+        """The same model stored in another number format (KV format: see :func:`get_model`).
+
+        Raises:
+            ValueError: an unknown number format (the message lists the allowed ones).
+        """
         d = _norm_dtype(dtype)
         return replace(self, dtype=d, kv_dtype=kv_dtype or _default_kv_dtype(d))
 
@@ -743,6 +803,12 @@ def kv_bytes_per_token(model: ModelProfile) -> float:
 
     Llama-3-70B in BF16: 2 x 80 x 8 x 128 x 2 = 327,680 bytes = 0.33 MB (2.68 GB at 8k tokens).
     Source: facts/hardware.md "back-of-envelope" (kipp.ly, Transformer Inference Arithmetic).
+
+    Args:
+        model: a :class:`ModelProfile` (its ``kv_dtype`` sets the bytes per value).
+
+    Returns:
+        bytes per token (float). Raises nothing: the profile was checked when it was built.
     """
     return 2.0 * model.n_layers * model.n_kv_heads * model.d_head * model.kv_bytes_per_value
 
@@ -753,9 +819,21 @@ def prefill_flops(model: ModelProfile, prompt_tokens, past_tokens=0):
     2 P S (every weight does a multiply-add per token) + 2 L S^2 a (causal attention among the new
     tokens: QK^T and AV, half the square) + 4 L S S_past a (new tokens attending to cached ones),
     with a = n_q_heads x d_head. Llama-3-70B, 8k tokens: 1.24e15 FLOP (~1.25 PFLOP).
-    Source: facts/hardware.md "Prefill FLOPs ~ 2*P*S + 2*L*S^2*d_model".
+    Source: facts/hardware.md "Prefill FLOPs ~ 2*P*S + 2*L*S^2*d_model" (with a in place of
+    d_model, equal for Llama); the cached-prefix term is the same count for S x S_past pairs.
 
-    Args: token counts as numbers or numpy arrays (broadcast). Returns FLOP (float or array).
+    Args:
+        model: a :class:`ModelProfile`.
+        prompt_tokens: S, new tokens (>= 0): a number or a numpy array of any shape.
+        past_tokens: S_past, tokens already in the KV cache (>= 0): a number or an array that
+            broadcasts against ``prompt_tokens``. Default 0.
+
+    Returns:
+        FLOP: a float for scalar inputs, else an array of the broadcast shape.
+
+    Raises:
+        ValueError: a token count that is negative, NaN/inf or not a number (the message names
+            ``prompt_tokens`` or ``past_tokens``).
     """
     s = _check_tokens_array("prompt_tokens", prompt_tokens, what="프롬프트 토큰 수")
     p = _check_tokens_array("past_tokens", past_tokens, what="이미 캐시에 있는 토큰 수")
@@ -804,13 +882,6 @@ def prefill_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, *, 
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _check_fraction(name: str, v: float) -> float:
-    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    if not ok or not (0 < float(v) <= 1):
-        raise ValueError(f"{name}={v!r}: {name}은(는) (0, 1] 범위의 비율이어야 합니다 (1 = 이론 최대 성능).")
-    return float(v)
-
-
 @dataclass(frozen=True)
 class StepEstimate:
     """One decode step on the roofline.
@@ -844,18 +915,27 @@ def decode_step(model: ModelProfile, hardware: Hardware | str, context_tokens: i
     reads ALL weights W (one pass through the model per token, whatever the batch) and every
     sequence's KV cache.
 
+    Args:
+        model: a :class:`ModelProfile`; hardware: a :class:`Hardware` or a preset name.
+        context_tokens: S, tokens already in each sequence's KV cache: ONE number >= 0 (for many
+            contexts at once use :func:`decode_step_ms` with an array).
+        batch: B sequences decoded together, integer >= 1.
+        n_chips: N chips sharing the work perfectly (tensor parallel), integer >= 1.
+        comm_ms: communication time added per step, ms, >= 0 (not modelled: pass your own).
+        mfu / mbu: fraction of peak FLOP/s / bandwidth achieved, in (0, 1]; 1 = ideal.
+
     Returns:
-        :class:`StepEstimate` (ms and its parts).
+        :class:`StepEstimate` (ms and its parts; bytes, FLOP).
 
     Raises:
-        ValueError: context_tokens < 0, batch < 1, n_chips < 1, comm_ms < 0, mfu/mbu outside (0, 1].
+        ValueError: context_tokens negative, not finite or not one number; batch or n_chips not an
+            integer >= 1; comm_ms < 0; mfu/mbu outside (0, 1]; unknown hardware name; a weight
+            format the hardware has no FLOP/s figure for. The message names the parameter.
     """
     hw = get_hardware(hardware)
-    s = float(_check_tokens_array("context_tokens", context_tokens, what="문맥(KV 캐시) 토큰 수"))
-    b = _check_count("batch", batch, minimum=1, what="배치 크기")
-    n = _check_count("n_chips", n_chips, minimum=1, what="칩 수")
-    comm = _check_nonneg("comm_ms", comm_ms, what="단계당 통신 시간(ms)")
-    mfu, mbu = _check_fraction("mfu", mfu), _check_fraction("mbu", mbu)
+    s = _check_scalar_tokens("context_tokens", context_tokens, what="문맥(KV 캐시) 토큰 수",
+                             hint="여러 문맥 길이는 decode_step_ms에 배열로 주세요.")
+    b, n, comm, mfu, mbu = _check_step_args(batch, n_chips, comm_ms, mfu, mbu)
     nbytes = model.weight_bytes + b * s * kv_bytes_per_token(model)
     flops = 2.0 * model.n_params * b + 4.0 * b * model.n_layers * s * model.attn_width
     compute, memory = _roofline_ms(flops, nbytes, hw, model.dtype, n, mfu, mbu)
@@ -868,28 +948,42 @@ def decode_step(model: ModelProfile, hardware: Hardware | str, context_tokens: i
 
 def decode_step_ms(model: ModelProfile, hardware: Hardware | str, context_tokens, batch: int = 1, *,
                    n_chips: int = 1, comm_ms: float = 0.0, mfu: float = 1.0, mbu: float = 1.0):
-    """Time of one decode step, ms (see :func:`decode_step` for the formula and errors).
+    """Time of one decode step, ms (see :func:`decode_step` for the formula).
 
-    ``context_tokens`` may be a numpy array (one value per entry). Worked examples
-    (facts/hardware.md): Llama-3-70B FP8, one H100, batch 1, 8k context: (70.6 + 2.7) GB /
-    3.35 TB/s = 21.9 ms (<= 46 tokens/s); 8 x H100 BF16: 143.7 GB / 26.8 TB/s = 5.4 ms
-    (+ ~160 all-reduces per token, pass them as ``comm_ms``); Rubin FP8, weights only: 3.2 ms.
+    Worked examples (facts/hardware.md): Llama-3-70B FP8, one H100, batch 1, 8k context:
+    (70.6 + 2.7) GB / 3.35 TB/s = 21.9 ms (<= 46 tokens/s); 8 x H100 BF16: 143.7 GB / 26.8 TB/s
+    = 5.4 ms (+ ~160 all-reduces per token, pass them as ``comm_ms``); Rubin FP8, weights
+    only: 3.2 ms.
+
+    Args:
+        context_tokens: tokens in the KV cache: a number, or a numpy array of any shape (one
+            step time per entry). Other arguments: as :func:`decode_step`.
+
+    Returns:
+        ms: a float for a number, an array of the same shape for an array.
+
+    Raises:
+        ValueError: as :func:`decode_step`, for numbers and arrays alike (any negative or
+            non-finite entry, batch/n_chips < 1 or not integers, comm_ms < 0, mfu/mbu outside (0, 1]).
     """
-    arr = np.asarray(context_tokens, dtype=float)
-    if arr.ndim == 0:
-        return decode_step(model, hardware, context_tokens, batch, n_chips=n_chips, comm_ms=comm_ms,
-                           mfu=mfu, mbu=mbu).ms
-    _check_tokens_array("context_tokens", arr, what="문맥(KV 캐시) 토큰 수")
     hw = get_hardware(hardware)
+    arr = _check_tokens_array("context_tokens", context_tokens, what="문맥(KV 캐시) 토큰 수")
+    if arr.ndim == 0:
+        return decode_step(model, hw, float(arr), batch, n_chips=n_chips, comm_ms=comm_ms,
+                           mfu=mfu, mbu=mbu).ms
     return _decode_ms_vec(model, hw, arr, batch, n_chips, comm_ms, mfu, mbu)
 
 
-def _decode_ms_vec(model, hw, s: np.ndarray, batch=1, n_chips=1, comm_ms=0.0, mfu=1.0, mbu=1.0) -> np.ndarray:
-    b = _check_count("batch", batch, minimum=1, what="배치 크기")
+def _decode_ms_vec(model, hw, s, batch=1, n_chips=1, comm_ms=0.0, mfu=1.0, mbu=1.0) -> np.ndarray:
+    """``decode_step(...).ms`` for an array of contexts ``s`` (ms, same shape). Validates every
+    argument exactly as :func:`decode_step` does, so array callers (decode_step_ms, tpot_ms,
+    e2e_ms, agent_loop) cannot skip a check."""
+    s = _check_tokens_array("context_tokens", s, what="문맥(KV 캐시) 토큰 수")
+    b, n, comm, mfu, mbu = _check_step_args(batch, n_chips, comm_ms, mfu, mbu)
     nbytes = model.weight_bytes + b * s * kv_bytes_per_token(model)
     flops = 2.0 * model.n_params * b + 4.0 * b * model.n_layers * s * model.attn_width
-    compute, memory = _roofline_ms(flops, nbytes, hw, model.dtype, n_chips, mfu, mbu)
-    return np.maximum(compute, memory) + comm_ms
+    compute, memory = _roofline_ms(flops, nbytes, hw, model.dtype, n, mfu, mbu)
+    return np.maximum(compute, memory) + comm
 
 
 def ttft_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, *, queue_ms: float = 0.0,
@@ -897,7 +991,21 @@ def ttft_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, *, que
     """Time to first token, ms: queue + prefill (+ KV transfer when disaggregated).
 
     Source: facts/hardware.md "TTFT ~ queue + prefill (+ KV transfer when disaggregated)".
-    ``kwargs`` go to :func:`prefill_ms` (n_chips, mfu, past_tokens).
+
+    Args:
+        model, hardware: profiles (a hardware name works too).
+        prompt_tokens: S, a number or numpy array of token counts (>= 0).
+        queue_ms: waiting time before the prefill starts, ms (>= 0; no sourced figure, default 0).
+        transfer_ms: KV transfer time, ms (>= 0), e.g. from :func:`kv_transfer_ms`.
+        **kwargs: passed to :func:`prefill_ms`: ``past_tokens``, ``n_chips``, ``mfu``, ``mbu``.
+
+    Returns:
+        ms: a float, or an array shaped like ``prompt_tokens``.
+
+    Raises:
+        ValueError: queue_ms or transfer_ms negative, or any error of :func:`prefill_ms`
+            (negative tokens, n_chips < 1, mfu/mbu outside (0, 1], unknown hardware or dtype).
+        TypeError: an unknown keyword argument.
     """
     q = _check_nonneg("queue_ms", queue_ms, what="대기 시간(ms)")
     t = _check_nonneg("transfer_ms", transfer_ms, what="KV 전송 시간(ms)")
@@ -912,6 +1020,20 @@ def tpot_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens: int, o
     Matches vLLM's definition TPOT = (E2E - TTFT) / (n_output - 1) (facts/hardware.md "Serving
     metrics"). For ``output_tokens == 1`` returns the step time at ``prompt_tokens`` (no decode
     step happens, but a rate is still useful).
+
+    Args:
+        model, hardware: profiles (a hardware name works too).
+        prompt_tokens: prompt length, integer >= 0. output_tokens: n, integer >= 1.
+        batch: sequences decoded together, integer >= 1.
+        **kwargs: passed to :func:`decode_step_ms`: ``n_chips``, ``comm_ms``, ``mfu``, ``mbu``.
+
+    Returns:
+        ms per output token (float).
+
+    Raises:
+        ValueError: prompt_tokens < 0 or output_tokens < 1 (or not integers), and every error
+            of :func:`decode_step` (batch/n_chips < 1, comm_ms < 0, mfu/mbu outside (0, 1], ...).
+        TypeError: an unknown keyword argument.
     """
     n = _check_count("output_tokens", output_tokens, minimum=1, what="출력 토큰 수")
     p = _check_count("prompt_tokens", prompt_tokens, minimum=0, what="프롬프트 토큰 수")
@@ -926,7 +1048,18 @@ def e2e_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens: int, ou
     """End-to-end latency, ms: E2E = TTFT + (n - 1) x TPOT (facts/hardware.md "Serving metrics").
 
     The prefill pass produces the first output token; each later token costs one decode step.
-    ``kwargs`` (n_chips, mfu, mbu, comm_ms) go to both phases where they apply.
+
+    Args:
+        model, hardware: profiles (a hardware name works too).
+        prompt_tokens: integer >= 0. output_tokens: n, integer >= 1. batch: integer >= 1.
+        **kwargs: ``n_chips``, ``mfu``, ``mbu`` go to both phases, ``comm_ms`` to decode only.
+
+    Returns:
+        ms (float).
+
+    Raises:
+        ValueError: the errors of :func:`ttft_ms` and :func:`tpot_ms` (each names its parameter).
+        TypeError: an unknown keyword argument.
     """
     pre_kw = {k: v for k, v in kwargs.items() if k in ("n_chips", "mfu", "mbu")}
     n = _check_count("output_tokens", output_tokens, minimum=1, what="출력 토큰 수")
@@ -939,6 +1072,16 @@ def arithmetic_intensity(model: ModelProfile, context_tokens: int = 0, batch: in
 
     At batch 1 and short context this is ~2 / bytes_per_param (1 FLOP/byte for BF16): far below
     every accelerator's ridge point, so decode is memory-bound. See :func:`weight_matmul_intensity`.
+    Source: Williams et al., "Roofline", CACM 2009; facts/hardware.md "back-of-envelope".
+
+    Args:
+        model: a :class:`ModelProfile`. context_tokens: one number >= 0. batch: integer >= 1.
+
+    Returns:
+        FLOP/byte (float).
+
+    Raises:
+        ValueError: context_tokens < 0 or not one number, batch < 1.
     """
     e = decode_step(model, _UNIT_HW, context_tokens, batch)
     return e.flops / e.bytes
@@ -953,6 +1096,15 @@ def weight_matmul_intensity(batch: int, bytes_per_param: float = 2.0) -> float:
 
     Each weight is read once and used for B multiply-adds (2 B FLOP). Decode stays memory-bound
     until B reaches about ridge x bytes_per_param / 2 (facts/hardware.md "back-of-envelope").
+
+    Args:
+        batch: B, integer >= 1. bytes_per_param: bytes per weight (> 0), 2 for BF16.
+
+    Returns:
+        FLOP/byte (float).
+
+    Raises:
+        ValueError: batch < 1 or bytes_per_param <= 0.
     """
     b = _check_count("batch", batch, minimum=1, what="배치 크기")
     return 2.0 * b / _check_positive("bytes_per_param", bytes_per_param, what="파라미터당 바이트")
@@ -962,13 +1114,31 @@ def ridge_point(hardware: Hardware | str, dtype: str = "bf16") -> float:
     """Ridge point, FLOP/byte: peak FLOP/s / bandwidth. Below it a kernel is memory-bound.
 
     H100 BF16: 989e12 / 3.35e12 = 295; H200: 206 (facts/hardware.md "back-of-envelope").
+
+    Args:
+        hardware: a :class:`Hardware` or a preset name. dtype: number format (default bf16).
+
+    Returns:
+        FLOP/byte (float).
+
+    Raises:
+        ValueError: unknown hardware name, or a format the hardware has no FLOP/s figure for.
     """
     return get_hardware(hardware).ridge_point(dtype)
 
 
 def fits_in_memory(model: ModelProfile, hardware: Hardware | str, context_tokens: int = 0, batch: int = 1,
                    n_chips: int = 1) -> bool | None:
-    """Whether weights + batch x context x KV bytes fit in n_chips x memory (None if unknown)."""
+    """Whether weights + batch x context x KV bytes fit in n_chips x memory (None if unknown).
+
+    Memory figures: the hardware profile (facts/hardware.md rows, or this computer's RAM).
+
+    Returns:
+        True / False, or None when the hardware's memory is unknown.
+
+    Raises:
+        ValueError: as :func:`decode_step` (context_tokens < 0, batch or n_chips < 1).
+    """
     return decode_step(model, hardware, context_tokens, batch, n_chips=n_chips).fits
 
 
@@ -982,6 +1152,18 @@ def kv_transfer_ms(model: ModelProfile, tokens, link: Link | str) -> float:
     Llama-3-70B BF16 KV, 8k tokens (2.68 GB): 6.0 ms over NVLink (450 GB/s), 53.7 ms over one
     400 Gb/s NIC (facts/hardware.md "KV transfer (disaggregated)"). Real systems overlap it layer
     by layer with the prefill, hiding part of it.
+
+    Args:
+        model: a :class:`ModelProfile` (sets the KV bytes per token, :func:`kv_bytes_per_token`).
+        tokens: tokens whose KV is sent: a number or a numpy array (>= 0).
+        link: a :class:`Link` or a name from :data:`LINK_NAMES`.
+
+    Returns:
+        ms: a float, or an array shaped like ``tokens`` (the link latency is added to each entry).
+
+    Raises:
+        ValueError: a negative or non-finite token count (names ``tokens``), or an unknown link
+            name (lists the allowed names).
     """
     lk = get_link(link)
     s = _check_tokens_array("tokens", tokens, what="전송할 토큰 수")
@@ -1016,8 +1198,28 @@ def disaggregated(model: ModelProfile, prefill_hardware: Hardware | str, decode_
     TTFT = prefill + KV transfer; TPOT from the decode device (facts/hardware.md). The point is
     not a faster single request (the transfer makes it slower) but that each phase can be sized
     and scheduled for its own limit: compute for prefill, bandwidth for decode.
+
+    Args:
+        model: a :class:`ModelProfile`.
+        prefill_hardware, decode_hardware: :class:`Hardware` or preset names.
+        link: the KV link (:class:`Link` or a name, see :func:`get_link`).
+        prompt_tokens: integer >= 0, prefilled then sent. output_tokens: n, integer >= 1.
+        mfu: prefill efficiency in (0, 1] (decode uses the ideal roofline, mbu = 1).
+        prefill_chips: chips sharing the prefill (and the colocated comparison), integer >= 1.
+        decode_chips: chips sharing each decode step, integer >= 1.
+
+    Returns:
+        :class:`DisaggregatedResult` (all ms).
+
+    Raises:
+        ValueError: output_tokens < 1, prompt_tokens < 0, prefill_chips or decode_chips not an
+            integer >= 1, mfu outside (0, 1], unknown hardware or link names (each names the
+            parameter).
     """
     n = _check_count("output_tokens", output_tokens, minimum=1, what="출력 토큰 수")
+    _check_count("prefill_chips", prefill_chips, minimum=1, what="프리필 칩 수")
+    _check_count("decode_chips", decode_chips, minimum=1, what="디코드 칩 수")
+    _check_fraction("mfu", mfu)
     pre = prefill_ms(model, prefill_hardware, prompt_tokens, n_chips=prefill_chips, mfu=mfu)
     xfer = kv_transfer_ms(model, prompt_tokens, link)
     tpot = tpot_ms(model, decode_hardware, prompt_tokens, n, n_chips=decode_chips)
@@ -1060,7 +1262,7 @@ def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lp
             (allowed: pipeline, ideal).
     """
     g, l = get_hardware(gpu), get_hardware(lpu)
-    s = float(_check_tokens_array("context_tokens", context_tokens, what="문맥 토큰 수"))
+    s = _check_scalar_tokens("context_tokens", context_tokens, what="문맥 토큰 수")
     b = _check_count("batch", batch, minimum=1, what="배치 크기")
     hop = _check_nonneg("hop_ms", hop_ms, what="칩 사이 한 번 건너는 시간(ms)")
     if lpu_parallel not in ("pipeline", "ideal"):
@@ -1108,24 +1310,48 @@ class SpeculativeConfig:
         return speculative_speedup(self.alpha, self.gamma, self.c)
 
 
-def speculative_speedup(alpha: float, gamma: int, c: float) -> float:
+def expected_tokens_per_call(alpha: float, gamma: int) -> float:
+    """Expected tokens one target forward pass produces with speculative decoding (Leviathan
+    et al. 2023, Eq. 1; facts/speculative.md):
+
+        (1 - alpha^(gamma+1)) / (1 - alpha);  at alpha = 1: gamma + 1.
+
+    It assumes each draft token is accepted independently with probability ``alpha``. It is the
+    *mean acceptance length* vLLM reports (1 + accepted / drafts). E.g. alpha 0.75, gamma 7: 3.60.
+
+    Args:
+        alpha: acceptance rate in [0, 1] (1 - total variation distance(p, q)).
+        gamma: draft tokens per round (num_speculative_tokens), an int >= 1.
+
+    Raises:
+        ValueError: alpha outside [0, 1], gamma not an int >= 1.
+    """
+    SpeculativeConfig(alpha, gamma, 0.0)  # validates alpha and gamma
+    if alpha >= 1.0:
+        return gamma + 1.0
+    return (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
+
+
+def speculative_speedup(alpha: float, gamma: int, c: float, *, verify_cost: float = 1.0) -> float:
     """Expected wall-time speed-up of speculative decoding (Leviathan et al. 2023, Thm 3.8):
 
-        (1 - alpha^(gamma+1)) / ((1 - alpha) (gamma c + 1));  at alpha = 1: (gamma+1) / (gamma c + 1).
+        (1 - alpha^(gamma+1)) / ((1 - alpha) (gamma c + verify_cost));  at alpha = 1: (gamma+1) / (gamma c + verify_cost).
 
-    Source: facts/speculative.md "Walltime speedup". E.g. alpha 0.75, gamma 7, c 0.02: 3.1x
+    i.e. :func:`expected_tokens_per_call` divided by the cost of one round in target-step units
+    (``gamma`` draft steps of relative cost ``c`` + one verification). The paper takes
+    ``verify_cost = 1`` (memory-bound decode: reading the weights dominates, however many
+    positions are scored); on a CPU it is measurably above 1.
+
+    Source: facts/speculative.md "Walltime speedup". E.g. alpha 0.75, gamma 7, c 0.02: 3.16x
     (Leviathan report a predicted 3.2x / measured 3.4x there, their c was "~0.02").
     TPOT divides by it; TTFT is unchanged (facts/hardware.md, AWS Trainium + vLLM).
 
     Raises:
-        ValueError: alpha outside [0, 1], gamma < 1, c < 0.
+        ValueError: alpha outside [0, 1], gamma not an int >= 1, c < 0, verify_cost <= 0.
     """
     SpeculativeConfig(alpha, gamma, c)  # validates
-    if alpha >= 1.0:
-        tokens = gamma + 1.0
-    else:
-        tokens = (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
-    return tokens / (gamma * c + 1.0)
+    v = _check_positive("verify_cost", verify_cost, what="검증 한 번의 비용(대상 모델 한 단계 단위, 논문의 가정은 1)")
+    return expected_tokens_per_call(alpha, gamma) / (gamma * c + v)
 
 
 @dataclass(frozen=True)
@@ -1205,24 +1431,37 @@ def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call: float,
     prefill, which is free in that example.)
 
     Args:
-        depth: number of model calls, >= 0.
-        output_tokens_per_call: >= 1.
+        depth: number of model calls, integer >= 0.
+        output_tokens_per_call: n, integer >= 1.
         tool_ms_per_call: tool latency after each call, ms, >= 0.
-        speculative: :class:`SpeculativeConfig`; divides TPOT by its Leviathan speed-up.
-        mfu: prefill efficiency in (0, 1] (profile mode).
+        decode_ms_per_token: TPOT, ms (>= 0); overrides the decode roofline.
+        prefill_tokens_per_s: prefill throughput, tokens/s (> 0, inf allowed); overrides the
+            prefill roofline.
+        model: :class:`ModelProfile` for profile mode (and for ``link``).
+        hardware: :class:`Hardware` or preset name for prefill (and decode unless
+            ``decode_hardware``). decode_hardware: device for decode, default ``hardware``.
+        link: :class:`Link` or name; each call's prefilled KV is sent over it (needs ``model``).
+        initial_context_tokens: context of call 0, tokens, integer >= 0 (no sourced default).
+        context_growth_per_call: tokens added per call (tool output), integer >= 0.
+        prefix_caching: reuse the cached prefix (prefill only the new tokens). Default True.
+        speculative: :class:`SpeculativeConfig`; divides TPOT by its Leviathan speed-up
+            (:func:`speculative_speedup`); prefill and tool time are unchanged.
+        mfu: prefill efficiency in (0, 1] (used in profile mode; checked in both modes).
 
     Returns:
-        :class:`AgentLoopResult` with per-call arrays and totals.
+        :class:`AgentLoopResult` with per-call arrays of shape ``(depth,)`` (ms) and totals.
 
     Raises:
         ValueError: depth < 0, tokens < 1, negative times or token counts, a non-positive rate,
-            or neither a rate nor a model + hardware for a phase (the message names the field).
+            mfu outside (0, 1], ``link`` without ``model``, unknown hardware or link names, or
+            neither a rate nor a model + hardware for a phase (the message names the field).
     """
     depth = _check_count("depth", depth, minimum=0, what="에이전트 루프 깊이(모델 호출 수)")
     n_out = _check_count("output_tokens_per_call", output_tokens_per_call, minimum=1, what="호출당 출력 토큰 수")
     tool = _check_nonneg("tool_ms_per_call", tool_ms_per_call, what="호출당 도구 지연(ms)")
     init = _check_count("initial_context_tokens", initial_context_tokens, minimum=0, what="처음 문맥 토큰 수")
     growth = _check_count("context_growth_per_call", context_growth_per_call, minimum=0, what="호출당 문맥 증가 토큰 수")
+    mfu = _check_fraction("mfu", mfu)
     if decode_ms_per_token is not None:
         decode_ms_per_token = _check_nonneg("decode_ms_per_token", decode_ms_per_token, what="토큰당 디코드 지연(ms)")
     if prefill_tokens_per_s is not None:
@@ -1309,7 +1548,18 @@ def rate_presets(model: ModelProfile | None = None, context_tokens: int = 8192, 
       per user" (NVIDIA, facts/hardware.md); prefill on Rubin (roofline).
     * "Groq LPU v1 (GroqCloud 2024)": ~300 tokens/s for Llama-2-70B = 3.3 ms/token (facts/hardware.md).
 
-    ``include_this_computer`` adds the bundled target in fp32 on this computer (measured figures).
+    ``include_this_computer`` adds the bundled target in fp32 on this computer (measured figures,
+    context capped at 256 tokens).
+
+    Args:
+        model: :class:`ModelProfile`, default Llama-3-70B FP8 (facts/hardware.md worked example).
+        context_tokens: context for the decode step and prompt length for the prefill, >= 0.
+
+    Returns:
+        list of :class:`RatePreset` (decode in ms/token, prefill in tokens/s), each with its source.
+
+    Raises:
+        ValueError: a negative context (names ``context_tokens``).
     """
     m = model if model is not None else get_model("Llama-3-70B", "fp8")
     out: list[RatePreset] = []
@@ -1367,8 +1617,16 @@ def chips_needed(model: ModelProfile, hardware: Hardware | str, context_tokens: 
     Llama-3-70B FP8 (70.6 GB) on Groq 3 LPUs with 500 MB SRAM each: 142 chips; on 80 GB H100s: 1.
     Source: memory figures of facts/hardware.md.
 
+    Args:
+        model: :class:`ModelProfile`. hardware: :class:`Hardware` or preset name.
+        context_tokens: tokens per sequence in the KV cache, >= 0. batch: sequences, >= 1.
+
+    Returns:
+        number of chips (int, >= 1 unless the model has no bytes).
+
     Raises:
-        ValueError: the hardware's memory is unknown (e.g. not reported by this computer's OS).
+        ValueError: the hardware's memory is unknown (e.g. not reported by this computer's OS),
+            context_tokens < 0 or batch < 1.
     """
     hw = get_hardware(hardware)
     if hw.memory_bytes is None:

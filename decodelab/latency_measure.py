@@ -55,6 +55,12 @@ def _max_positions(model) -> int:
 def prompt_ids(tokenizer, n_tokens: int) -> torch.Tensor:
     """A prompt of exactly ``n_tokens`` tokens: a fixed Korean passage, tiled and cut.
 
+    Only the token count matters for timing; the passage is our own text (no source needed).
+
+    Args:
+        tokenizer: the model's tokenizer (e.g. ``load_models().tokenizer``).
+        n_tokens: prompt length in tokens, integer >= 1.
+
     Returns:
         LongTensor of shape ``(1, n_tokens)``.
 
@@ -89,15 +95,18 @@ def measure_ttft(model, tokenizer, prompt_lengths: Sequence[int] = (8, 32, 64, 1
         tokenizer: its tokenizer.
         prompt_lengths: prompt sizes in tokens, each in [1, max_position_embeddings].
         repeats: timed calls per length (>= 1); the median is reported.
+        warmup: untimed calls before timing (>= 0), on the first length.
         num_threads: torch CPU threads while measuring (restored afterwards); default 1, because
             on a machine shared with other work, idle-spinning worker threads can make a tiny
             model 10x slower and the timings erratic. ``None`` keeps torch's setting.
 
     Returns:
-        ``{"prompt_tokens": [S...], "ttft_ms": [median ms...], "all_ms": [[ms per repeat]...]}``.
+        ``{"prompt_tokens": [S...], "ttft_ms": [median ms...], "all_ms": [[ms per repeat]...]}``:
+        lists of length ``len(prompt_lengths)``, times in ms, "measured on this computer".
 
     Raises:
-        ValueError: a length outside [1, max positions], or repeats < 1.
+        ValueError: a length outside [1, max positions], repeats < 1, or num_threads not None
+            and not an integer >= 1.
     """
     lengths = _check_lengths("prompt_lengths", prompt_lengths, _max_positions(model))
     if repeats < 1:
@@ -127,15 +136,28 @@ def measure_tpot(model, tokenizer, output_lengths: Sequence[int] = (2, 8, 32, 64
     ``max(output_lengths) - 1`` greedy :func:`decodelab.decode_step` calls, each timed. Per step
     the median over ``repeats`` runs is kept. TPOT for ``n`` output tokens is the mean of the
     first ``n - 1`` step times (the prefill pass yields the first token): vLLM's
-    TPOT = (E2E - TTFT) / (n - 1). ``num_threads``: as in :func:`measure_ttft`.
+    TPOT = (E2E - TTFT) / (n - 1) (facts/hardware.md "Serving metrics").
+
+    Args:
+        model, tokenizer: as :func:`measure_ttft`.
+        output_lengths: n values, output tokens per request, each >= 2 (TPOT needs one decode
+            step) and with ``prompt_tokens + n`` within the model's positions.
+        prompt_tokens: S, prompt length in tokens (>= 1).
+        repeats: timed runs (>= 1); the median per step is kept. warmup: untimed runs (>= 0).
+        num_threads: as in :func:`measure_ttft`.
 
     Returns:
         ``{"output_tokens": [n...], "tpot_ms": [ms...], "position": [cache length before each
-        step...], "step_ms": [median ms of each step...], "prompt_tokens": S}``.
+        step...], "step_ms": [median ms of each step...], "prompt_tokens": S}``: ``tpot_ms`` has
+        ``len(output_lengths)`` entries, ``position`` and ``step_ms`` have ``max(n) - 1``; ms,
+        "measured on this computer".
 
     Raises:
-        ValueError: output lengths < 2 or prompt + output beyond the model's positions.
+        ValueError: output lengths < 2 or prompt + output beyond the model's positions,
+            prompt_tokens < 1, repeats < 1, or a bad num_threads.
     """
+    if isinstance(prompt_tokens, bool) or not isinstance(prompt_tokens, (int, np.integer)) or prompt_tokens < 1:
+        raise ValueError(f"prompt_tokens={prompt_tokens!r}: 프롬프트 토큰 수(prompt_tokens)는 1 이상의 정수여야 합니다.")
     limit = _max_positions(model) - int(prompt_tokens)
     lengths = _check_lengths("output_lengths", output_lengths, limit)
     if min(lengths) < 2:
@@ -173,7 +195,10 @@ def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     """Least-squares straight line ``y = intercept + slope x``.
 
     For TTFT against prompt length the intercept is the per-call overhead (ms) and the slope the
-    marginal ms per prompt token.
+    marginal ms per prompt token (ordinary least squares, ``numpy.polyfit`` of degree 1).
+
+    Args:
+        x, y: sequences of the same length (>= 2), e.g. prompt tokens and ms.
 
     Returns:
         ``(intercept, slope)`` as floats.

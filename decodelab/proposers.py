@@ -36,7 +36,8 @@ from typing import Protocol, runtime_checkable
 import torch
 import torch.nn.functional as F
 
-from .decoding import cache_length, forward, new_cache
+from .decoding import cache_length, crop_cache, forward, new_cache
+from .models import vocab_size
 from .sampling import SamplingConfig, probabilities
 
 __all__ = [
@@ -329,12 +330,14 @@ class DraftModelProposer:
         self.model = model
         self.backend = backend
         self.max_len = max_len
-        self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
+        self.vocab_size = vocab_size(model)
         self.forward_calls = 0
         self._runner = LlamaRunner(model, max_len) if backend == "lean" else None
         self.reset()
 
     def reset(self) -> None:
+        """Forget the draft's KV cache and its token history before a new generation (the next
+        :meth:`propose` prefills the whole prompt). :func:`speculative_generate` calls it."""
         self.history: list[int] = []
         self._hf_cache = None
         if self._runner is not None:
@@ -352,8 +355,8 @@ class DraftModelProposer:
         del self.history[n:]
         if self._runner is not None:
             self._runner.crop(n)
-        elif self._hf_cache is not None and cache_length(self._hf_cache) > n:
-            self._hf_cache.crop(n - cache_length(self._hf_cache))  # transformers 5.x: crop(-tokens)
+        else:
+            crop_cache(self._hf_cache, n)
 
     def sync(self, ids: list[int]) -> None:
         """Crop the cache to the longest prefix it shares with ``ids`` (the accepted text): called
@@ -420,10 +423,26 @@ class NGramProposer:
         self.forward_calls = 0
 
     def reset(self) -> None:
-        pass
+        """Nothing to forget: the proposer keeps no state between calls (it searches ``ids``
+        afresh each time). Present for the :class:`Proposer` interface."""
 
     def propose(self, ids: list[int], gamma: int, cfg: SamplingConfig | None = None,
                 generator: torch.Generator | None = None) -> Proposal:
+        """Propose the tokens that followed the latest earlier occurrence of the last n tokens.
+
+        Args:
+            ids: prompt + tokens accepted so far (token ids, length L).
+            gamma: the most tokens to propose (int >= 0).
+            cfg, generator: ignored (the proposal is deterministic); accepted for the interface.
+
+        Returns:
+            :class:`Proposal` with ``tokens`` = ``ids[start + n : start + n + gamma]`` for the
+            longest ``n`` in ``max_n..min_n`` (and ``n <= L - 1``) whose last-n-token tail occurs
+            earlier at ``start`` with at least one token after it, the latest such ``start``;
+            0 to ``gamma`` tokens, fewer when the match is near the end, ``[]`` when nothing
+            repeats (then :func:`speculative_generate` does a plain target step). ``q`` is
+            ``None`` (one-hot).
+        """
         L = len(ids)
         for n in range(min(self.max_n, L - 1), self.min_n - 1, -1):
             tail = ids[L - n:]

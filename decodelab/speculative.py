@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .decoding import cache_length, check_budget, encode_prompt, eos_ids, forward, prefill
+from . import latency as _latency
+from .decoding import cache_length, check_budget, crop_cache, encode_prompt, eos_ids, forward, prefill
 from .models import check_same_vocabulary, vocab_size
 from .proposers import DraftModelProposer, NGramProposer, Proposal, Proposer
 from .sampling import SamplingConfig, choose, make_generator, probabilities
@@ -64,31 +65,22 @@ __all__ = [
 # the paper's formulas
 
 
-def _check_alpha_gamma(alpha: float, gamma: int) -> None:
-    if not (0.0 <= float(alpha) <= 1.0):
-        raise ValueError(f"alpha={alpha!r}: 수락률(acceptance rate)은 0과 1 사이의 수여야 합니다.")
-    if isinstance(gamma, bool) or int(gamma) != gamma or gamma < 0:
-        raise ValueError(f"gamma={gamma!r}: 초안 토큰 수(gamma)는 0 이상의 정수여야 합니다.")
-
-
 def expected_tokens_per_call(alpha: float, gamma: int) -> float:
     """Expected number of tokens one target forward pass produces (Leviathan et al. 2023, Eq. 1).
 
     ``E[tokens] = (1 - alpha**(gamma + 1)) / (1 - alpha)``, assuming each draft token is accepted
     independently with probability ``alpha``; it equals ``gamma + 1`` when ``alpha == 1``. This is
-    the *mean acceptance length* vLLM reports (1 + accepted / drafts).
+    the *mean acceptance length* vLLM reports (1 + accepted / drafts). A thin wrapper of
+    :func:`decodelab.latency.expected_tokens_per_call` (the one, torch-free implementation).
 
     Args:
         alpha: acceptance rate in [0, 1] (``E[sum_x min(p(x), q(x))]`` = 1 - total variation).
-        gamma: draft tokens per round (int >= 0).
+        gamma: draft tokens per round (int >= 1, as ``num_speculative_tokens``).
 
     Raises:
-        ValueError: ``alpha`` outside [0, 1] or ``gamma`` not an int >= 0.
+        ValueError: ``alpha`` outside [0, 1] or ``gamma`` not an int >= 1.
     """
-    _check_alpha_gamma(alpha, gamma)
-    if alpha >= 1.0:
-        return float(gamma + 1)
-    return (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
+    return _latency.expected_tokens_per_call(alpha, gamma)
 
 
 def expected_speedup(alpha: float, gamma: int, c: float, *, verify_cost: float = 1.0) -> float:
@@ -98,30 +90,32 @@ def expected_speedup(alpha: float, gamma: int, c: float, *, verify_cost: float =
     (:func:`expected_tokens_per_call`) divided by the cost of a round in target-step units
     (``gamma`` draft steps of relative cost ``c`` + one verification, assumed to cost one target
     step). Example from the paper (Sec. 4 / our facts file ``speculative.md``): alpha 0.75,
-    gamma 7, c 0.02 -> 3.19 (measured there: 3.4x).
+    gamma 7, c 0.02 -> 3.16 (the paper rounds it to 3.2; measured there: 3.4x). A thin wrapper of
+    :func:`decodelab.latency.speculative_speedup` (the one, torch-free implementation).
 
     Args:
         alpha: acceptance rate in [0, 1].
-        gamma: draft tokens per round (int >= 0; 0 gives 1.0, plain decoding).
+        gamma: draft tokens per round (int >= 1).
         c: draft step time / target step time (>= 0), e.g. 0.05 for a 20x cheaper draft.
         verify_cost: time of one verification of ``gamma + 1`` tokens in target-step units. The
             paper takes 1 (memory-bound decode: reading the weights dominates, however many
             positions are scored); on a CPU it is measurably above 1 (see :func:`measure_costs`).
 
     Raises:
-        ValueError: ``alpha`` outside [0, 1], ``gamma`` not an int >= 0, ``c < 0`` or
+        ValueError: ``alpha`` outside [0, 1], ``gamma`` not an int >= 1, ``c < 0`` or
             ``verify_cost <= 0``.
     """
-    _check_alpha_gamma(alpha, gamma)
-    if not (float(c) >= 0.0):
-        raise ValueError(f"c={c!r}: 비용 비율 c(초안 한 단계 시간 / 대상 한 단계 시간)는 0 이상이어야 합니다.")
-    if not (float(verify_cost) > 0.0):
-        raise ValueError(f"verify_cost={verify_cost!r}: 검증 비용은 0보다 커야 합니다 (논문의 가정은 1).")
-    return expected_tokens_per_call(alpha, gamma) / (gamma * float(c) + float(verify_cost))
+    return _latency.speculative_speedup(alpha, gamma, c, verify_cost=verify_cost)
 
 
 def optimal_gamma(alpha: float, c: float, max_gamma: int = 16) -> int:
-    """The ``gamma`` in ``1..max_gamma`` that maximises :func:`expected_speedup` (ties: smaller)."""
+    """The ``gamma`` in ``1..max_gamma`` that maximises :func:`expected_speedup` (ties: smaller).
+
+    Raises:
+        ValueError: ``alpha`` outside [0, 1], ``c < 0``, or ``max_gamma`` not an int >= 1.
+    """
+    if isinstance(max_gamma, bool) or not isinstance(max_gamma, int) or max_gamma < 1:
+        raise ValueError(f"max_gamma={max_gamma!r}: 살펴볼 최대 초안 토큰 수는 1 이상의 정수여야 합니다.")
     return max(range(1, max_gamma + 1), key=lambda g: (expected_speedup(alpha, g, c), -g))
 
 
@@ -250,8 +244,14 @@ class SpeculativeResult:
         num_drafts_per_pos: how many drafts reached position i (denominator per position).
         target_forward_calls: target forward passes (prefill + one per round).
         draft_forward_calls: draft forward passes (0 for a model-free proposer).
-        ttft_ms: tokenisation + target prefill + first token (draft prefill is in round 1).
-        tpot_ms: (E2E - TTFT) / (n - 1) (vLLM's definition; 0 when n == 1). e2e_ms: total.
+        ttft_ms: tokenisation + target prefill + first token (draft prefill is in round 1;
+            building the proposer is setup and not timed).
+        tpot_ms: (E2E - TTFT) / (n - 1) (vLLM's definition; 0 when n == 1).
+        e2e_ms: from the start until the last token is out (time spent in ``on_round`` excluded).
+        itl_ms: inter-token latencies, one per round, ms: the gap between the emission of one
+            chunk of tokens and the next (the first gap is measured from the first token). As in
+            vLLM's benchmark for speculative decoding, one chunk can carry several tokens, so
+            ``len(itl_ms) == len(rounds)`` (not ``n - 1``) and ``sum(itl_ms) ~= e2e_ms - ttft_ms``.
         draft_ms / verify_ms: sums over rounds.
         stopped_by: ``"eos"`` or ``"max_new_tokens"``.
     """
@@ -274,6 +274,7 @@ class SpeculativeResult:
     draft_ms: float
     verify_ms: float
     stopped_by: str
+    itl_ms: list[float] = field(default_factory=list)
     temperature: float = 0.0
     extra: dict = field(default_factory=dict)
 
@@ -373,7 +374,8 @@ def speculative_generate(
     Returns:
         :class:`SpeculativeResult`: ``token_ids``, ``text``, ``rounds`` and vLLM-named metrics
         (``acceptance_rate``, ``mean_acceptance_length``, ``per_position_acceptance_rate``,
-        ``target_forward_calls``, ``draft_forward_calls``), ``ttft_ms``, ``tpot_ms`` (ms).
+        ``target_forward_calls``, ``draft_forward_calls``), ``ttft_ms``, ``tpot_ms``, ``itl_ms``
+        (one gap per round) and ``e2e_ms`` (ms).
 
     Raises:
         ValueError: ``num_speculative_tokens < 1``, draft/target vocabularies differ, empty
@@ -381,11 +383,15 @@ def speculative_generate(
     """
     gamma = _check_gamma(num_speculative_tokens)
     cfg = SamplingConfig(temperature, top_k, top_p)
-    t_start = time.perf_counter()
+    t0 = time.perf_counter()
     prompt_ids = encode_prompt(tokenizer, prompt)
+    tokenize_s = time.perf_counter() - t0
     check_budget(target, len(prompt_ids), max_new_tokens)
+    # setup, not timed: building the proposer (e.g. preparing a LlamaRunner's weights) is not part
+    # of answering this prompt; the clock starts after it, with the tokenisation time added back
     proposer = _as_proposer(target, draft, tokenizer, len(prompt_ids) + max_new_tokens + gamma + 1)
     proposer.reset()
+    t_start = time.perf_counter() - tokenize_s
     sync = getattr(proposer, "sync", None)
     calls0 = proposer.forward_calls
     gen = make_generator(seed)
@@ -407,6 +413,8 @@ def speculative_generate(
     stopped_by = "eos" if first in stop else "max_new_tokens"
     draft_ms_total = verify_ms_total = 0.0
     paused = 0.0  # seconds spent in on_round, excluded from e2e
+    itl: list[float] = []
+    last_emit = ttft  # ms on the clock that excludes `paused`
 
     while stopped_by != "eos" and len(out) < max_new_tokens:
         remaining = max_new_tokens - len(out)
@@ -439,13 +447,14 @@ def speculative_generate(
         emitted = drafted[:k] + ([] if token is None else [token])
         # crop: the cache holds ids + drafted (len(ids) + g positions); keep all accepted
         # positions but the newest token's: len(ids) - 1 + len(emitted)
-        keep = len(ids) - 1 + len(emitted)
-        if cache_length(cache) > keep:
-            cache.crop(keep - cache_length(cache))  # transformers 5.x: crop(-tokens_to_remove)
+        crop_cache(cache, len(ids) - 1 + len(emitted))
         ids.extend(emitted)
         if sync is not None:
             sync(ids)  # the draft drops its rejected positions too
         t2 = time.perf_counter()
+        emit = (t2 - t_start - paused) * 1000.0  # this round's chunk is out
+        itl.append(emit - last_emit)
+        last_emit = emit
 
         if g > 0:
             n_drafts += 1
@@ -467,7 +476,7 @@ def speculative_generate(
             on_round(rnd, cache)
             paused += time.perf_counter() - t3
 
-    e2e = (time.perf_counter() - t_start - paused) * 1000.0
+    e2e = last_emit  # E2E ends when the last token is out (vLLM); e2e - ttft = sum(itl), up to rounding
     n = len(out)
     return SpeculativeResult(
         prompt_ids=prompt_ids,
@@ -488,6 +497,7 @@ def speculative_generate(
         draft_ms=draft_ms_total,
         verify_ms=verify_ms_total,
         stopped_by=stopped_by,
+        itl_ms=itl,
         temperature=float(temperature),
     )
 
@@ -534,7 +544,7 @@ def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: i
         t0 = time.perf_counter()
         forward(target, inputs[n], cache, logits_to_keep=n)
         ms = (time.perf_counter() - t0) * 1000.0
-        cache.crop(-n)
+        crop_cache(cache, len(ids))
         return ms
 
     prop = DraftModelProposer(draft) if hasattr(draft, "get_output_embeddings") else draft
@@ -564,26 +574,59 @@ def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: i
 
 @dataclass
 class SweepRow:
-    """One gamma of :func:`speedup_sweep`: measured acceptance, ms per token, speedup."""
+    """One gamma of :func:`speedup_sweep`, pooled over its prompts.
+
+    Attributes:
+        gamma: draft tokens per round.
+        acceptance_rate: accepted / drafted tokens, summed over prompts (vLLM's definition).
+        mean_acceptance_length: 1 + accepted / drafting rounds, summed over prompts.
+        tokens_per_target_call: generated tokens / target forward passes (prefill included).
+        spec_ms_per_token: mean over prompts of speculative ``e2e_ms / tokens``, ms.
+        base_ms_per_token: the same for target-only greedy decoding, ms (``nan`` when the sweep
+            ran with ``compare=False``).
+    """
 
     gamma: int
     acceptance_rate: float
     mean_acceptance_length: float
+    tokens_per_target_call: float
     spec_ms_per_token: float
     base_ms_per_token: float
 
     @property
     def speedup(self) -> float:
-        """Target-only ms/token / speculative ms/token (> 1: speculative decoding is faster)."""
+        """Target-only ms/token / speculative ms/token (> 1: speculative decoding is faster;
+        ``nan`` without the target-only runs)."""
         return self.base_ms_per_token / self.spec_ms_per_token
 
 
-def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas=range(1, 9)) -> list[SweepRow]:
+def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas=range(1, 9), *,
+                  compare: bool = True, on_prompt: Callable | None = None) -> list[SweepRow]:
     """Greedy target-only decoding vs :func:`speculative_generate` for each gamma, on this computer.
 
-    The two are run alternately, prompt by prompt, so that load changes hit both; ms per token =
-    ``e2e_ms / tokens`` (tokenisation + prefill + decoding), EOS ignored so both make
-    ``max_new_tokens`` tokens. Raises ``AssertionError`` if a greedy output ever differs.
+    For each gamma and each prompt it runs target-only greedy decoding (:func:`decodelab.generate`,
+    if ``compare``) and then greedy :func:`speculative_generate` with ``num_speculative_tokens =
+    gamma``, alternately, so that load changes hit both; EOS is ignored so both make
+    ``max_new_tokens`` tokens. Counts are pooled over the prompts (acceptance rate = all accepted /
+    all drafted tokens, as vLLM sums its counters); ms per token = ``e2e_ms / tokens``
+    (tokenisation + prefill + decoding), averaged over prompts. This is the one pooling loop the
+    notebook, ``decodelab card`` and ``benchmarks/bench_speculative.py`` share.
+
+    Args:
+        target, draft, tokenizer: as in :func:`speculative_generate` (``draft`` may be a proposer).
+        prompts: one prompt or a list of them.
+        max_new_tokens: tokens per generation (int >= 1).
+        gammas: the gammas to sweep (ints >= 1).
+        compare: also run target-only decoding (needed for ``speedup``); ``False`` measures the
+            acceptance only and leaves ``base_ms_per_token`` as ``nan``.
+        on_prompt: called after each prompt as ``on_prompt(gamma, prompt, base, spec)`` with the
+            :class:`decodelab.GenerationResult` (``None`` without ``compare``) and the
+            :class:`SpeculativeResult`, e.g. to time a third method interleaved with the two.
+
+    Raises:
+        RuntimeError: a greedy speculative output differs from the target-only output (a bug:
+            greedy speculative decoding must be token-identical).
+        ValueError: as :func:`speculative_generate` (bad gamma, prompt, ``max_new_tokens``...).
     """
     from .decoding import generate
 
@@ -592,19 +635,36 @@ def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas
     rows = []
     for g in gammas:
         base = spec = 0.0
-        drafted = accepted = drafts = 0
+        drafted = accepted = drafts = calls = tokens = 0
         for p in prompts:
-            r0 = generate(target, tokenizer, p, max_new_tokens, top_candidates=0, stop_at_eos=False)
+            r0 = None
+            if compare:
+                r0 = generate(target, tokenizer, p, max_new_tokens, top_candidates=0, stop_at_eos=False)
+                base += r0.e2e_ms / len(r0.token_ids)
             r1 = speculative_generate(target, draft, tokenizer, p, max_new_tokens, num_speculative_tokens=g,
                                       stop_at_eos=False)
-            assert r1.token_ids == r0.token_ids, "greedy speculative output differs from target-only output"
-            base += r0.e2e_ms / len(r0.token_ids)
+            if r0 is not None and r1.token_ids != r0.token_ids:
+                raise RuntimeError(
+                    f"gamma={g}, prompt={p!r}: 탐욕 투기적 디코딩의 출력이 대상 모델만의 출력과 다릅니다 (버그). "
+                    f"/ greedy speculative output differs from target-only output"
+                )
             spec += r1.e2e_ms / len(r1.token_ids)
             drafted += r1.num_draft_tokens
             accepted += r1.num_accepted_tokens
             drafts += r1.num_drafts
+            calls += r1.target_forward_calls
+            tokens += len(r1.token_ids)
+            if on_prompt is not None:
+                on_prompt(int(g), p, r0, r1)
         k = len(prompts)
-        rows.append(SweepRow(int(g), accepted / max(drafted, 1), 1 + accepted / max(drafts, 1), spec / k, base / k))
+        rows.append(SweepRow(
+            gamma=int(g),
+            acceptance_rate=accepted / drafted if drafted else 0.0,
+            mean_acceptance_length=1.0 + accepted / drafts if drafts else 1.0,
+            tokens_per_target_call=tokens / calls,
+            spec_ms_per_token=spec / k,
+            base_ms_per_token=base / k if compare else float("nan"),
+        ))
     return rows
 
 
@@ -617,10 +677,13 @@ def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000
       it or replaces it with a correction; the emitted token is recorded.
 
     Returns ``{"p", "q"}`` (float tensors ``(vocab,)``), ``{"target_counts", "spec_counts"}``
-    (LongTensors ``(vocab,)``), ``"accept_rate"`` (fraction of accepted drafts) and total
-    variation distances over ``bins + 1`` bins (the ``bins`` most likely tokens under ``p`` + the
-    rest, as plotted): ``"tv_target"`` / ``"tv_spec"`` of the two empirical distributions from
-    ``p`` (both only sampling noise, about ``sqrt(bins / n)`` at most), ``"tv_pq"`` of ``q`` from ``p``.
+    (LongTensors ``(vocab,)``), ``"accept_rate"`` (fraction of accepted drafts), the binning used
+    for plots: ``"top"`` (LongTensor ``(bins,)``, the ``bins`` most likely tokens under ``p``,
+    highest first) and ``"binned"``, a dict of float64 tensors ``(bins + 1,)`` (those tokens + one
+    bin for all the rest) with keys ``"p"``, ``"q"``, ``"target"``, ``"spec"`` (the last two are
+    empirical frequencies, counts / n), and total variation distances over those bins:
+    ``"tv_target"`` / ``"tv_spec"`` of the two empirical distributions from ``p`` (both only
+    sampling noise, about ``sqrt(bins / n)`` at most), ``"tv_pq"`` of ``q`` from ``p``.
 
     Raises:
         ValueError: ``temperature == 0`` (nothing to sample).
@@ -652,10 +715,11 @@ def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000
         sel = v[top].double()
         return torch.cat([sel, (v.double().sum() - sel.sum()).reshape(1)])
 
-    pb = binned(p)
+    b = {"p": binned(p), "q": binned(q), "target": binned(tc) / n, "spec": binned(sc) / n}
     return {
         "p": p, "q": q, "target_counts": tc, "spec_counts": sc, "accept_rate": acc / n,
-        "tv_target": 0.5 * float((binned(tc) / n - pb).abs().sum()),
-        "tv_spec": 0.5 * float((binned(sc) / n - pb).abs().sum()),
-        "tv_pq": 0.5 * float((binned(q) - pb).abs().sum()),
+        "top": top, "binned": b,
+        "tv_target": 0.5 * float((b["target"] - b["p"]).abs().sum()),
+        "tv_spec": 0.5 * float((b["spec"] - b["p"]).abs().sum()),
+        "tv_pq": 0.5 * float((b["q"] - b["p"]).abs().sum()),
     }

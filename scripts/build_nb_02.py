@@ -168,14 +168,18 @@ N = np.array(tpot["output_tokens"])
 pred_tpot = np.array([lat.tpot_ms(tm, here, 32, int(n)) for n in N])
 for n, meas, pred in zip(N, tpot["tpot_ms"], pred_tpot):
     print(f"출력 {n:>3} 토큰: TPOT 측정 {meas:6.2f} ms | 루프라인 예측 {pred:5.2f} ms | 측정 ÷ 예측 = {meas / pred:4.1f}배")
+step_pred = lat.decode_step(tm, here, context_tokens=32)
+print(f"루프라인 예측, 디코드 한 단계(문맥 32 토큰): {step_pred.ms:.2f} ms ({BOUND[step_pred.bound]}: "
+      f"{step_pred.bytes / 1e6:.1f} MB ÷ {here.bandwidth / 1e9:.1f} GB/s)  [이 컴퓨터에서 측정한 대역폭 + config.json]")
 fig = plot_measured_vs_roofline(N, tpot["tpot_ms"], pred_tpot, xlabel="출력 길이 (토큰)",
                                 title="토큰당 출력 시간(TPOT): 이 컴퓨터에서 측정 vs 루프라인 예측")
 """),
 ("md", r"""
-**왜 다를까?** 위 숫자는 실행할 때마다 조금씩 다르지만(공유 컴퓨터에서는 ±30% 정도), 모양은 대개 이렇습니다.
+**왜 다를까?** 위 숫자는 실행할 때마다 조금씩 다르지만(이런 공유 컴퓨터에서는 실행마다 ±30% 정도:
+`shared/facts/tiny-model-feasibility.md` "Timings vary ~30% between runs"), 모양은 대개 이렇습니다.
 
 1. **호출마다 붙는 고정 비용(per-call overhead)이 지배합니다.** 이 모델의 가중치는 수십 MB에 불과해서, 루프라인대로라면 디코드 한 단계는
-   1~2 ms면 끝납니다. 하지만 한 번의 순전파(forward pass)는 수십 개의 작은 행렬 연산과 파이썬·PyTorch 함수 호출로 이루어지고,
+   위 셀이 출력한 예측값(`lat.decode_step`, 이 컴퓨터에서 측정한 대역폭 기준)만큼이면 끝납니다. 하지만 한 번의 순전파(forward pass)는 수십 개의 작은 행렬 연산과 파이썬·PyTorch 함수 호출로 이루어지고,
    그 하나하나에 마이크로초 단위의 고정 비용이 붙습니다. 작은 모델에서는 이 비용이 실제 계산보다 큽니다.
    TTFT 직선의 절편(토큰 0개일 때의 시간)이 디코드 한 단계 시간과 비슷하게 나온다면, 둘 다 이 고정 비용이 대부분이라는 뜻입니다.
 2. **캐시가 메모리를 가립니다.** 가중치가 CPU의 큰 캐시에 들어가면 메모리 대역폭 측정(128 MiB 복사)보다 빨리 읽힙니다.

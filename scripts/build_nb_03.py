@@ -96,7 +96,8 @@ print(f"TPOT(루프라인, H100): {r3.tpot_ms[0]:.1f} ms/토큰 → 호출당 �
 슬라이더를 직접 움직이면 "직접 설정"이 됩니다. 막대 하나가 모델 호출 하나입니다: 파랑 = 프리필, 주황 = 디코드, 초록 = 도구.
 
 - GPU와 Trainium 프리셋: Llama-3-70B FP8, 문맥 8k, 칩 한 장의 **루프라인 값** (이론 하한).
-- "Rubin + Groq 3 LPX": 엔비디아가 말한 "사용자당 초당 1,000 토큰에 가까운 생성 속도"라는 **주장** 을 1 ms/토큰으로 옮긴 것.
+- "Rubin + Groq 3 LPX": 엔비디아가 말한 "사용자당 초당 1,000 토큰에 가까운 생성 속도"라는 **주장** 을 1 ms/토큰으로 옮긴 것
+  (facts/hardware.md "The NVIDIA + Groq 3 LPX configuration": "generation speeds approach 1,000 tokens per second per user").
 - "Groq LPU v1": 2024년 GroqCloud에서 Llama-2-70B가 낸 초당 약 300 토큰(facts/hardware.md).
 """),
 ("code", r"""
@@ -126,8 +127,9 @@ print("[단계 수: facts/hardware.md 'SWE-Bench Pro ... median 29-78 steps'; 30
 s를 아무리 키워도 1 / (1 − f)를 넘지 못합니다. 네 가지 레버를 같은 과제(50단계, 300 토큰, 도구 2초, H100 루프라인에서 출발)에 걸어 봅시다.
 
 - **더 빠른 디코드 칩**: Rubin 한 장의 루프라인(facts/hardware.md Rubin 행: 22 TB/s), 또는 Rubin + Groq 3 LPX의 주장값 1 ms/토큰.
-- **투기적 디코딩**: 수락률 α = 0.75, 초안 토큰 γ = 5, 초안/대상 비용 비 c = 0.02
-  (Leviathan et al. 2023의 실험 조건에 가까운 값; 속도 향상 공식은 facts/speculative.md "Walltime speedup"). TTFT는 그대로입니다.
+- **투기적 디코딩**: 수락률 α = 0.75, 초안 토큰 γ = 7, 초안/대상 비용 비 c = 0.02. Leviathan et al. 2023이 속도 향상을
+  예측 3.2배, 측정 3.4배로 보고한 설정입니다(facts/speculative.md "Published speedups": α = 0.75, γ = 7, c ≈ 0.02;
+  속도 향상 공식은 같은 파일의 "Walltime speedup"). TTFT는 그대로입니다.
 - **호출 줄이기**: 같은 일을 25번 호출로(가정).
 - **빠른 도구**: 도구 2초 → 0.5초(가정).
 """),
@@ -135,7 +137,7 @@ s를 아무리 키워도 1 / (1 − f)를 넘지 못합니다. 네 가지 레버
 presets = {p.label: p for p in lat.rate_presets(m)}
 h100 = presets["H100 SXM (루프라인)"]
 common = dict(prefill_tokens_per_s=h100.prefill_tokens_per_s, initial_context_tokens=4000, context_growth_per_call=1000)
-spec = lat.SpeculativeConfig(alpha=0.75, gamma=5, c=0.02)
+spec = lat.SpeculativeConfig(alpha=0.75, gamma=7, c=0.02)   # Leviathan et al. 2023 (facts/speculative.md)
 runs = {
     "기준: H100 (루프라인)": lat.agent_loop(50, 300, 2000, decode_ms_per_token=h100.decode_ms_per_token, **common),
     "디코드 칩: Rubin (루프라인)": lat.agent_loop(50, 300, 2000, decode_ms_per_token=presets["Rubin (루프라인)"].decode_ms_per_token, **common),

@@ -165,10 +165,16 @@ print("최종 분포:", [round(v, 6) for v in total.tolist()], " = p:", p.tolist
 온도 1, top-k 8을 두 모델에 똑같이 적용했습니다. 이 자리는 두 모델의 분포가 눈에 띄게 다른 곳이라 골랐습니다.
 """),
 ("code", r"""
-exp = spec.exactness_experiment(target, draft, tok, "모든 국민은", n=3000, temperature=1.0, top_k=8, seed=0)
+N_DRAWS = 3000
+exp = spec.exactness_experiment(target, draft, tok, "모든 국민은", n=N_DRAWS, temperature=1.0, top_k=8, seed=0)
+# 표본 잡음의 기댓값: p에서 N_DRAWS번 뽑은 빈도가 p에서 벗어나는 TV 거리. 그림과 같은 9칸(p의 상위 8개 + 나머지)에서
+# 칸마다 E|빈도 - p| ≈ √(2p(1-p)/(πn)) (이항분포의 평균 절대 편차, 정규 근사)이고, TV는 그 합의 절반입니다.
+pb = torch.topk(exp["p"].double(), 8).values
+pb = torch.cat([pb, (1 - pb.sum()).clamp(min=0).reshape(1)])
+noise = 0.5 * float(torch.sqrt(2 * pb * (1 - pb) / (torch.pi * N_DRAWS)).sum())
 print(f"초안 모델 q와 대상 모델 p의 거리(총변동 거리, TV): {exp['tv_pq']:.3f}   (0이면 두 분포가 같음)")
 print(f"대상 모델만 샘플링한 결과와 p의 거리: {exp['tv_target']:.3f}")
-print(f"투기적 샘플링한 결과와 p의 거리:     {exp['tv_spec']:.3f}   (3000번 뽑을 때의 표본 잡음은 0.03 안팎)")
+print(f"투기적 샘플링한 결과와 p의 거리:     {exp['tv_spec']:.3f}   ({N_DRAWS}번 뽑을 때 표본 잡음의 기댓값: 약 {noise:.3f})")
 print(f"이 자리의 수락률: {exp['accept_rate']:.2f}")
 fig = exactness_figure(exp, tok)
 """),
@@ -270,8 +276,18 @@ AWS의 기술 블로그(2026년 4월 무렵, hardware.md)가 밝힌 결과는 �
 | Trainium2 칩 | 메모리 96 GiB, 대역폭 2.9 TB/s, BF16 667 TFLOP/s | AWS Neuron 문서 (hardware.md) |
 | Trainium3 칩 | 메모리 144 GiB HBM3e, 대역폭 4.9 TB/s, BF16 671 TFLOP/s | AWS Neuron 문서 (hardware.md) |
 
-이 노트북에서 본 것과 맞아떨어집니다: 프리필은 그대로라 TTFT는 변하지 않고, 디코드의 토큰 간 지연이 줄어듭니다. 초안 모델이 대상의
-약 1/50 크기라 c가 아주 작으니 γ를 5-15처럼 크게 잡아도 이득이 납니다. 예측하기 어려운 글에서는 수락률이 낮아 이득이 작습니다.
+이 노트북에서 본 것과 맞아떨어집니다: 프리필은 그대로라 TTFT는 변하지 않고, 디코드의 토큰 간 지연이 줄어듭니다. 초안 모델이 대상보다
+수십 배 작아(아래 셀에서 두 모델의 공개 config.json으로 계산합니다) c가 아주 작으니 γ를 5-15처럼 크게 잡아도 이득이 납니다.
+예측하기 어려운 글에서는 수락률이 낮아 이득이 작습니다.
+"""),
+("code", r"""
+from decodelab import latency as lat
+big, small = lat.get_model("Qwen3-32B"), lat.get_model("Qwen3-0.6B")   # 공개 config.json (BF16)
+ratio = big.n_params / small.n_params
+print(f"Qwen3-32B {big.n_params / 1e9:.1f}B개 ÷ Qwen3-0.6B {small.n_params / 1e9:.2f}B개 = {ratio:.0f}배 "
+      f"→ 초안은 대상의 약 1/{ratio:.0f} 크기  [huggingface.co/Qwen config.json에서 계산]")
+"""),
+("md", r"""
 
 vLLM에서는 설정 하나로 켭니다 (vLLM 문서 "Draft Models"의 예; 이 강좌의 컴퓨터에는 vLLM이 없어 실행하지 않습니다):
 

@@ -262,12 +262,30 @@ def test_hardware_presets_and_aliases():
 
 
 def test_measure_this_computer_is_cached_and_positive(monkeypatch):
-    monkeypatch.setattr(L, "_THIS_COMPUTER", None)  # restored after the test
+    monkeypatch.setattr(L, "_THIS_COMPUTER", {})  # restored after the test
     hw = L.measure_this_computer(refresh=True, copy_mib=8, matmul_n=128)
     assert hw.bandwidth > 1e8 and hw.flops["fp32"] > 1e7  # any computer beats 100 MB/s, 10 MFLOP/s
-    assert L.get_hardware("this-computer") is hw
-    assert L.measure_this_computer() is hw
+    assert L.measure_this_computer(copy_mib=8, matmul_n=128) is hw  # same arguments: cached
     assert hw.source.startswith("measured on this computer")
+    assert "8 MiB" in hw.source and "128x128" in hw.source
+
+
+def test_measure_this_computer_cache_is_keyed_on_arguments(monkeypatch):
+    monkeypatch.setattr(L, "_THIS_COMPUTER", {})
+    small = L.measure_this_computer(copy_mib=8, matmul_n=128)
+    # new sizes measure again (the old cache returned the 8 MiB result here)
+    other = L.measure_this_computer(copy_mib=4, matmul_n=64)
+    assert other is not small
+    assert "4 MiB" in other.source and "64x64" in other.source
+    assert L.measure_this_computer(copy_mib=8, matmul_n=128) is small
+    again = L.measure_this_computer(refresh=True, copy_mib=8, matmul_n=128)
+    assert again is not small and L.measure_this_computer(copy_mib=8, matmul_n=128) is again
+    # get_hardware("this-computer") is the measurement with the default sizes (128 MiB, 1024)
+    monkeypatch.setitem(L._THIS_COMPUTER, (128, 1024), small)  # stand-in, so no 128 MiB copy runs here
+    assert L.get_hardware("this-computer") is small
+    for bad in ({"copy_mib": 0}, {"matmul_n": -1}, {"copy_mib": 1.5}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            L.measure_this_computer(**bad)
 
 
 # ------------------------------------------------------------------------------------------
@@ -348,6 +366,62 @@ def test_bad_depth_and_counts():
         L.speculative_speedup(0.5, 0, 0.1)
 
 
+_ARRAY_CTX = np.array([0.0, 1000.0, 8000.0])
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"comm_ms": -5.0}, "comm_ms"),
+    ({"mfu": 2.0}, "mfu"),
+    ({"mbu": 0.0}, "mbu"),
+    ({"mbu": 1.5}, "mbu"),
+    ({"n_chips": 0}, "n_chips"),
+    ({"n_chips": 1.5}, "n_chips"),
+    ({"batch": 0}, "batch"),
+])
+def test_array_inputs_are_validated(kwargs, field):
+    # arrays of contexts took a separate path that skipped these checks (negative TPOT, inf, ...)
+    m = L.get_model("Llama-3-8B")
+    for scalar_or_array in (1000, _ARRAY_CTX):
+        with pytest.raises(ValueError, match=field):
+            L.decode_step_ms(m, "H100", scalar_or_array, **kwargs)
+    with pytest.raises(ValueError, match=field):
+        L.tpot_ms(m, "H100", 1000, 50, **kwargs)  # 49 steps: an array of contexts inside
+    with pytest.raises(ValueError, match=field):
+        L.tpot_ms(m, "H100", 1000, 1, **kwargs)  # one token: the scalar path
+    with pytest.raises(ValueError, match=field):
+        L.e2e_ms(m, "H100", 1000, 50, **kwargs)
+
+
+def test_array_input_errors_in_other_entry_points():
+    m = L.get_model("Llama-3-8B")
+    with pytest.raises(ValueError, match="context_tokens"):
+        L.decode_step_ms(m, "H100", np.array([100.0, -1.0]))
+    with pytest.raises(ValueError, match="prompt_tokens"):
+        L.prefill_ms(m, "H100", np.array([100.0, np.nan]))
+    with pytest.raises(ValueError, match="mfu"):
+        L.prefill_ms(m, "H100", _ARRAY_CTX, mfu=2.0)
+    with pytest.raises(ValueError, match="n_chips"):
+        L.prefill_ms(m, "H100", _ARRAY_CTX, n_chips=1.5)
+    with pytest.raises(ValueError, match="tokens"):
+        L.kv_transfer_ms(m, np.array([10.0, -10.0]), "NVLink")
+    with pytest.raises(ValueError, match="decode_chips"):
+        L.disaggregated(m, "H100", "H200", "NVLink", 1000, 50, decode_chips=0)
+    with pytest.raises(ValueError, match="prefill_chips"):
+        L.disaggregated(m, "H100", "H200", "NVLink", 1000, 50, prefill_chips=1.5)
+    with pytest.raises(ValueError, match="mfu"):
+        L.disaggregated(m, "H100", "H200", "NVLink", 1000, 50, mfu=0)
+    # agent_loop checks mfu even when no call prefills anything (rate mode, or an empty context)
+    with pytest.raises(ValueError, match="mfu"):
+        L.agent_loop(3, 10, 0.0, decode_ms_per_token=1.0, prefill_tokens_per_s=1.0, mfu=2.0)
+    with pytest.raises(ValueError, match="mfu"):
+        L.agent_loop(3, 10, 0.0, model=m, hardware="H100", mfu=0.0)
+    # a whole array where one number is expected gets a ValueError naming the field, not a TypeError
+    with pytest.raises(ValueError, match="context_tokens"):
+        L.decode_step(m, "H100", _ARRAY_CTX)
+    with pytest.raises(ValueError, match="context_tokens"):
+        L.layer_split_decode_ms(m, context_tokens=_ARRAY_CTX)
+
+
 def test_unknown_names():
     with pytest.raises(ValueError, match="hardware") as e:
         L.get_hardware("H300")
@@ -419,6 +493,8 @@ def test_measure_helpers(pair):
         M.measure_tpot(pair.target, pair.tokenizer, (10_000,))
     with pytest.raises(ValueError, match="n_tokens"):
         M.prompt_ids(pair.tokenizer, 0)
+    with pytest.raises(ValueError, match="prompt_tokens"):
+        M.measure_tpot(pair.target, pair.tokenizer, (2, 4), prompt_tokens=0)
 
 
 def test_latency_module_needs_no_torch():

@@ -67,9 +67,17 @@ def test_totals_match_hand_computation(explorer):
 
     ex.speculative.value = True
     ex.alpha.value = 0.8
-    s = lat.speculative_speedup(0.8, 5, 0.02)
+    # Leviathan et al. 2023's setting (facts/speculative.md): gamma 7, c ~0.02
+    s = lat.speculative_speedup(0.8, 7, 0.02)
     assert ex.result.totals["decode"] == pytest.approx(2180.0 / s)
     assert ex.result.totals["tool"] == pytest.approx(10_000.0)
+    assert "γ=7" in ex.speculative.description and "c=0.02" in ex.speculative.description
+
+
+def test_speculative_setting_is_cited(explorer):
+    caption = explorer.widget.children[-1].value
+    assert "γ = 7" in caption and "Leviathan" in caption and "facts/speculative.md" in caption
+    assert "γ=5" not in caption and "γ = 5" not in caption
 
 
 def test_presets_drive_sliders(explorer):

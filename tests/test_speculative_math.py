@@ -4,7 +4,8 @@ No model weights here: small synthetic "models" (context -> logits) over a 4-tok
 us enumerate every draft, every accept/reject outcome and every correction, and compare the
 resulting distribution of the first J output tokens with the target's own chain distribution.
 Warping (temperature / top-k / top-p) goes through decodelab.sampling.probabilities for BOTH p and
-q, as in speculative_generate.
+q, as in speculative_generate. The last test runs speculative_generate itself end to end on tiny
+random Llama models (vocabulary 10, built in the test, nothing downloaded).
 """
 
 from __future__ import annotations
@@ -255,8 +256,11 @@ def test_formulas_hand_computed():
     assert expected_speedup(0.75, 7, 0.02) == pytest.approx(3.5995483 / 1.14, abs=1e-6)
     assert expected_tokens_per_call(1.0, 4) == 5.0
     assert expected_tokens_per_call(0.0, 4) == 1.0
-    assert expected_speedup(0.5, 0, 0.3) == 1.0
     assert expected_speedup(0.6, 2, 0.5) == pytest.approx((1 - 0.6**3) / 0.4 / 2.0)
+    # the docstring's example, rounded as printed there
+    assert round(expected_speedup(0.75, 7, 0.02), 2) == 3.16
+    # verification cost 1.5 target steps: 3.5995 / (7 * 0.02 + 1.5)
+    assert expected_speedup(0.75, 7, 0.02, verify_cost=1.5) == pytest.approx(3.5995483 / 1.64, abs=1e-6)
     # the paper's bound: if alpha > c, some gamma gives >= (1 + alpha) / (1 + c)
     for alpha, c in [(0.6, 0.1), (0.8, 0.05), (0.4, 0.3)]:
         g = optimal_gamma(alpha, c)
@@ -268,7 +272,28 @@ def test_formulas_hand_computed():
         expected_speedup(0.5, -1, 0.1)
     with pytest.raises(ValueError, match="c="):
         expected_speedup(0.5, 2, -0.1)
+    with pytest.raises(ValueError, match="verify_cost"):
+        expected_speedup(0.5, 2, 0.1, verify_cost=0.0)
+    for bad_gamma in (0, -1, 1.5, True):  # one validation for both modules: gamma is an int >= 1
+        with pytest.raises(ValueError, match="gamma"):
+            expected_speedup(0.5, bad_gamma, 0.1)
+        with pytest.raises(ValueError, match="gamma"):
+            expected_tokens_per_call(0.5, bad_gamma)
+    with pytest.raises(ValueError, match="alpha"):
+        optimal_gamma(-0.1, 0.1)
+    with pytest.raises(ValueError, match="max_gamma"):
+        optimal_gamma(0.5, 0.1, max_gamma=0)
     assert math.isfinite(expected_speedup(0.999999, 8, 0.0))
+
+
+def test_formulas_have_one_implementation():
+    """speculative.py's formulas are wrappers of the torch-free ones in latency.py."""
+    from decodelab import latency
+
+    for alpha, gamma, c in [(0.75, 7, 0.02), (0.3, 1, 0.5), (1.0, 4, 0.0), (0.0, 3, 0.1)]:
+        assert expected_speedup(alpha, gamma, c) == latency.speculative_speedup(alpha, gamma, c)
+        assert expected_tokens_per_call(alpha, gamma) == latency.expected_tokens_per_call(alpha, gamma)
+    assert latency.SpeculativeConfig(0.75, 7, 0.02).speedup == expected_speedup(0.75, 7, 0.02)
 
 
 def test_ngram_proposer_hand_computed():
@@ -292,3 +317,258 @@ def test_common_prefix_length():
     a = list(range(300))
     b = a[:211] + [-1] + a[212:]
     assert common_prefix_length(a, b) == 211
+
+
+# --------------------------------------------------------------------------------------------
+# end to end: speculative_generate itself, on tiny random Llama models
+
+V_TINY = 10
+TINY_PROMPT = "3 1 4 1 5 3 1"  # repeats, so the n-gram proposer finds drafts
+
+
+class DigitTokenizer:
+    """A tokenizer for the tiny models: "3 1 4" <-> [3, 1, 4] (no special tokens, no EOS)."""
+
+    eos_token_id = None
+
+    def __len__(self):
+        return V_TINY
+
+    def __call__(self, text, add_special_tokens=False):
+        return {"input_ids": [int(x) for x in text.split()]}
+
+    def decode(self, ids, skip_special_tokens=True):
+        return " ".join(str(int(i)) for i in ids)
+
+    def convert_ids_to_tokens(self, i):
+        return str(int(i))
+
+
+@pytest.fixture(scope="module")
+def tiny_pair():
+    """A random 1-layer Llama target and a draft = the target with seeded noise on every weight
+    (so q approximates p but differs: TV(p, q) 0.1-0.9 here), one torch thread while in use."""
+    import copy
+
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=V_TINY, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=32,
+                      initializer_range=0.5)  # large weights: peaked, varied distributions
+    target = LlamaForCausalLM(cfg).eval()
+    draft = copy.deepcopy(target)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for w in draft.parameters():
+            w.add_(0.2 * w.abs().mean() * torch.randn(w.shape, generator=g))
+    yield target, draft
+    torch.set_num_threads(n_threads)
+
+
+def _model_chain(model, ids, cfg, J) -> dict:
+    """Exact distribution of the next J tokens when sampling from ``model`` alone with ``cfg``:
+    enumerate every prefix with nonzero probability (one batched forward pass per depth)."""
+    from decodelab.decoding import forward
+
+    dist = {(): 1.0}
+    for _ in range(J):
+        prefixes = list(dist)
+        logits = forward(model, torch.tensor([ids + list(s) for s in prefixes]), None)[:, -1]
+        probs = probabilities(logits, cfg).double()
+        new = {}
+        for s, row in zip(prefixes, probs):
+            row = row / row.sum()
+            for t in torch.nonzero(row).flatten().tolist():
+                new[s + (t,)] = dist[s] * float(row[t])
+        dist = new
+    return dist
+
+
+def _null_tv_quantile(want: dict, n: int, q: float = 0.999, sims: int = 4000) -> float:
+    """The q-quantile of TV(empirical, want) for n exact draws from ``want`` (Monte Carlo, seeded):
+    the TV a correct sampler exceeds with probability 1 - q."""
+    w = torch.tensor(list(want.values()), dtype=torch.float64)
+    draws = torch.multinomial(w, n * sims, replacement=True, generator=torch.Generator().manual_seed(0))
+    counts = torch.zeros(sims, len(w), dtype=torch.float64).scatter_add_(
+        1, draws.view(sims, n), torch.ones(sims, n, dtype=torch.float64))
+    return float((0.5 * (counts / n - w).abs().sum(1)).quantile(q))
+
+
+E2E_RUNS = 500
+E2E_CASES = [
+    # (draft, sampling settings, max_new_tokens, gamma). max_new_tokens 4 lets a round draft 2
+    # tokens (a round drafts at most max_new_tokens - 1 - tokens so far).
+    ("model", SamplingConfig(1.3, top_p=0.85), 3, 2),  # the draft model as given: _as_proposer + lean runner
+    ("proposer", SamplingConfig(0.9, top_k=2), 4, 3),  # one DraftModelProposer reused across runs
+    ("ngram", SamplingConfig(1.0, top_k=3), 4, 3),  # prompt lookup: one-hot q
+]
+
+
+@pytest.mark.parametrize("kind,cfg,J,gamma", E2E_CASES, ids=[c[0] for c in E2E_CASES])
+def test_speculative_generate_samples_the_target_chain(tiny_pair, kind, cfg, J, gamma):
+    """The empirical distribution of speculative_generate's whole output (n seeds) is within
+    sampling noise of the target's exact J-token chain distribution under the same warping.
+
+    The bound is calibrated, not guessed: the 99.9% quantile of the TV distance between n exact
+    draws from the chain and the chain itself. With n = 500 it is 0.10-0.17 here. Checked
+    against two deliberate bugs, every case fails: p in the verification warped at 1.5x the
+    temperature (TV 0.17-0.21, or outputs outside the target's top-p set), and drafts drawn
+    at 1.5x the temperature while the ratio uses q at the right one (0.14-0.19; not applicable
+    to n-gram drafts). A draft whose q is warped differently but used consistently (drawn from
+    AND in the ratio) passes, as it must: the rule is exact for any q.
+    """
+    from decodelab.proposers import DraftModelProposer, NGramProposer
+    from decodelab.speculative import speculative_generate
+
+    target, draft_model = tiny_pair
+    tok = DigitTokenizer()
+    draft = {"model": draft_model, "ngram": NGramProposer(), "proposer": DraftModelProposer(draft_model)}[kind]
+    n = E2E_RUNS
+    counts: dict[tuple, int] = {}
+    kinds, longest = set(), 0
+    for i in range(n):
+        r = speculative_generate(target, draft, tok, TINY_PROMPT, J, num_speculative_tokens=gamma,
+                                 temperature=cfg.temperature, top_k=cfg.top_k, top_p=cfg.top_p, seed=i,
+                                 stop_at_eos=False)
+        key = tuple(r.token_ids)
+        counts[key] = counts.get(key, 0) + 1
+        kinds.update(rd.kind for rd in r.rounds)
+        longest = max([longest] + [len(rd.proposed) for rd in r.rounds])
+    want = _model_chain(target, tok(TINY_PROMPT)["input_ids"], cfg, J)
+    assert abs(sum(want.values()) - 1.0) < 1e-9
+    assert set(counts) <= set(want), "an output the target could never produce"
+    tv = 0.5 * sum(abs(counts.get(s, 0) / n - w) for s, w in want.items())
+    bound = _null_tv_quantile(want, n)
+    assert tv < bound, (tv, bound)
+    # the runs exercised the rule: rejections with a correction and full acceptance with a bonus,
+    # and (max_new_tokens 4) rounds of more than one draft
+    assert {"correction", "bonus"} <= kinds, kinds
+    assert longest == min(gamma, J - 2)
+
+
+def test_crop_cache_keeps_the_first_positions(tiny_pair):
+    from decodelab.decoding import cache_length, crop_cache, forward, prefill
+
+    target, _ = tiny_pair
+    ids = [3, 1, 4, 1, 5, 9, 2]
+    cache = prefill(target, torch.tensor([ids])).cache
+    crop_cache(cache, 10)  # longer than the cache: nothing happens
+    assert cache_length(cache) == 7
+    crop_cache(cache, 4)
+    assert cache_length(cache) == 4
+    # the cropped cache continues exactly like a fresh prefill of the first 4 tokens
+    from_cache = forward(target, torch.tensor([[ids[4]]]), cache)[0, -1]
+    fresh = forward(target, torch.tensor([ids[:5]]), None)[0, -1]
+    assert torch.allclose(from_cache, fresh, atol=1e-5)
+    crop_cache(None, 3)  # no cache: nothing to do
+    for bad in (-1, 1.5):
+        with pytest.raises(ValueError, match="length"):
+            crop_cache(cache, bad)
+
+
+def test_timing_excludes_proposer_setup_and_itl_has_one_gap_per_round(tiny_pair, monkeypatch):
+    """With a frozen clock that only moves while the proposer is being built, every time is 0:
+    building the proposer (e.g. a LlamaRunner) is setup, not part of TTFT or E2E."""
+    import types
+
+    import decodelab.speculative as S
+
+    target, draft = tiny_pair
+    tok = DigitTokenizer()
+    clock = types.SimpleNamespace(now=100.0)
+    monkeypatch.setattr(S, "time", types.SimpleNamespace(perf_counter=lambda: clock.now))
+    build = S._as_proposer
+
+    def slow_build(*args, **kwargs):
+        clock.now += 1.0  # one second of setup
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(S, "_as_proposer", slow_build)
+    r = S.speculative_generate(target, draft, tok, TINY_PROMPT, 6, num_speculative_tokens=2, stop_at_eos=False)
+    assert r.ttft_ms == 0.0 and r.e2e_ms == 0.0 and r.tpot_ms == 0.0
+    assert r.itl_ms == [0.0] * len(r.rounds) and len(r.rounds) >= 2
+    monkeypatch.undo()
+    # real clock: one inter-token latency per round (a round emits a chunk of 1..gamma+1
+    # tokens), and they add up to E2E - TTFT
+    r = S.speculative_generate(target, draft, tok, TINY_PROMPT, 8, num_speculative_tokens=3, temperature=1.0,
+                               seed=4, stop_at_eos=False)
+    assert len(r.itl_ms) == len(r.rounds) < len(r.token_ids) - 1
+    assert all(x >= 0 for x in r.itl_ms)
+    assert sum(r.itl_ms) == pytest.approx(r.e2e_ms - r.ttft_ms, abs=1e-6)
+    assert r.tpot_ms == pytest.approx(sum(r.itl_ms) / (len(r.token_ids) - 1))
+
+
+def test_speedup_sweep_pools_counts_over_prompts(tiny_pair, monkeypatch):
+    """speedup_sweep's pooled numbers equal a hand pooling of speculative_generate's counters;
+    the hook sees every (gamma, prompt); a greedy mismatch raises RuntimeError."""
+    import decodelab.decoding as D
+    from decodelab import card
+    from decodelab.speculative import speculative_generate, speedup_sweep
+
+    target, draft = tiny_pair
+    tok = DigitTokenizer()
+    prompts = [TINY_PROMPT, "2 7 1 8"]
+    seen = []
+    rows = speedup_sweep(target, draft, tok, prompts, 7, gammas=[1, 3],
+                         on_prompt=lambda g, p, base, spec: seen.append((g, p, base.token_ids == spec.token_ids)))
+    assert seen == [(1, prompts[0], True), (1, prompts[1], True), (3, prompts[0], True), (3, prompts[1], True)]
+    for row in rows:
+        rs = [speculative_generate(target, draft, tok, p, 7, num_speculative_tokens=row.gamma, stop_at_eos=False)
+              for p in prompts]
+        drafted = sum(r.num_draft_tokens for r in rs)
+        accepted = sum(r.num_accepted_tokens for r in rs)
+        assert drafted > 0 and row.acceptance_rate == accepted / drafted
+        assert row.mean_acceptance_length == 1 + accepted / sum(r.num_drafts for r in rs)
+        assert row.tokens_per_target_call == 14 / sum(r.target_forward_calls for r in rs)
+        assert row.spec_ms_per_token > 0 and row.base_ms_per_token > 0
+    (only,) = speedup_sweep(target, draft, tok, prompts, 7, gammas=[3], compare=False)
+    assert math.isnan(only.base_ms_per_token) and only.acceptance_rate == rows[1].acceptance_rate
+    # decodelab card's table is the same sweep
+    monkeypatch.setattr(card, "CARD_PROMPTS", prompts)
+    pair = type("Pair", (), {"target": target, "draft": draft, "tokenizer": tok})()
+    table = card.acceptance_table(pair, gammas=(1, 3), tokens=7)
+    assert [t["acceptance_rate"] for t in table] == [r.acceptance_rate for r in rows]
+    assert [t["tokens_per_target_call"] for t in table] == [r.tokens_per_target_call for r in rows]
+    # a target-only run that disagrees (as a bug would) is reported, not silently averaged
+    real = D.generate
+
+    def wrong(*args, **kwargs):
+        res = real(*args, **kwargs)
+        res.token_ids = [(res.token_ids[0] + 1) % V_TINY] + res.token_ids[1:]
+        return res
+
+    monkeypatch.setattr(D, "generate", wrong)
+    with pytest.raises(RuntimeError, match="gamma=1"):
+        speedup_sweep(target, draft, tok, prompts, 7, gammas=[1])
+
+
+def test_exactness_experiment_returns_the_plotted_bins(tiny_pair):
+    import matplotlib.pyplot as plt
+
+    from decodelab.speculative import exactness_experiment
+    from decodelab.widgets.speculative import exactness_figure
+
+    target, draft = tiny_pair
+    tok = DigitTokenizer()
+    exp = exactness_experiment(target, draft, tok, TINY_PROMPT, n=300, temperature=1.0, seed=0, bins=4)
+    b, top, n = exp["binned"], exp["top"], 300
+    assert top.tolist() == torch.topk(exp["p"], 4).indices.tolist()
+    for key, full in (("p", exp["p"]), ("q", exp["q"]), ("target", exp["target_counts"] / n),
+                      ("spec", exp["spec_counts"] / n)):
+        assert b[key].shape == (5,)
+        assert torch.allclose(b[key][:4], full[top].double())
+        assert float(b[key].sum()) == pytest.approx(1.0, abs=1e-6)
+    assert exp["tv_spec"] == pytest.approx(0.5 * float((b["spec"] - b["p"]).abs().sum()))
+    assert exp["tv_pq"] > 0.05  # the draft differs from the target here
+    fig = exactness_figure(exp, tok)
+    try:
+        heights = [[bar.get_height() for bar in c] for c in fig.axes[0].containers]
+        assert len(heights) == 4
+        for got, key in zip(heights, ("p", "q", "target", "spec")):
+            assert got == pytest.approx(b[key].tolist())
+        assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == [str(int(i)) for i in top] + ["나머지"]
+    finally:
+        plt.close(fig)

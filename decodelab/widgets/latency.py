@@ -31,11 +31,19 @@ __all__ = [
     "plot_layer_split",
     "ASSUMED_INITIAL_CONTEXT",
     "ASSUMED_GROWTH_PER_CALL",
+    "SPECULATIVE_GAMMA",
+    "SPECULATIVE_C",
 ]
 
 #: The explorer's fixed assumptions (no published figure; the widget's caption says so).
 ASSUMED_INITIAL_CONTEXT = 4000
 ASSUMED_GROWTH_PER_CALL = 1000
+
+#: The explorer's speculative-decoding setting: Leviathan et al. 2023 (arXiv 2211.17192) predicted
+#: 3.2x and measured 3.4x at gamma = 7, alpha = 0.75, c ~ 0.02 (facts/speculative.md,
+#: "Published speedups"). The widget's alpha slider starts at 0.75.
+SPECULATIVE_GAMMA = 7
+SPECULATIVE_C = 0.02
 
 COLORS = {"prefill": "#4C72B0", "transfer": "#8172B2", "decode": "#DD8452", "tool": "#55A868"}
 LABELS = {"prefill": "프리필", "transfer": "KV 전송", "decode": "디코드", "tool": "도구 호출"}
@@ -293,7 +301,8 @@ class LatencyExplorer:
                                  layout=layout, continuous_update=False)
         self.tokens = W.IntSlider(value=300, min=10, max=2000, step=10, description="호출당 출력 토큰",
                                   style=style, layout=layout, continuous_update=False)
-        self.speculative = W.Checkbox(value=False, description="투기적 디코딩 (γ=5, c=0.02)", indent=False)
+        self.speculative = W.Checkbox(
+            value=False, description=f"투기적 디코딩 (γ={SPECULATIVE_GAMMA}, c={SPECULATIVE_C:g})", indent=False)
         self.alpha = W.FloatSlider(value=0.75, min=0.0, max=0.95, step=0.05, description="수락률 α",
                                    style=style, layout=W.Layout(width="360px"), continuous_update=False)
         self.summary = W.HTML()
@@ -310,7 +319,9 @@ class LatencyExplorer:
         caption = W.HTML(
             f"<small>가정(출처 없음, 바꿔 보세요): 첫 문맥 {ASSUMED_INITIAL_CONTEXT:,} 토큰, 호출마다 문맥 "
             f"+{ASSUMED_GROWTH_PER_CALL:,} 토큰, 접두사 캐시 사용. 기본값 50회 × 300 토큰 × 도구 2초는 "
-            "facts/hardware.md의 에이전트 예시, 투기적 디코딩 γ·c는 Leviathan et al. 2023의 설정입니다.</small>")
+            "facts/hardware.md의 에이전트 예시입니다. 투기적 디코딩의 "
+            f"γ = {SPECULATIVE_GAMMA}, c ≈ {SPECULATIVE_C:g}는 Leviathan et al. 2023이 α = 0.75에서 "
+            "속도 향상을 예측 3.2배, 측정 3.4배로 보고한 설정입니다(facts/speculative.md).</small>")
         self.widget = W.VBox([
             self.preset, self.decode_ms, self.prefill_tps, self.tool_s, self.depth, self.tokens,
             W.HBox([self.speculative, self.alpha]), self.summary, self.output, self.source, caption])
@@ -361,7 +372,8 @@ class LatencyExplorer:
 
     def compute(self) -> lat.AgentLoopResult:
         """The agent loop for the current control values (no drawing)."""
-        spec = lat.SpeculativeConfig(self.alpha.value, 5, 0.02) if self.speculative.value else None
+        spec = (lat.SpeculativeConfig(self.alpha.value, SPECULATIVE_GAMMA, SPECULATIVE_C)
+                if self.speculative.value else None)
         return lat.agent_loop(
             self.depth.value, self.tokens.value, self.tool_s.value * 1e3,
             decode_ms_per_token=self.decode_ms.value, prefill_tokens_per_s=self.prefill_tps.value,

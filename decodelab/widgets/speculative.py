@@ -8,9 +8,9 @@ from __future__ import annotations
 import html
 
 import ipywidgets as W
-import torch
 
 from .. import speculative as spec
+from .decode import _visible
 
 #: colours of the four outcomes of a drafted token (+ the prefill token and plain steps)
 COLOURS = {
@@ -23,14 +23,10 @@ COLOURS = {
 }
 
 
-def _visible(text: str) -> str:
-    return html.escape(text).replace(" ", "·").replace("\n", "⏎") or "▯"
-
-
 def _chip(text: str, status: str, tip: str = "", *, raw: bool = False) -> str:
     colour = COLOURS[status][0]
     strike = "text-decoration:line-through;color:#7f1d1d;" if status == "rejected" else ""
-    body = html.escape(text) if raw else _visible(text)
+    body = html.escape(text) if raw else (_visible(text) or "▯")
     return (f'<span title="{html.escape(tip)}" style="background:{colour};{strike}border-radius:3px;margin:1px;'
             f'padding:0 3px;font-family:monospace">{body}</span>')
 
@@ -165,26 +161,21 @@ def speedup_figure(rows: list[spec.SweepRow], c: float, verify_cost: dict | None
     return fig
 
 
-def exactness_figure(exp: dict, tokenizer, k: int = 8):
-    """Histogram: the target's p, target-only samples and speculative samples over the k most
-    likely tokens (+ "나머지"), with the draft's q for contrast. Returns the figure."""
+def exactness_figure(exp: dict, tokenizer):
+    """Histogram: the target's p, target-only samples and speculative samples over the most
+    likely tokens (+ "나머지"), with the draft's q for contrast, drawn from the bins
+    :func:`~decodelab.speculative.exactness_experiment` computed (``exp["top"]``,
+    ``exp["binned"]``). Returns the figure."""
     from ..plots import new_figure
 
-    p, q = exp["p"], exp["q"]
     n = int(exp["target_counts"].sum())
-    top = torch.topk(p, k).indices
-    labels = [tokenizer.decode([int(i)]).replace(" ", "␣").replace("\n", "⏎") or "▯" for i in top] + ["나머지"]
-
-    def with_rest(v):
-        v = v.float()
-        sel = v[top]
-        return torch.cat([sel, (v.sum() - sel.sum()).reshape(1)]).tolist()
-
+    b = exp["binned"]
+    labels = [tokenizer.decode([int(i)]).replace(" ", "␣").replace("\n", "⏎") or "▯" for i in exp["top"]] + ["나머지"]
     series = [
-        ("대상 모델 p (정확한 값)", with_rest(p), "#111827"),
-        ("초안 모델 q", with_rest(q), "#d1d5db"),
-        (f"대상 모델만 샘플링 ({n}회)", with_rest(exp["target_counts"] / n), "#60a5fa"),
-        (f"투기적 샘플링 ({n}회)", with_rest(exp["spec_counts"] / n), "#f59e0b"),
+        ("대상 모델 p (정확한 값)", b["p"].tolist(), "#111827"),
+        ("초안 모델 q", b["q"].tolist(), "#d1d5db"),
+        (f"대상 모델만 샘플링 ({n}회)", b["target"].tolist(), "#60a5fa"),
+        (f"투기적 샘플링 ({n}회)", b["spec"].tolist(), "#f59e0b"),
     ]
     fig, ax = new_figure(figsize=(8, 3.6))
     width = 0.2
