@@ -21,6 +21,10 @@ def available() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``decodelab bench NAME [options]``: run ``benchmarks/bench_NAME.py`` with the options.
+
+    Returns 0 (the benchmark's own exit code on failure), 2 for an unknown name.
+    """
     argv = list(argv or [])
     names = available()
     if not argv or argv[0] in ("-h", "--help"):

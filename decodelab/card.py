@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from .models import BUNDLED_DIR
@@ -132,11 +133,14 @@ Trained on under a million tokens of help-page and legal Korean: text is locally
 incoherent, and often repeats. No safety tuning; it knows no facts worth quoting. Regenerate this card with
 `decodelab card` after retraining.
 """
-    (folder / "MODEL_CARD.md").write_text(text, encoding="utf-8")
+    tmp = folder / "MODEL_CARD.md.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, folder / "MODEL_CARD.md")  # atomic: a failed run never leaves half a card
     return text
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``decodelab card [--folder DIR]``: re-measure and rewrite the model card; returns 0."""
     ap = argparse.ArgumentParser(prog="decodelab card", description="번들 모델의 MODEL_CARD.md를 측정해 다시 씁니다.")
     ap.add_argument("--folder", type=Path, default=BUNDLED_DIR)
     args = ap.parse_args(argv)

@@ -159,7 +159,17 @@ def decode_step(model, state: DecodeState, token_id: int) -> DecodeState:
 
     Returns:
         A new :class:`DecodeState` with ``position == state.position + 1``.
+
+    Raises:
+        ValueError: ``state`` is stale: its cache already grew past ``state.position`` because
+            an earlier ``decode_step`` used the same state (branch with ``copy.deepcopy``).
     """
+    if state.cache is not None and cache_length(state.cache) != state.position:
+        raise ValueError(
+            f"이 DecodeState는 이미 다음 단계로 진행됐습니다: KV 캐시에 {cache_length(state.cache)} 위치가 있는데 "
+            f"state.position은 {state.position}입니다 (캐시는 제자리에서 자랍니다). 가장 최근 상태를 넘기거나, 한 상태에서 "
+            f"여러 갈래를 시험하려면 먼저 copy.deepcopy(state)로 복사하세요. / stale state: pass the latest state or deepcopy it"
+        )
     tok = torch.tensor([[int(token_id)]], dtype=torch.long)
     ids = torch.cat([state.input_ids, tok], dim=1)
     if state.cache is not None:
@@ -328,6 +338,7 @@ def stream(
     seed: int | None = None,
     stop_at_eos: bool = True,
     top_candidates: int = 5,
+    _prompt_ids: list[int] | None = None,
 ) -> Iterator[Step]:
     """Generate token by token, yielding each :class:`Step` as soon as it exists.
 
@@ -337,7 +348,8 @@ def stream(
             print(step.piece, end="")
     """
     cfg = SamplingConfig(temperature, top_k, top_p)
-    ids = encode_prompt(tokenizer, prompt)
+    # generate() passes the ids it already has, so the prompt is tokenised once
+    ids = encode_prompt(tokenizer, prompt) if _prompt_ids is None else _prompt_ids
     check_budget(model, len(ids), max_new_tokens)
     gen = make_generator(seed)
     stop = eos_ids(model, tokenizer) if stop_at_eos else set()
@@ -405,7 +417,7 @@ def generate(
     steps: list[Step] = []
     for step in stream(model, tokenizer, prompt, max_new_tokens, temperature=temperature, top_k=top_k,
                        top_p=top_p, use_cache=use_cache, seed=seed, stop_at_eos=stop_at_eos,
-                       top_candidates=top_candidates):
+                       top_candidates=top_candidates, _prompt_ids=prompt_ids):
         steps.append(step)
         if on_step is not None:
             on_step(step)

@@ -220,3 +220,18 @@ def test_draft_with_a_different_tokenizer_is_rejected(pair, tmp_path):
     # the bundled draft folder carries the same tokenizer: accepted
     ok = decodelab.load_models(pair.target_path, pair.draft_path)
     assert ok.draft is not ok.target
+
+
+def test_reusing_a_stale_state_is_an_error_and_deepcopy_branches_work(pair):
+    import copy
+
+    ids = pair.tokenizer("모든 국민은", add_special_tokens=False)["input_ids"]
+    s0 = decodelab.prefill(pair.target, torch.tensor([ids]))
+    branch = copy.deepcopy(s0)
+    s1 = decodelab.decode_step(pair.target, s0, 5)
+    with pytest.raises(ValueError, match="deepcopy"):
+        decodelab.decode_step(pair.target, s0, 7)
+    b1 = decodelab.decode_step(pair.target, branch, 7)
+    fresh = decoding.forward(pair.target, torch.tensor([ids + [7]]), None)[0, -1]
+    torch.testing.assert_close(b1.logits, fresh, atol=1e-4, rtol=1e-4)
+    assert s1.position == b1.position == len(ids) + 1
