@@ -18,7 +18,7 @@ setup() {
   if ! "$vpy" -c 'import torch' >/dev/null 2>&1; then
     # A bare "torch" requirement would pull a multi-GB CUDA build; take the CPU build first.
     # DECODELAB_TORCH overrides the spec (e.g. to a CPU wheel index on your own machine).
-    echo "[decodelab] torch(CPU)를 설치합니다"
+    echo "[decodelab] torch를 설치합니다 (${DECODELAB_TORCH:-torch==2.13.0}; 이 강좌의 실습 기계에서는 CPU 빌드)"
     "$vpy" -m pip install -q ${DECODELAB_TORCH:-torch==2.13.0}
   fi
   local stamp="$VENV/.decodelab-installed"

@@ -261,7 +261,9 @@ def encode_prompt(tokenizer, prompt: str) -> list[int]:
     Raises:
         ValueError: empty or whitespace-only prompt, or a prompt that is not a str.
     """
-    if not isinstance(prompt, str) or not prompt.strip():
+    if not isinstance(prompt, str):
+        raise ValueError(f"prompt: 프롬프트는 글(str)이어야 합니다 (받은 것: {type(prompt).__name__}). 예: \"모든 국민은\"")
+    if not prompt.strip():
         raise ValueError("prompt: 프롬프트가 비어 있습니다. 한 글자 이상의 문장을 넣어 주세요. / prompt must be a non-empty string")
     return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
 
@@ -348,6 +350,8 @@ def stream(
             print(step.piece, end="")
     """
     cfg = SamplingConfig(temperature, top_k, top_p)
+    if isinstance(top_candidates, bool) or not isinstance(top_candidates, int) or top_candidates < 0:
+        raise ValueError(f"top_candidates={top_candidates!r}: 기록할 후보 수는 0 이상의 정수여야 합니다 (기본 5).")
     # generate() passes the ids it already has, so the prompt is tokenised once
     ids = encode_prompt(tokenizer, prompt) if _prompt_ids is None else _prompt_ids
     check_budget(model, len(ids), max_new_tokens)
@@ -408,8 +412,9 @@ def generate(
         ``tpot_ms`` (ms; definitions as in vLLM's benchmark), ``e2e_ms``.
 
     Raises:
-        ValueError: empty prompt, ``max_new_tokens < 1``, ``temperature < 0``, ``top_k < 1``,
-            ``top_p`` outside (0, 1], prompt + ``max_new_tokens`` beyond the context length.
+        ValueError: empty or non-str prompt, ``max_new_tokens < 1``, ``temperature`` negative or
+            not finite, ``top_k < 1``, ``top_p`` outside (0, 1], ``seed`` not an int >= 0,
+            ``top_candidates < 0``, prompt + ``max_new_tokens`` beyond the context length.
     """
     t0 = time.perf_counter()
     prompt_ids = encode_prompt(tokenizer, prompt)

@@ -19,11 +19,11 @@ This module turns published chip figures and a model's Hugging Face config into 
   context and optional speculative decoding (:func:`speculative_speedup`, Leviathan et al. 2023).
 
 Sources. Chip figures and the formulas are the rows of the course's facts file
-``shared/facts/hardware.md`` (formulas from kipp.ly, "Transformer Inference Arithmetic", 2022, and
+``facts/hardware.md`` (formulas from kipp.ly, "Transformer Inference Arithmetic", 2022, and
 LLM-Viewer, arXiv 2402.16363); every preset function below cites its row. Figures are DENSE
 (NVIDIA datasheets print sparse FLOP/s, twice the dense figure). Where a figure is not published
 the preset says what it assumes instead. The speculative-decoding speed-up formula is Leviathan
-et al. 2023 (arXiv 2211.17192), as recorded in ``shared/facts/speculative.md``.
+et al. 2023 (arXiv 2211.17192), as recorded in ``facts/speculative.md``.
 
 What the model leaves out (so its times are lower bounds): kernel launch and framework overhead
 (which dominates tiny models on a CPU: see notebook 02), queueing, batching schedulers,
@@ -274,7 +274,7 @@ class Hardware:
 def h100() -> Hardware:
     """NVIDIA H100 SXM: 80 GB HBM3, 3.35 TB/s, dense 989 TFLOP/s BF16, 1,979 TFLOP/s FP8.
 
-    Source: shared/facts/hardware.md, table "Chips", row "H100 SXM" (nvidia.com/en-us/data-center/h100;
+    Source: facts/hardware.md, table "Chips", row "H100 SXM" (nvidia.com/en-us/data-center/h100;
     dense = half the datasheet's sparse figure).
     """
     return Hardware(
@@ -286,7 +286,7 @@ def h100() -> Hardware:
 def h200() -> Hardware:
     """NVIDIA H200: 141 GB HBM3e, 4.8 TB/s, dense 989 TFLOP/s BF16, 1,979 TFLOP/s FP8.
 
-    Source: shared/facts/hardware.md, table "Chips", row "H200" (nvidia.com/en-us/data-center/h200).
+    Source: facts/hardware.md, table "Chips", row "H200" (nvidia.com/en-us/data-center/h200).
     """
     return Hardware(
         "H200", 141 * GB, 4.8 * TB, {"bf16": 989e12, "fp16": 989e12, "fp8": 1979e12},
@@ -297,7 +297,7 @@ def h200() -> Hardware:
 def b200() -> Hardware:
     """NVIDIA B200 (HGX): 180 GB HBM3e, 7.7 TB/s, dense 2,250 / 4,500 / 9,000 TFLOP/s BF16 / FP8 / FP4.
 
-    Source: shared/facts/hardware.md, table "Chips", row "B200 (HGX)" (NVIDIA HGX spec table;
+    Source: facts/hardware.md, table "Chips", row "B200 (HGX)" (NVIDIA HGX spec table;
     8 TB/s is often quoted, the HGX table says 7.7).
     """
     return Hardware(
@@ -309,7 +309,7 @@ def b200() -> Hardware:
 def rubin() -> Hardware:
     """NVIDIA Rubin GPU: 288 GB HBM4, 22 TB/s; dense FLOP/s NOT PUBLISHED (assumed, see below).
 
-    Source: shared/facts/hardware.md, table "Chips", row "Rubin" (CES 2026, developer.nvidia.com):
+    Source: facts/hardware.md, table "Chips", row "Rubin" (CES 2026, developer.nvidia.com):
     memory and bandwidth are published; dense BF16/FP8 are "n/p". The only compute figure is
     "50 PF NVFP4 inference", which may include NVIDIA's compression.
 
@@ -327,7 +327,7 @@ def rubin() -> Hardware:
 def groq3_lpu() -> Hardware:
     """Groq 3 LPU (LP30), one chip: 500 MB on-chip SRAM, 150 TB/s, ~1.2 PFLOP/s FP8.
 
-    Source: shared/facts/hardware.md, table "Chips", row "Groq 3 LPU (LP30)" (developer.nvidia.com
+    Source: facts/hardware.md, table "Chips", row "Groq 3 LPU (LP30)" (developer.nvidia.com
     blog "Inside NVIDIA Groq 3 LPX"; the FP8 figure is Tom's Hardware's, a press number; Tom's
     Hardware gives 512 MB).
 
@@ -344,7 +344,7 @@ def groq3_lpu() -> Hardware:
 def groq3_lpx() -> Hardware:
     """Groq 3 LPX rack: 256 LPUs, 128 GB SRAM, 40 PB/s aggregate, 315 PFLOP/s FP8.
 
-    Source: shared/facts/hardware.md, paragraph "Racks" (Groq 3 LPX = 256 LPUs in 32 trays of 8,
+    Source: facts/hardware.md, paragraph "Racks" (Groq 3 LPX = 256 LPUs in 32 trays of 8,
     128 GB SRAM, 40 PB/s, 315 PF FP8, 2.5 TB/s chip-to-chip per LPU).
 
     The figures are rack TOTALS: a roofline over them assumes all 256 chips share every token's
@@ -362,7 +362,7 @@ def groq3_lpx() -> Hardware:
 def trainium2() -> Hardware:
     """AWS Trainium2: 96 GiB, 2.9 TB/s, dense 667 TFLOP/s BF16, 1,299 TFLOP/s FP8.
 
-    Source: shared/facts/hardware.md, table "Chips", row "AWS Trainium2" (AWS Neuron docs, trainium2).
+    Source: facts/hardware.md, table "Chips", row "AWS Trainium2" (AWS Neuron docs, trainium2).
     """
     return Hardware(
         "Trainium2", 96 * GIB, 2.9 * TB, {"bf16": 667e12, "fp16": 667e12, "fp8": 1299e12},
@@ -373,7 +373,7 @@ def trainium2() -> Hardware:
 def trainium3() -> Hardware:
     """AWS Trainium3: 144 GiB HBM3e, 4.9 TB/s, dense 671 TFLOP/s BF16, 2,517 MXFP8 and MXFP4.
 
-    Source: shared/facts/hardware.md, table "Chips", row "AWS Trainium3" (AWS Neuron docs,
+    Source: facts/hardware.md, table "Chips", row "AWS Trainium3" (AWS Neuron docs,
     trainium3; the NKI guide says 4.7 TB/s, we use the spec page's 4.9).
     """
     return Hardware(
@@ -406,7 +406,7 @@ def measure_this_computer(refresh: bool = False, *, copy_mib: int = 128, matmul_
     Each ``(copy_mib, matmul_n)`` pair is measured once per session and cached;
     ``refresh=True`` measures that pair again. ``get_hardware("this-computer")`` is the
     measurement with the default sizes. Timings on a shared machine vary (~30% between runs:
-    shared/facts/tiny-model-feasibility.md): compare numbers from one run only.
+    facts/tiny-model-feasibility.md): compare numbers from one run only.
 
     Args:
         refresh: measure again even if this pair of sizes is cached.
@@ -541,7 +541,7 @@ LINK_NAMES: tuple[str, ...] = tuple(_LINKS)
 
 def get_link(name: str | Link, *, latency_ms: float | None = None) -> Link:
     """A KV-transfer link by name: ``"NVLink"`` (450 GB/s), ``"400G-NIC"`` (50 GB/s),
-    ``"NVLink6"`` (3.6 TB/s), ``"LPX-C2C"`` (2.5 TB/s). Sources: shared/facts/hardware.md
+    ``"NVLink6"`` (3.6 TB/s), ``"LPX-C2C"`` (2.5 TB/s). Sources: facts/hardware.md
     (KV-transfer row of the back-of-envelope section; "Racks" paragraph).
 
     Latency is 0 unless you pass ``latency_ms`` (no sourced figure; choose your own).

@@ -36,7 +36,9 @@ class ModelPair:
         return iter((self.target, self.draft, self.tokenizer))
 
 
-def _check_folder(path: Path, role: str) -> Path:
+def _check_folder(path, role: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{role} 모델 경로는 글(str)이나 Path여야 합니다 (받은 것: {type(path).__name__}). / path must be str or Path")
     path = Path(path).expanduser()
     if not path.is_dir():
         raise FileNotFoundError(
@@ -142,6 +144,7 @@ def load_models(
 
     Raises:
         FileNotFoundError: a path is not a local model folder (never falls back to a download).
+        TypeError: a path is neither a str nor a ``PathLike``.
         ValueError: draft and target have different vocabulary sizes, or the draft folder holds
             a tokenizer whose token-to-id map differs from the target's; ``threads`` < 1.
     """
@@ -153,10 +156,10 @@ def load_models(
         torch.set_num_threads(threads)
     if target is None:
         tpath = BUNDLED_DIR / "target"
-        dpath = BUNDLED_DIR / "draft" if draft is None else Path(draft)
+        dpath = BUNDLED_DIR / "draft" if draft is None else _check_folder(draft, "초안(draft)")
     else:
-        tpath = Path(target)
-        dpath = Path(draft) if draft is not None else tpath
+        tpath = _check_folder(target, "대상(target)")
+        dpath = _check_folder(draft, "초안(draft)") if draft is not None else tpath
     tpath = _check_folder(tpath, "대상(target)")
     dpath = _check_folder(dpath, "초안(draft)")
     t = load_model(tpath, dtype=dtype, role="대상(target)")

@@ -17,7 +17,7 @@ implementations:
 Why a hand-written forward pass for Llama drafts (:class:`LlamaRunner`)? On a CPU a tiny model's
 forward pass through ``transformers`` costs ~1-2 ms of Python and dispatch overhead while its
 arithmetic takes ~0.05 ms (measured on this course's 2-core machine, see
-``/work/shared/facts/tiny-model-feasibility.md``). Speculative decoding only pays when a draft
+``facts/tiny-model-feasibility.md``). Speculative decoding only pays when a draft
 step is much cheaper than a target step (c = draft step / target step, Leviathan et al. 2023,
 Sec. 3.4), so the draft runs through a lean re-implementation of the Llama forward pass (the same
 weights, a preallocated KV cache cropped by moving an index) with ~15 tensor operations per

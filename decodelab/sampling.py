@@ -8,6 +8,7 @@ distribution here is exactly the one ``model.generate(do_sample=True, ...)`` sam
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -33,8 +34,8 @@ class SamplingConfig:
 
     def __post_init__(self) -> None:
         t = self.temperature
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t < 0:
-            raise ValueError(f"temperature={t!r}: 온도(temperature)는 0 이상의 수여야 합니다 (0 = 탐욕 디코딩).")
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+            raise ValueError(f"temperature={t!r}: 온도(temperature)는 0 이상의 유한한 수여야 합니다 (0 = 탐욕 디코딩, 보통 0.1~2).")
         if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1):
             raise ValueError(f"top_k={self.top_k!r}: top_k는 1 이상의 정수이거나 None(끄기)이어야 합니다.")
         p = self.top_p
@@ -113,9 +114,15 @@ def choose(logits: torch.Tensor, cfg: SamplingConfig, generator: torch.Generator
 
 
 def make_generator(seed: int | None) -> torch.Generator | None:
-    """A CPU ``torch.Generator`` seeded with ``seed`` (``None`` -> ``None``: torch's global RNG)."""
+    """A CPU ``torch.Generator`` seeded with ``seed`` (``None`` -> ``None``: torch's global RNG).
+
+    Raises:
+        ValueError: ``seed`` is not a non-negative int.
+    """
     if seed is None:
         return None
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed={seed!r}: 시드(seed)는 0 이상의 정수이거나 None이어야 합니다 (예: seed=0).")
     g = torch.Generator()
     g.manual_seed(int(seed))
     return g

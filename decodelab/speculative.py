@@ -235,7 +235,7 @@ class SpeculativeResult:
         prompt_ids / token_ids / text: as in :class:`decodelab.GenerationResult`.
         rounds: one :class:`Round` per target verification (the first token, from the target's
             prefill, is not a round).
-        gamma: ``num_speculative_tokens``.
+        gamma: ``num_speculative_tokens`` as used: capped at ``max(1, max_new_tokens - 1)``.
         num_drafts: rounds that drafted at least one token (vLLM ``spec_decode_num_drafts``).
         num_draft_tokens: drafted tokens (``spec_decode_num_draft_tokens``).
         num_accepted_tokens: accepted drafted tokens (``spec_decode_num_accepted_tokens``).
@@ -387,6 +387,9 @@ def speculative_generate(
     prompt_ids = encode_prompt(tokenizer, prompt)
     tokenize_s = time.perf_counter() - t0
     check_budget(target, len(prompt_ids), max_new_tokens)
+    # a round never drafts more than max_new_tokens - 1 tokens (one target token always follows),
+    # so a larger gamma only costs memory: size buffers and per-position counters by what is usable
+    gamma = min(gamma, max(1, max_new_tokens - 1))
     # setup, not timed: building the proposer (e.g. preparing a LlamaRunner's weights) is not part
     # of answering this prompt; the clock starts after it, with the tokenisation time added back
     proposer = _as_proposer(target, draft, tokenizer, len(prompt_ids) + max_new_tokens + gamma + 1)

@@ -19,7 +19,7 @@ cells = [
 메모리 대역폭(memory bandwidth), 연산 한계(compute-bound), 메모리 한계(memory-bound), 산술 강도(arithmetic intensity),
 리지 포인트(ridge point), 루프라인(roofline).
 
-**출처 표기**: 칩과 공식의 수치는 저장소 밖 사실 파일 `shared/facts/hardware.md`(아래에서 "facts/hardware.md")의 행을 따르고,
+**출처 표기**: 칩과 공식의 수치는 저장소의 사실 파일 `facts/hardware.md`(각 행에 원출처가 있습니다)의 행을 따르고,
 모델 크기는 각 모델이 공개한 `config.json`을 따릅니다. 이 컴퓨터에서 잰 값은 "이 컴퓨터에서 측정"이라고 적습니다.
 """),
 ("code", r"""
@@ -176,7 +176,7 @@ fig = plot_measured_vs_roofline(N, tpot["tpot_ms"], pred_tpot, xlabel="출력 �
 """),
 ("md", r"""
 **왜 다를까?** 위 숫자는 실행할 때마다 조금씩 다르지만(이런 공유 컴퓨터에서는 실행마다 ±30% 정도:
-`shared/facts/tiny-model-feasibility.md` "Timings vary ~30% between runs"), 모양은 대개 이렇습니다.
+`facts/tiny-model-feasibility.md` "Timings vary ~30% between runs"), 모양은 대개 이렇습니다.
 
 1. **호출마다 붙는 고정 비용(per-call overhead)이 지배합니다.** 이 모델의 가중치는 수십 MB에 불과해서, 루프라인대로라면 디코드 한 단계는
    위 셀이 출력한 예측값(`lat.decode_step`, 이 컴퓨터에서 측정한 대역폭 기준)만큼이면 끝납니다. 하지만 한 번의 순전파(forward pass)는 수십 개의 작은 행렬 연산과 파이썬·PyTorch 함수 호출로 이루어지고,

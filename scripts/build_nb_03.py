@@ -18,7 +18,7 @@ cells = [
 **용어** (`GLOSSARY.md`): 에이전트 루프(agent loop) — 모델 호출과 도구 호출의 반복. 도구 호출(tool call), 프리필(prefill, 시드 글의 "맥락 처리"),
 디코드 단계(decode phase), 토큰당 출력 시간(TPOT), 투기적 디코딩(speculative decoding), 수락률(acceptance rate).
 
-**출처 표기**: 수치는 `shared/facts/hardware.md`(아래 "facts/hardware.md")와 `shared/facts/speculative.md`의 행을 따릅니다.
+**출처 표기**: 수치는 저장소의 `facts/hardware.md`와 `facts/speculative.md`(각 행에 원출처가 있습니다)의 행을 따릅니다.
 에이전트 루프에 대한 공개 수치는 많지 않습니다. 그래서 슬라이더 값 대부분은 **가정** 이고, 그럴 때는 가정이라고 적습니다.
 """),
 ("code", r"""

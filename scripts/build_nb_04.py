@@ -193,7 +193,7 @@ Leviathan 등(2023)은 토큰마다 수락 확률이 α로 같다고 보고 두 
 """),
 ("code", r"""
 print(f"기대 토큰 수 {spec.expected_tokens_per_call(0.75, 7):.2f}개/호출, 기대 속도 향상 {spec.expected_speedup(0.75, 7, 0.02):.2f}배")
-print("(논문이 같은 조건에서 잰 값: 3.4배 — speculative.md의 'Published speedups' 표)")
+print("(논문이 같은 조건에서 잰 값: 3.4배 — facts/speculative.md의 'Published speedups' 표)")
 """),
 ("md", r"""
 이제 이 컴퓨터에서 γ를 바꿔 가며 대상 모델만 쓴 탐욕 디코딩과 투기적 디코딩을 번갈아 재고, 측정한 α와 c로 식의 예측을 함께 그립니다.
@@ -241,8 +241,8 @@ for a in (0.6, 0.8):
 """),
 ("md", r"""
 같은 수락률이라면 c가 큰 CPU 쪽의 속도 향상이 언제나 작습니다. 가속기의 큰 모델에서는 대상 모델 한 단계가 가중치 읽기에 묶인 메모리 한계라서,
-작은 초안 모델과의 시간 차이가 매개변수 수의 차이만큼 벌어지고(c ≈ 0.02), γ + 1개 자리의 검증도 거의 한 단계 값입니다.
-보고된 속도 향상은 2-3배입니다(Leviathan 등 2023: T5-XXL에서 2-3배, Chen 등 2023: Chinchilla 70B에서 2-2.5배 — speculative.md).
+작은 초안 모델과의 한 단계 시간 차이가 대략 매개변수 수의 차이를 따라 크게 벌어지고(Leviathan 등 2023의 T5 쌍: c ≈ 0.02), γ + 1개 자리의 검증도 거의 한 단계 값입니다.
+보고된 속도 향상은 2-3배입니다(Leviathan 등 2023: T5-XXL에서 2-3배, Chen 등 2023: Chinchilla 70B에서 2-2.5배 — facts/speculative.md).
 
 위에서 이 컴퓨터의 측정이 그에 못지않게 나왔다면, 그것은 c가 작아서가 아니라 수락률이 유난히 높아서입니다: 초안 모델을 대상 모델을 흉내 내도록
 학습(증류)했고, 두 모델 모두 같은 문구를 자주 되풀이합니다. 열린 형식의 자유로운 글처럼 예측하기 어려운 출력에서는 수락률이 떨어지고,
@@ -268,13 +268,13 @@ AWS의 기술 블로그(2026년 4월 무렵, hardware.md)가 밝힌 결과는 �
 
 | 항목 | 보고된 값 | 출처 |
 |---|---|---|
-| **토큰 간 지연(ITL)** | 최대 약 3배 낮아짐 | AWS ML 블로그 (hardware.md) |
+| **토큰 간 지연(ITL)** | 최대 약 3배 낮아짐 | AWS ML 블로그 (facts/hardware.md) |
 | **첫 토큰까지의 시간(TTFT)** | 변화 없음 | 같은 글 |
 | 잘 맞은 초안 토큰 수 | 5-15 | 같은 글 |
 | 이득이 작았던 경우 | 열린 형식의 자유로운 글 | 같은 글 |
-| 예제 모델 쌍 | 대상 Qwen3-32B, 초안 Qwen3-0.6B (Trn2) | AWS Neuron 튜토리얼 (hardware.md) |
-| Trainium2 칩 | 메모리 96 GiB, 대역폭 2.9 TB/s, BF16 667 TFLOP/s | AWS Neuron 문서 (hardware.md) |
-| Trainium3 칩 | 메모리 144 GiB HBM3e, 대역폭 4.9 TB/s, BF16 671 TFLOP/s | AWS Neuron 문서 (hardware.md) |
+| 예제 모델 쌍 | 대상 Qwen3-32B, 초안 Qwen3-0.6B (Trn2) | AWS Neuron 튜토리얼 (facts/hardware.md) |
+| Trainium2 칩 | 메모리 96 GiB, 대역폭 2.9 TB/s, BF16 667 TFLOP/s | AWS Neuron 문서 (facts/hardware.md) |
+| Trainium3 칩 | 메모리 144 GiB HBM3e, 대역폭 4.9 TB/s, BF16 671 TFLOP/s | AWS Neuron 문서 (facts/hardware.md) |
 
 이 노트북에서 본 것과 맞아떨어집니다: 프리필은 그대로라 TTFT는 변하지 않고, 디코드의 토큰 간 지연이 줄어듭니다. 초안 모델이 대상보다
 수십 배 작아(아래 셀에서 두 모델의 공개 config.json으로 계산합니다) c가 아주 작으니 γ를 5-15처럼 크게 잡아도 이득이 납니다.

@@ -20,7 +20,7 @@ Groq 3 LPX가 지연에 민감한 디코드 작업을 가속한다는 것입니�
 분리형 서빙(disaggregated serving) — 프리필과 디코드를 다른 장치에서, 저지연 칩(low-latency chip), 학습(training), 추론(inference),
 메모리 대역폭(memory bandwidth), 처리량(throughput).
 
-**출처 표기**: 칩 수치와 발표 내용은 `shared/facts/hardware.md`(아래 "facts/hardware.md")의 행을 따릅니다.
+**출처 표기**: 칩 수치와 발표 내용은 저장소의 `facts/hardware.md`(각 행에 원출처가 있습니다)의 행을 따릅니다.
 회사 발표나 언론 수치는 **주장** 이라고 적습니다.
 """),
 ("code", r"""

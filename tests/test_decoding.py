@@ -159,6 +159,11 @@ def test_greedy_probabilities_are_one_hot(next_logits):
         (dict(top_p=1.5), "top_p"),
         (dict(top_k=0), "top_k"),
         (dict(max_new_tokens=10_000), "max_new_tokens"),
+        (dict(prompt=123), "prompt"),
+        (dict(temperature=float("inf")), "temperature"),
+        (dict(seed="abc"), "seed"),
+        (dict(seed=-1), "seed"),
+        (dict(top_candidates="3"), "top_candidates"),
     ],
 )
 def test_bad_input_names_the_parameter(pair, kwargs, needle):
@@ -182,6 +187,8 @@ def test_unknown_model_path_is_a_clear_error_not_a_download(tmp_path):
         decodelab.load_models(tmp_path)
     with pytest.raises(FileNotFoundError):
         decodelab.load_models("meta-llama/Llama-3-8B")  # a hub id is not a local folder
+    with pytest.raises(TypeError, match="경로"):
+        decodelab.load_models(123)
 
 
 def test_vocabulary_mismatch_is_rejected(pair, tmp_path):

@@ -1,4 +1,4 @@
-"""decodelab.latency reproduces the worked numbers of shared/facts/hardware.md (to 1%), is monotone
+"""decodelab.latency reproduces the worked numbers of facts/hardware.md (to 1%), is monotone
 where physics says it must be, and rejects bad input with errors that name the field."""
 
 from __future__ import annotations

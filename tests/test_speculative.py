@@ -309,3 +309,14 @@ def test_widget_views_follow_the_sliders(pair):
     # one chip per legend entry, per prefill token, per drafted token and per correction/bonus token
     n_chips = sum(len(r.proposed) + (r.token is not None) for r in ex.result.rounds)
     assert html.count("<span title=") == len(COLOURS) + 1 + n_chips
+
+
+def test_huge_gamma_is_capped_by_what_can_be_drafted(pair):
+    from decodelab.speculative import speculative_generate
+
+    r = speculative_generate(pair.target, pair.draft, pair.tokenizer, "모든 국민은", 10,
+                             num_speculative_tokens=10**6, stop_at_eos=False)
+    assert len(r.token_ids) == 10
+    assert r.gamma == 9 and len(r.per_position_acceptance_rate) == 9
+    plain = generate(pair.target, pair.tokenizer, "모든 국민은", 10, stop_at_eos=False)
+    assert r.token_ids == plain.token_ids
