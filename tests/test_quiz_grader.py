@@ -278,3 +278,56 @@ def test_cli_grade(folder, tmp_path, capsys):
     assert "제출 폴더가 없습니다" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()
     assert grade_main([str(clean), "-o", str(tmp_path / "no" / "dir.csv")]) == 2
+
+
+def test_a_file_instead_of_a_folder_is_named_as_such(tmp_path, capsys):
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    f = _write(junk / "a.json", make_submission("alice", _key_answers()))
+    with pytest.raises(NotADirectoryError, match="폴더가 아니라 파일입니다"):
+        grade_folder(f, QUESTIONS)
+    assert grade_main([str(f), "-o", str(tmp_path / "g.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "폴더가 아니라 파일입니다" in err and "제출 폴더가 없습니다" not in err
+    assert f"decodelab grade {junk}" in err  # what to pass instead: the folder that holds it
+    assert not (tmp_path / "g.csv").exists()
+
+
+def test_grading_the_current_folder_twice_ignores_its_own_gradebook(tmp_path, monkeypatch, capsys):
+    d = tmp_path / "제출폴더"
+    d.mkdir()
+    _write(d / "alice.json", make_submission("alice", _key_answers()))
+    monkeypatch.chdir(d)
+    assert grade_main([".", "--notebook", "03"]) == 0
+    first = (d / "gradebook.csv").read_text(encoding="utf-8-sig")
+    (d / "성적-지난주.csv").write_text("student_id\n", encoding="utf-8")  # any other CSV is not a submission
+    (d / ".gradebook.csv.x1y2.tmp").write_bytes(b"half a gradebook")  # left by an interrupted write
+    assert grade_main([".", "--notebook", "03"]) == 0
+    assert (d / "gradebook.csv").read_text(encoding="utf-8-sig") == first
+    # an output with another name inside the folder is excluded too
+    assert grade_main([".", "--notebook", "03", "-o", "results.txt"]) == 0
+    assert grade_main([".", "--notebook", "03", "-o", "results.txt"]) == 0
+    err = capsys.readouterr().err
+    assert "건너뜀" not in err and "주의" not in err
+    book = grade_folder(d, QUESTIONS, exclude=[d / "results.txt"])
+    assert [r.student_id for r in book.rows] == ["alice"] and book.problems == [] and book.submission_files == 1
+
+
+def test_an_empty_folder_warns_and_writes_nothing(tmp_path, capsys):
+    from decodelab.quiz.cli import _grade_parser
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "gb.csv"
+    out.write_text("previous gradebook", encoding="utf-8")
+    assert grade_main([str(empty), "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "제출 파일이 없습니다" in captured.err and str(empty) in captured.err
+    assert out.read_text(encoding="utf-8") == "previous gradebook"  # not replaced by an empty one
+    (empty / "gradebook.csv").write_text("x", encoding="utf-8")
+    (empty / "notes.txt").write_text("x", encoding="utf-8")
+    assert grade_main([str(empty), "-o", str(out)]) == 2
+    assert "제출 파일이 없습니다" in capsys.readouterr().err
+    assert grade_folder(empty, QUESTIONS).submission_files == 0
+    helptext = " ".join(_grade_parser().format_help().split())
+    assert "종료 코드" in helptext and "2: 아무것도 쓰지 않음" in helptext and "제출 파일이 없을 때" in helptext

@@ -20,6 +20,7 @@ from decodelab.quiz import (
     normalize_text,
 )
 from decodelab.quiz.cli import release_main
+from decodelab.quiz.submission import make_submission
 from decodelab.quiz.loading import public_question
 
 REPO = Path(__file__).resolve().parents[1]
@@ -196,5 +197,21 @@ def test_quiz_main_dispatch_and_decodelab_command(tmp_path, capsys):
     assert (tmp_path / "r2" / "release.json").is_file()
     subs = tmp_path / "subs"
     subs.mkdir()
+    assert main(["grade", str(subs), "-o", str(tmp_path / "gb.csv")]) == 2  # no submission files: nothing written
+    assert "제출 파일이 없습니다" in capsys.readouterr().err and not (tmp_path / "gb.csv").exists()
+    (subs / "a.json").write_text(json.dumps(make_submission("alice", {"01-greedy": "a"})), encoding="utf-8")
     assert main(["grade", str(subs), "-o", str(tmp_path / "gb.csv")]) == 0
     assert (tmp_path / "gb.csv").read_text(encoding="utf-8-sig").startswith("student_id,quiz_set,file,01-")
+
+
+def test_release_into_a_place_that_cannot_hold_a_folder_says_what_to_change(tmp_path, capsys):
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("x", encoding="utf-8")
+    targets = [blocker / "exam"] + ([Path("/proc/x")] if Path("/proc/self").exists() else [])
+    for target in targets:
+        assert release_main([str(target)]) == 2
+        err = capsys.readouterr().err
+        assert "Errno" not in err and "No such file" not in err and "Not a directory" not in err
+        assert "배포 폴더" in err and "만들 수 없습니다" in err and "다른 폴더" in err
+        with pytest.raises(OSError, match="만들 수 없습니다"):
+            build_release(target)

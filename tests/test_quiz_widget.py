@@ -163,3 +163,109 @@ def test_bad_notebook_id_and_corrupted_answer_file(tmp_path):
     assert "읽지 못한 저장 파일" in w.status.value and "01-greedy.json" in w.status.value
     assert w.views["01-decode-definition"].score == 1.0
     assert w.views["01-greedy"].input.value is None
+
+
+def _number(w: QuizWidget, qid: str) -> int:
+    return list(w.views).index(qid) + 1  # the number the student sees in front of the question
+
+
+def test_an_answer_over_the_submission_limits_is_never_saved(tmp_path):
+    w = _widget(tmp_path)
+    s = w.views["01-check-1"]
+    n = _number(w, "01-check-1")
+    s.set_response("한 번에 한 토큰씩")
+    s.submit()
+    assert s.score == 1.0
+    s.retry()
+    long_text = "가" * 2001
+    s.set_response(long_text)
+    s.submit()
+    assert f"{n}번 문항" in s.feedback.value and "01-check-1" not in s.feedback.value
+    assert "2,001자" in s.feedback.value and "저장하지 않았습니다" in s.feedback.value
+    assert s.input.value == long_text and not s.input.disabled  # kept in the box, still editable
+    # the earlier valid answer is what stays saved (and still counts)
+    assert AnswerStore("course", tmp_path / "answers").get("01-check-1")["response"] == "한 번에 한 토큰씩"
+    assert s.saved and s.score == 1.0
+
+    num = w.views["01-topk-prob"]
+    pasted = "0.28 " * 500  # 2500 characters pasted into a numeric answer
+    num.set_response(pasted)
+    num.submit()
+    assert f"{_number(w, '01-topk-prob')}번 문항" in num.feedback.value and "숫자와 단위만" in num.feedback.value
+    assert num.input.value == pasted and not num.saved
+    assert AnswerStore("course", tmp_path / "answers").get("01-topk-prob") is None
+
+    # exam mode checks the same limits
+    rel = build_release(tmp_path / "exam")
+    e = _widget(tmp_path, "02", quizzes_dir=rel.out_dir)
+    ev = e.views["02-tpot-calc"]
+    ev.set_response("9" * 2500)
+    ev.submit()
+    assert f"{_number(e, '02-tpot-calc')}번 문항" in ev.feedback.value and not ev.saved
+    assert AnswerStore(rel.quiz_set, tmp_path / "answers").load() == {}
+
+    # the student can still hand everything in
+    w.student.value = "s1"
+    w.export_button.click()
+    assert "제출 파일을 만들었습니다" in w.status.value and "주의" not in w.status.value
+    assert read_submission(tmp_path / "decodelab-course-s1.json").answers == {"01-check-1": "한 번에 한 토큰씩"}
+
+
+def test_export_leaves_out_stored_answers_that_would_not_validate(tmp_path):
+    # records saved by an older widget that stored anything: they must not block the export
+    store = AnswerStore("course", tmp_path / "answers")
+    store.save("01-decode-definition", "b", score=1.0)
+    store.save("01-check-1", "가" * 2500)
+    store.save("01-topk-prob", "1" * 3000)
+    store.save("01-greedy", ["x" * 201])  # a list item over 200 characters
+    store.save("03-check-2", "나" * 2001)  # a question of another notebook
+    store.save("03-agent-def", "a")
+
+    w = _widget(tmp_path)
+    w.student.value = "s2"
+    w.export_button.click()
+    status = w.status.value
+    assert "제출 파일을 만들었습니다" in status
+    numbers = [_number(w, q) for q in ("01-check-1", "01-topk-prob", "01-greedy")]
+    for k in numbers:
+        assert f"{k}번 문항" in status
+    k3 = [q.id for q in load_quizzes(notebook="03")].index("03-check-2") + 1
+    assert f"노트북 03의 {k3}번 문항" in status  # numbered as in notebook 03's own quiz
+    assert "01-check-1" not in status and "answers." not in status  # no internal ids
+    assert w.left_out == [f"{k}번 문항" for k in sorted(numbers)] + [f"노트북 03의 {k3}번 문항"]
+    sub = read_submission(tmp_path / "decodelab-course-s2.json")
+    assert sub.answers == {"01-decode-definition": "b", "03-agent-def": "a"}  # every valid answer
+    # nothing was deleted: the student can still see and shorten the long answers
+    assert len(AnswerStore("course", tmp_path / "answers").load()) == 6
+    assert w.views["01-check-1"].input.value == "가" * 2500
+    assert f"{numbers[0]}번 문항" in w.views["01-check-1"].feedback.value
+
+    # the store itself reports what it left out, by question id
+    store.export("s3", tmp_path)
+    assert set(store.left_out) == {"01-check-1", "01-topk-prob", "01-greedy", "03-check-2"}
+    assert "2,500자" in store.left_out["01-check-1"]
+
+
+def test_export_with_only_unusable_answers_names_the_questions(tmp_path):
+    AnswerStore("course", tmp_path / "answers").save("01-check-1", "가" * 2500)
+    w = _widget(tmp_path)
+    w.student.value = "s4"
+    w.export_button.click()
+    n = _number(w, "01-check-1")
+    assert "내보낼 수 있는 답이 없습니다" in w.status.value and f"{n}번 문항" in w.status.value
+    assert not (tmp_path / "decodelab-course-s4.json").exists()
+
+
+def test_export_fits_the_file_size_cap_by_leaving_out_the_longest_answers(tmp_path):
+    from decodelab.quiz.submission import MAX_BYTES
+
+    store = AnswerStore("course", tmp_path / "answers")
+    ids = [q.id for q in load_quizzes()][:40]
+    for i, qid in enumerate(ids):  # each answer is valid alone (2000 characters) but 40 x 8000 bytes is too big
+        store.save(qid, "😀" * (2000 - i))
+    path = store.export("s5", tmp_path)
+    assert path.stat().st_size <= MAX_BYTES
+    sub = read_submission(path)
+    assert set(sub.answers) | set(store.left_out) == set(ids) and not set(sub.answers) & set(store.left_out)
+    assert set(store.left_out) == set(ids[: len(store.left_out)])  # the longest ones went first
+    assert 0 < len(store.left_out) < 10 and "크기 한도" in next(iter(store.left_out.values()))

@@ -4,8 +4,8 @@
 arguments. Both return an exit status instead of calling ``sys.exit``.
 
 Exit status of ``grade``: 0 all files graded; 1 gradebook written but some files were skipped
-(listed on stderr); 2 nothing written (no such folder, invalid quiz key, bad arguments).
-``release``: 0 written; 2 refused or failed.
+(listed on stderr); 2 nothing written (no such folder, a file instead of a folder, no submission
+file in the folder, invalid quiz key, bad arguments). ``release``: 0 written; 2 refused or failed.
 """
 
 from __future__ import annotations
@@ -14,10 +14,26 @@ import argparse
 import sys
 from typing import Sequence
 
+from ._atomic import os_reason
 from .loading import QuizError, load_quizzes, select_notebook
 from .submission import MAX_BYTES
 
 __all__ = ["grade_main", "quiz_main", "release_main"]
+
+_GRADE_EPILOG = (
+    "종료 코드: 0: 모든 제출 파일을 채점함. 1: 성적표는 썼지만 건너뛴 파일이 있음 (stderr에 이유). "
+    "2: 아무것도 쓰지 않음 (폴더가 없거나 파일을 지정함, 폴더에 제출 파일이 없을 때, 정답 파일 오류, 잘못된 인자). "
+    "폴더 안의 .csv 파일(이전 성적표)과 -o 로 쓰는 파일은 읽지 않으므로 `cd 제출폴더 && decodelab grade .`를 "
+    "여러 번 실행해도 됩니다."
+)
+
+
+def _message(e: Exception) -> str:
+    """The Korean message of an error; a raw OSError ("[Errno 13] ...") gets a Korean reason instead."""
+    if isinstance(e, OSError) and e.errno is not None:
+        where = f"{e.filename}: " if e.filename else ""
+        return f"{where}{os_reason(e)}: 경로와 권한을 확인하세요."
+    return str(e)
 
 
 def _grade_parser() -> argparse.ArgumentParser:
@@ -25,6 +41,7 @@ def _grade_parser() -> argparse.ArgumentParser:
         prog="decodelab grade",
         description="학생 제출 파일(.json)이 든 폴더를 채점해 성적표 CSV를 만듭니다 (학생 한 명당 한 행, 문항마다 한 열 + 합계). "
         "제출 파일은 데이터로만 읽으며, 잘못된 파일은 건너뛰고 알려 줍니다.",
+        epilog=_GRADE_EPILOG,
     )
     p.add_argument("submissions_dir", help="제출 파일 폴더")
     p.add_argument("-o", "--output", default="gradebook.csv", help="성적표 CSV 경로 (기본: gradebook.csv)")
@@ -38,10 +55,14 @@ def _grade_parser() -> argparse.ArgumentParser:
 def grade_main(argv: Sequence[str] | None = None) -> int:
     """``decodelab grade SUBMISSIONS_DIR -o gradebook.csv [--quizzes DIR] [--notebook NN] [--max-bytes N]``.
 
-    Prints skipped files and warnings to stderr, a one-line summary to stdout.
+    Prints skipped files and warnings to stderr, a one-line summary to stdout. The output file and
+    any ``*.csv`` in the folder are never read as submissions (see
+    :func:`decodelab.quiz.gradebook.grade_folder`), so grading the current folder twice works.
 
     Returns:
-        0 all good, 1 written with skipped files, 2 nothing written.
+        0 all good, 1 written with skipped files, 2 nothing written (also when the folder holds no
+        submission file: a Korean warning "제출 파일이 없습니다 ..." goes to stderr, and an existing
+        gradebook is left as it was).
     """
     from .gradebook import grade_folder, write_gradebook
 
@@ -54,10 +75,17 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
             questions = [q for q in questions if q.notebook in notebooks]
         if args.max_bytes < 1:
             raise ValueError("--max-bytes는 1 이상이어야 합니다.")
-        book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes)
+        book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes, exclude=[args.output])
+        if book.submission_files == 0:
+            for p in book.problems:
+                print(str(p), file=err)
+            print(f"decodelab grade: 경고: 제출 파일이 없습니다: {args.submissions_dir} 폴더에 학생 제출 파일(.json)이 "
+                  "하나도 없어 성적표를 쓰지 않았습니다. 학생들이 내보낸 decodelab-….json 파일을 이 폴더에 넣거나, "
+                  "그 파일들이 든 폴더를 지정하세요.", file=err)
+            return 2
         out = write_gradebook(book, args.output)
     except (QuizError, FileNotFoundError, NotADirectoryError, ValueError, OSError) as e:
-        print(f"decodelab grade: 오류: {e}", file=err)
+        print(f"decodelab grade: 오류: {_message(e)}", file=err)
         return 2
     for p in book.problems:
         print(str(p), file=err)
@@ -87,7 +115,7 @@ def release_main(argv: Sequence[str] | None = None) -> int:
     try:
         res = build_release(args.out_dir, quizzes=args.quizzes)
     except (QuizError, FileNotFoundError, ValueError, OSError) as e:
-        print(f"decodelab quiz release: 오류: {e}", file=sys.stderr)
+        print(f"decodelab quiz release: 오류: {_message(e)}", file=sys.stderr)
         return 2
     print(f"시험 배포본 {res.release_id}: 파일 {len(res.files)}개 -> {res.out_dir} (quiz_set {res.quiz_set})")
     return 0

@@ -19,9 +19,9 @@ import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
-from ._atomic import atomic_write_bytes
+from ._atomic import atomic_write_bytes, os_reason
 from .grading import score_response
 from .submission import MAX_BYTES, Submission, SubmissionError, read_submission
 
@@ -62,11 +62,14 @@ class GradeRow:
 
 @dataclass
 class Gradebook:
-    """Rows (sorted by student id), the question ids (columns, in quiz order), and the problems."""
+    """Rows (sorted by student id), the question ids (columns, in quiz order), the problems, and
+    ``submission_files``: how many ``*.json`` files the folder held (read or skipped; 0 means the
+    folder had no submission file at all)."""
 
     question_ids: list[str]
     rows: list[GradeRow] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    submission_files: int = 0
 
     @property
     def skipped(self) -> list[Problem]:
@@ -94,34 +97,57 @@ def grade_folder(
     *,
     max_bytes: int = MAX_BYTES,
     max_files: int = MAX_FILES,
+    exclude: Iterable[str | os.PathLike] = (),
 ) -> Gradebook:
-    """Grade every ``*.json`` file in ``submissions_dir`` (not recursive; dot files are ignored).
+    """Grade every ``*.json`` file in ``submissions_dir`` (not recursive).
+
+    Ignored silently: dot files (also the temporary files of an interrupted gradebook write),
+    ``*.csv`` files (a gradebook written into the folder by an earlier run), and the paths in
+    ``exclude``. Every other entry that is not a ``*.json`` file is reported as skipped.
 
     Args:
         submissions_dir: the folder of submission files.
         questions: the keyed questions to grade against (default: :func:`decodelab.quiz.load_quizzes`).
         max_bytes: per-file size cap (bytes).
         max_files: at most this many files are read; the rest are reported.
+        exclude: files never to read, e.g. the gradebook being written (whatever its name), so that
+            ``cd 제출폴더 && decodelab grade .`` gives the same result every time.
 
     Returns:
-        :class:`Gradebook` with good rows and every problem.
+        :class:`Gradebook` with good rows and every problem; ``submission_files == 0`` when the
+        folder holds no ``*.json`` file.
 
     Raises:
-        NotADirectoryError: (Korean) ``submissions_dir`` is not a folder. Nothing inside a file raises.
+        NotADirectoryError: (Korean) ``submissions_dir`` does not exist, or is a file rather than a
+            folder. Nothing inside a file raises.
     """
     folder = Path(submissions_dir)
     if not folder.is_dir():
-        raise NotADirectoryError(f"제출 폴더가 없습니다: {folder}")
+        if folder.exists():
+            raise NotADirectoryError(
+                f"{folder}은(는) 폴더가 아니라 파일입니다: 제출 파일 하나가 아니라 제출 파일(.json)들이 든 폴더를 "
+                f"지정하세요 (예: decodelab grade {folder.parent})."
+            )
+        raise NotADirectoryError(f"제출 폴더가 없습니다: {folder}: 경로를 확인하세요 (학생 제출 파일들을 넣은 폴더).")
     if questions is None:
         from .loading import load_quizzes
 
         questions = load_quizzes()
     questions = list(questions)
     book = Gradebook([q.id for q in questions])
-    entries = sorted((e for e in os.scandir(folder) if not e.name.startswith(".")), key=lambda e: e.name)
+    here = folder.resolve()
+    skip = set()
+    for x in exclude:
+        x = Path(x).expanduser()
+        skip.add(x.parent.resolve() / x.name)
+    entries = sorted((e for e in os.scandir(folder)
+                      if not e.name.startswith(".") and not e.name.lower().endswith(".csv")
+                      and here / e.name not in skip), key=lambda e: e.name)
     chosen: dict[tuple[str, str], tuple[GradeRow, list[Problem]]] = {}
     for n, entry in enumerate(entries):
         name = entry.name
+        if name.lower().endswith(".json") and not entry.is_dir(follow_symlinks=False):
+            book.submission_files += 1
         if n >= max_files:
             book.problems.append(Problem(name, f"파일이 너무 많아 {max_files}개까지만 읽었습니다"))
             continue
@@ -196,9 +222,12 @@ def write_gradebook(book: Gradebook, path: str | os.PathLike) -> Path:
 
     Raises:
         FileNotFoundError: (Korean) the output folder does not exist.
-        OSError: the write failed; any previous gradebook at ``path`` is left untouched.
+        OSError: (Korean, same subclass) the write failed; any previous gradebook at ``path`` is left untouched.
     """
     path = Path(path)
     if not path.parent.is_dir():
-        raise FileNotFoundError(f"성적표를 쓸 폴더가 없습니다: {path.parent}")
-    return atomic_write_bytes(path, gradebook_csv(book).encode("utf-8-sig"))
+        raise FileNotFoundError(f"성적표를 쓸 폴더가 없습니다: {path.parent}: -o 로 있는 폴더 안의 경로를 지정하세요.")
+    try:
+        return atomic_write_bytes(path, gradebook_csv(book).encode("utf-8-sig"))
+    except OSError as e:
+        raise type(e)(f"성적표 {path}을(를) 쓸 수 없습니다 ({os_reason(e)}): -o 로 쓰기 권한이 있는 다른 경로를 지정하세요.") from None

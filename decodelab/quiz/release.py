@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from ._atomic import atomic_write_text
+from ._atomic import atomic_write_text, os_reason
 from .loading import load_quiz_files, public_question, quizzes_dir
 from .schema import ReleaseFile, ReleaseInfo
 
@@ -92,6 +92,9 @@ def build_release(out_dir: str | os.PathLike, *, quizzes: str | os.PathLike | No
     Raises:
         ValueError: (Korean) ``out_dir`` is the quiz folder itself or inside it / contains it, or is a
             non-empty folder that is not a previous release, or is a file.
+        OSError: (same subclass as the system's error, Korean message saying what to change) the
+            folder or a file in it cannot be created there (no such parent, a file in the way, no
+            permission, read-only, disk full), e.g. ``/proc/x``.
         QuizError: the canonical quiz files are invalid.
     """
     src = quizzes_dir(quizzes).resolve()
@@ -107,7 +110,24 @@ def build_release(out_dir: str | os.PathLike, *, quizzes: str | os.PathLike | No
     public = [(f.notebook, f.title, [public_question(q).model_dump(exclude_none=True) for q in f.questions])
               for f in files]
     rid = hashlib.sha256(json.dumps(public, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:12]
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise type(e)(
+            f"배포 폴더 {out}을(를) 만들 수 없습니다 ({os_reason(e)}): 쓰기 권한이 있는 곳의 다른 폴더를 지정하세요 "
+            "(예: decodelab quiz release ./exam-release)."
+        ) from None
+    try:
+        written = _write_release(out, rid, public)
+    except OSError as e:
+        raise type(e)(
+            f"배포 폴더 {out}에 파일을 만들 수 없습니다 ({os_reason(e)}): 쓰기 권한과 남은 디스크 공간을 확인하거나 "
+            "다른 폴더를 지정하세요."
+        ) from None
+    return ReleaseResult(out, rid, written)
+
+
+def _write_release(out: Path, rid: str, public: list) -> list[Path]:
     for old in out.glob("[0-9][0-9].yaml"):
         old.unlink()
     written = []
@@ -123,4 +143,4 @@ def build_release(out_dir: str | os.PathLike, *, quizzes: str | os.PathLike | No
     written.append(atomic_write_text(out / "README.md", _README.format(rid=rid)))
     for p in written:
         os.chmod(p, 0o644)
-    return ReleaseResult(out, rid, written)
+    return written

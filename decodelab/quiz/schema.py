@@ -84,7 +84,7 @@ class Source(_Strict):
     """Where a question comes from: a seed article, a notebook section, or a facts file row.
 
     At least one of ``seed`` (``"000"`` or ``"001"``), ``notebook`` (``"01"``-``"06"``), ``facts``
-    (a file in ``shared/facts``) is given, plus ``passage``: the section, paragraph or table row.
+    (a file in ``facts/``) is given, plus ``passage``: the section, paragraph or table row.
     """
 
     seed: Literal["000", "001"] | None = None

@@ -23,7 +23,7 @@ from typing import Any
 
 from ._atomic import atomic_write_text
 from .schema import QUESTION_ID, QUIZ_SET
-from .submission import MAX_BYTES, make_submission, validate_student_id
+from .submission import MAX_BYTES, answer_problem, make_submission, validate_student_id
 
 __all__ = ["ANSWERS_ENV", "AnswerStore", "answers_root"]
 
@@ -61,6 +61,8 @@ class AnswerStore:
     Attributes:
         dir: ``<root>/<quiz_set>``; created on the first save, never on reading.
         problems: unreadable record files met by :meth:`load` (they are skipped, not deleted).
+        left_out: question id -> Korean reason, for each saved answer the last :meth:`export` left
+            out of the submission file (see :meth:`submission_answers`); ``{}`` when none.
     """
 
     def __init__(self, quiz_set: str = "course", root: str | os.PathLike | None = None):
@@ -70,6 +72,7 @@ class AnswerStore:
         self.root = answers_root(root)
         self.dir = self.root / quiz_set
         self.problems: list[str] = []
+        self.left_out: dict[str, str] = {}
 
     def _path(self, question_id: str) -> Path:
         if not QUESTION_ID.match(question_id):
@@ -143,28 +146,68 @@ class AnswerStore:
         except (OSError, ValueError, AttributeError):
             return ""
 
+    def submission_answers(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """The saved answers split into those a submission file can hold and those it cannot.
+
+        Returns:
+            ``(answers, left_out)``: question id -> response for every saved answer within the
+            submission limits (:func:`decodelab.quiz.submission.answer_problem`), and question id ->
+            Korean reason for each one that is not (e.g. a 2,500-character text saved by an older
+            version of the widget). Nothing is deleted: the records stay on disk.
+        """
+        answers: dict[str, Any] = {}
+        left_out: dict[str, str] = {}
+        for qid, rec in self.load().items():
+            response = rec.get("response")
+            if response is None:
+                continue
+            why = answer_problem(response)
+            if why is None:
+                answers[qid] = response
+            else:
+                left_out[qid] = why
+        return answers, left_out
+
     def export(self, student_id: str, out_dir: str | os.PathLike = ".") -> Path:
         """Write every saved answer of this quiz set as one submission file for the lecturer.
 
         The file is ``<out_dir>/decodelab-<quiz set>-<student id>.json`` (see
-        :mod:`decodelab.quiz.submission` for its format), written atomically.
+        :mod:`decodelab.quiz.submission` for its format), written atomically, and always passes
+        the grader's checks: a saved answer that would not (over the length or size limits) is left
+        out and reported in :attr:`left_out` instead of failing the whole export; when all answers
+        together exceed :data:`~decodelab.quiz.submission.MAX_BYTES` (256 KiB), the longest are left
+        out until the file fits. The saved records themselves are never changed.
 
         Raises:
-            ValueError: (Korean) a bad student id, or no answers saved yet.
+            ValueError: (Korean) a bad student id, no answers saved yet, or no saved answer that
+                can go into a submission (then :attr:`left_out` says which and why).
             FileNotFoundError: ``out_dir`` does not exist.
         """
         sid = validate_student_id(student_id)
-        answers = {qid: rec.get("response") for qid, rec in self.load().items()}
-        answers = {k: v for k, v in answers.items() if v is not None}
-        if not answers:
+        answers, left_out = self.submission_answers()
+        self.left_out = left_out
+        if not answers and not left_out:
             raise ValueError("저장된 답이 없습니다: 먼저 문항에 답하고 '제출'을 누르세요.")
-        data = make_submission(sid, answers, self.quiz_set)
-        text = json.dumps(data, ensure_ascii=False, indent=1)
-        if len(text.encode()) > MAX_BYTES:
-            raise ValueError("답이 너무 길어 제출 파일 한도를 넘습니다: 서술형 답을 줄이세요.")
         out = Path(out_dir).expanduser()
         if not out.is_dir():
             raise FileNotFoundError(f"내보낼 폴더가 없습니다: {out}")
+
+        def render() -> str:
+            return json.dumps(make_submission(sid, answers, self.quiz_set), ensure_ascii=False, indent=1)
+
+        text = render() if answers else ""
+        while answers and len(text.encode()) + 1 > MAX_BYTES:  # + 1: the final newline
+            def size(qid: str) -> int:
+                return len(json.dumps(answers[qid], ensure_ascii=False).encode())
+
+            longest = max(answers, key=lambda qid: (size(qid), qid))
+            del answers[longest]
+            left_out[longest] = (f"모든 답을 합치면 제출 파일 크기 한도({MAX_BYTES:,}바이트)를 넘어 가장 긴 답부터 "
+                                 "뺐습니다: 이 답을 짧게 줄이세요")
+            text = render() if answers else ""
+        if not answers:
+            raise ValueError("내보낼 수 있는 답이 없습니다: 저장된 답이 모두 제출 한도를 넘습니다. "
+                             "답을 줄여 다시 제출한 뒤 내보내세요.")
         safe = re.sub(r"[^\w.-]+", "_", sid).strip("._") or "student"
         path = atomic_write_text(out / f"decodelab-{self.quiz_set}-{safe}.json", text + "\n")
         try:

@@ -29,7 +29,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
 from .schema import QUESTION_ID, QUIZ_SET
 
@@ -39,6 +48,7 @@ __all__ = [
     "MAX_NUMBER",
     "Submission",
     "SubmissionError",
+    "answer_problem",
     "make_submission",
     "read_submission",
     "validate_student_id",
@@ -50,6 +60,15 @@ MAX_BYTES = 256 * 1024
 
 MAX_NUMBER = 1e15
 """Largest magnitude of a numeric answer in a submission (every answer of the course is far below)."""
+
+MAX_ANSWER_TEXT = 2000
+"""Longest text answer in a submission (characters, i.e. code points)."""
+
+MAX_LIST_ITEMS = 20
+"""Most ids in a list answer (choices, ordering) in a submission."""
+
+MAX_ITEM_TEXT = 200
+"""Longest id in a list answer (characters)."""
 
 _STUDENT_ID = re.compile(r"^[^\W_][\w .\-]{0,63}$")
 
@@ -80,11 +99,55 @@ def validate_student_id(value: Any) -> str:
 
 
 Answer = Union[
-    Annotated[str, Field(max_length=2000)],
+    Annotated[str, Field(max_length=MAX_ANSWER_TEXT)],
     StrictInt,
     StrictFloat,
-    Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=20)],
+    Annotated[list[Annotated[str, Field(max_length=MAX_ITEM_TEXT)]], Field(max_length=MAX_LIST_ITEMS)],
 ]
+
+_ANSWER = TypeAdapter(Answer)
+
+
+def answer_problem(answer: Any) -> str | None:
+    """Why one answer cannot go into a submission file, or None when it can.
+
+    The same limits as :class:`Submission` (what the grader accepts): a text of at most
+    :data:`MAX_ANSWER_TEXT` characters, a finite number of magnitude at most :data:`MAX_NUMBER`, or a
+    list of at most :data:`MAX_LIST_ITEMS` texts of at most :data:`MAX_ITEM_TEXT` characters each.
+    The widget checks an answer with this before saving it, and the export leaves out (and reports)
+    any saved answer for which this is not None, so one bad answer never blocks a submission.
+
+    Args:
+        answer: a response as saved (str, int, float, or list of str).
+
+    Returns:
+        None, or a Korean reason without the question id (the caller names the question the way
+        the student sees it), e.g. ``"답이 너무 깁니다 (2,500자): 2,000자 이내로 줄이세요"``.
+    """
+    if isinstance(answer, bool):
+        return "참/거짓 값은 답으로 쓸 수 없습니다"
+    if isinstance(answer, str):
+        if len(answer) > MAX_ANSWER_TEXT:
+            return f"답이 너무 깁니다 ({len(answer):,}자): {MAX_ANSWER_TEXT:,}자 이내로 줄이세요"
+    elif isinstance(answer, (int, float)):
+        if isinstance(answer, float) and not math.isfinite(answer):
+            return "유한한 숫자가 아닙니다"
+        if abs(answer) > MAX_NUMBER:  # exact for ints of any size (no float conversion)
+            return f"숫자가 너무 큽니다 (절댓값이 {MAX_NUMBER:g} 이하여야 합니다)"
+    elif isinstance(answer, list):
+        if len(answer) > MAX_LIST_ITEMS:
+            return f"고른 항목이 너무 많습니다 ({len(answer)}개): {MAX_LIST_ITEMS}개 이내여야 합니다"
+        if not all(isinstance(x, str) for x in answer):
+            return "목록에 글이 아닌 값이 있습니다"
+        if any(len(x) > MAX_ITEM_TEXT for x in answer):
+            return f"목록의 항목이 너무 깁니다: 항목마다 {MAX_ITEM_TEXT}자 이내여야 합니다"
+    else:
+        return f"답으로 쓸 수 없는 형식입니다 ({type(answer).__name__})"
+    try:  # the model's own check, so that the two can never disagree
+        _ANSWER.validate_python(answer)
+    except ValidationError:
+        return "답은 글, 숫자, 또는 글의 목록이어야 합니다"
+    return None
 
 
 class Submission(BaseModel):
@@ -130,10 +193,9 @@ class Submission(BaseModel):
             if not QUESTION_ID.match(k):
                 raise ValueError(f"문항 id {k[:40]!r}의 형식이 잘못됐습니다")
             if isinstance(a, (int, float)) and not isinstance(a, bool):
-                if isinstance(a, float) and not math.isfinite(a):
-                    raise ValueError(f"문항 {k}: 유한한 수가 아닙니다")
-                if abs(a) > MAX_NUMBER:  # exact for ints of any size (no float conversion)
-                    raise ValueError(f"문항 {k}: 숫자가 너무 큽니다 (절댓값이 {MAX_NUMBER:g} 이하여야 합니다)")
+                why = answer_problem(a)
+                if why is not None:
+                    raise ValueError(f"문항 {k}: {why}")
         return v
 
     @property
@@ -171,7 +233,8 @@ def _summarize(e: ValidationError, limit: int = 3) -> str:
     for err in e.errors():
         loc = tuple(err.get("loc", ()))
         if len(loc) >= 3 and loc[0] == "answers":  # one Korean line per bad answer, not per union member
-            line = f"answers.{loc[1]}: 답은 2000자 이내의 글, 숫자, 또는 200자 이내 글 20개 이내의 목록이어야 합니다"
+            line = (f"answers.{loc[1]}: 답은 {MAX_ANSWER_TEXT}자 이내의 글, 숫자, 또는 {MAX_ITEM_TEXT}자 이내 글 "
+                    f"{MAX_LIST_ITEMS}개 이내의 목록이어야 합니다")
         else:
             msg = str(err.get("msg", "")).removeprefix("Value error, ")
             line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: {msg}"

@@ -27,12 +27,14 @@ from .grading import check, parse_response
 from .loading import load_public
 from .normalize import ResponseError
 from .store import AnswerStore
+from .submission import answer_problem
 
 __all__ = ["QuestionView", "QuizWidget", "quiz_widget"]
 
 _OK = "#e8f5e9"
 _BAD = "#ffebee"
 _INFO = "#e3f2fd"
+_WARN = "#fff8e1"
 
 
 def _box(color: str, body: str) -> str:
@@ -51,7 +53,9 @@ class QuestionView:
     """One question: its input widgets, buttons and feedback.
 
     Programmatic use (tests, scripts): :meth:`set_response` then :meth:`submit`; :meth:`retry`;
-    :meth:`reveal`. ``score`` is the last graded score in [0, 1] (None if not graded).
+    :meth:`reveal`. ``score`` is the last graded score in [0, 1] (None if not graded); ``number`` is
+    the number shown in front of the question (its position in this widget, from 1), which every
+    message about the question uses instead of the internal question id.
     """
 
     def __init__(self, question, key, store: AnswerStore, on_change: Callable[[], None], number: int):
@@ -62,6 +66,7 @@ class QuestionView:
         self.score: float | None = None
         self.saved = False
         self.message = ""
+        self.number = number
         qid = question.id
         lines = [f"<b>{number}. {_esc(question.prompt)}</b>"]
         if question.kind in ("single", "multiple"):
@@ -167,11 +172,29 @@ class QuestionView:
 
         Bad input (empty, letters in a numeric answer, an ordering with a slot left empty or an item
         twice) shows a Korean message; the input stays in the box, and non-empty input is saved so
-        that it survives a restart."""
+        that it survives a restart. An answer over the submission limits (a text over 2,000
+        characters, see :func:`decodelab.quiz.submission.answer_problem`) is never saved, so it can
+        never block the export: the message names the question by its number, the text stays in the
+        box, and any answer saved before stays saved."""
         response = self.get_response()
         if response is None:
             self.message = "답이 비어 있습니다: 답을 입력하거나 고르세요."
             self._show(_BAD, "⚠️ " + _esc(self.message))
+            return
+        problem = answer_problem(response)
+        if problem is not None:
+            hint = " 숫자와 단위만 입력하세요 (예: 150 s)." if self.q.kind == "numeric" else ""
+            if save:
+                kept = " 전에 저장한 답은 그대로 남아 있고, 제출 파일에는 그 답이 들어갑니다." if self.saved else ""
+                self.message = f"{self.number}번 문항: {problem}.{hint} 이 답은 저장하지 않았습니다.{kept}"
+                note = "입력한 내용은 그대로 두었습니다. 고친 뒤 다시 제출하세요."
+            else:  # a record saved by an older version of the widget
+                self.saved = False
+                self.score = None
+                self.message = (f"{self.number}번 문항: 저장된 답을 제출 파일에 넣을 수 없습니다: {problem}.{hint}")
+                note = "제출 파일을 내보낼 때 이 답은 빠집니다. 고친 뒤 다시 제출하세요."
+            self._show(_BAD, "⚠️ " + _esc(self.message) + f"<br><small>{note}</small>")
+            self._on_change()
             return
         try:
             parse_response(self.q, response)
@@ -249,6 +272,9 @@ class QuizWidget:
 
     Attributes:
         views: question id -> :class:`QuestionView`, in order.
+        left_out: after :meth:`export`, the questions (as the student sees them: ``"3번 문항"``, or
+            ``"노트북 03의 2번 문항"`` for one outside this widget) whose saved answers were left out
+            of the submission file because they break its limits.
         store: the :class:`~decodelab.quiz.store.AnswerStore` it saves into.
         view: the ``ipywidgets.VBox`` shown in the notebook.
         exam: True in exam mode (no keys).
@@ -257,6 +283,8 @@ class QuizWidget:
     def __init__(self, notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLike | None = None,
                  answers_dir: str | os.PathLike | None = None, export_dir: str | os.PathLike | None = None):
         qs = load_public(quizzes_dir, notebook_id)
+        self._quizzes_dir = quizzes_dir
+        self.left_out: list[str] = []
         self.exam = qs.exam
         self.store = AnswerStore(qs.quiz_set, answers_dir)
         self.export_dir = Path(export_dir) if export_dir is not None else None
@@ -321,12 +349,54 @@ class QuizWidget:
             out_dir: default: ``export_dir`` given to the widget, else the current folder (the
                 notebook's folder in JupyterLab, so the file shows in the file browser).
 
+        A saved answer that breaks the submission limits is left out (the export still succeeds
+        with every other answer) and listed in :attr:`left_out` by question number.
+
         Raises:
-            ValueError: (Korean) empty/bad student id or no saved answers. FileNotFoundError: no ``out_dir``.
+            ValueError: (Korean) empty/bad student id, no saved answers, or none that can be
+                submitted (the message names those questions by number). FileNotFoundError: no ``out_dir``.
         """
         sid = self.student.value if student_id is None else student_id
         out = out_dir if out_dir is not None else (self.export_dir or Path.cwd())
-        return self.store.export(sid, out)
+        self.left_out = []
+        try:
+            path = self.store.export(sid, out)
+        except ValueError as e:
+            if self.store.left_out:
+                raise ValueError(f"{e} {self._left_out_text()}") from None
+            raise
+        self.left_out = [label for label, _ in self._left_out_labels()]
+        return path
+
+    def _left_out_labels(self) -> list[tuple[str, str]]:
+        """(question as the student sees it, reason) for each answer the last export left out,
+        in question order."""
+        left = self.store.left_out
+        others: dict[str, tuple[str, int]] = {}
+        if any(qid not in self.views for qid in left):
+            try:
+                every = load_public(self._quizzes_dir, "all").questions
+            except Exception:  # noqa: BLE001 - only used for labels
+                every = []
+            counter: dict[str, int] = {}
+            for q in every:
+                counter[q.notebook] = counter.get(q.notebook, 0) + 1
+                others[q.id] = (q.notebook, counter[q.notebook])
+        order = {qid: k for k, qid in enumerate(self.views)}
+        rows = []
+        for qid, why in left.items():
+            if qid in self.views:
+                rows.append(((0, order[qid]), f"{self.views[qid].number}번 문항", why))
+            elif qid in others:
+                nb, k = others[qid]
+                rows.append(((1, int(nb), k), f"노트북 {nb}의 {k}번 문항", why))
+            else:
+                rows.append(((2, 0), "지금 퀴즈에 없는 문항", why))
+        rows.sort(key=lambda r: r[0])
+        return [(label, why) for _, label, why in rows]
+
+    def _left_out_text(self) -> str:
+        return "; ".join(f"{label}: {why}" for label, why in self._left_out_labels())
 
     def _export_clicked(self) -> None:
         try:
@@ -337,8 +407,15 @@ class QuizWidget:
         except Exception as e:  # noqa: BLE001
             self.status.value = _box(_BAD, f"예상하지 못한 오류: {_esc(type(e).__name__)}: {_esc(str(e)[:200])}")
             return
-        self.status.value = _box(_OK, f"✅ 제출 파일을 만들었습니다: <code>{_esc(str(path))}</code><br>"
-                                      "JupyterLab 파일 브라우저에서 이 파일을 오른쪽 클릭 → Download 로 받아 강사에게 내세요.")
+        done = (f"✅ 제출 파일을 만들었습니다: <code>{_esc(str(path))}</code><br>"
+                "JupyterLab 파일 브라우저에서 이 파일을 오른쪽 클릭 → Download 로 받아 강사에게 내세요.")
+        if not self.store.left_out:
+            self.status.value = _box(_OK, done)
+            return
+        lines = "".join(f"<br>• {_esc(label)}: {_esc(why)}" for label, why in self._left_out_labels())
+        self.status.value = _box(_WARN, done + "<br><br>⚠️ <b>주의: 다음 문항의 답은 제출 한도를 넘어 빼고 내보냈습니다</b>"
+                                 f"{lines}<br><small>저장된 답은 지우지 않았습니다. 그 문항의 답을 고쳐 다시 제출한 뒤 "
+                                 "다시 내보내세요.</small>")
 
     # ---------------------------------------------------------------- display
 
