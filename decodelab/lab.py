@@ -7,6 +7,14 @@ extension. The server listens on ``127.0.0.1`` only.
 Port rule: with the default port (8888) taken, the next free port is chosen and the lecturer is
 told so in Korean; with a port given explicitly (``--port 9000``) and taken, the command stops
 with a Korean message that suggests another ``--port``.
+
+Address rule: decodelab makes the access token itself (:func:`new_token`) and hands it to
+JupyterLab, so it can print the one address that opens the first notebook directly
+(:func:`lab_url`), also with ``--no-browser``.
+
+Stopping: Ctrl+C goes to JupyterLab (which asks to confirm); ``kill <pid>`` (SIGTERM) or a
+closed terminal (SIGHUP) sent to decodelab is passed on to JupyterLab as SIGTERM and decodelab
+waits until JupyterLab has shut down and freed the port.
 """
 
 from __future__ import annotations
@@ -14,10 +22,15 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import secrets
 import shlex
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
+import urllib.parse
 from pathlib import Path
 
 __all__ = [
@@ -27,8 +40,11 @@ __all__ = [
     "build_command",
     "choose_port",
     "find_notebooks_dir",
+    "lab_url",
     "main",
+    "new_token",
     "port_is_free",
+    "url_line",
 ]
 
 DEFAULT_PORT = 8888
@@ -37,6 +53,8 @@ DEFAULT_HOST = "127.0.0.1"
 FIRST_NOTEBOOK = "01_decode_phase.ipynb"
 #: How many ports after the default one are tried before giving up.
 PORT_SEARCH_SPAN = 20
+#: Seconds JupyterLab gets to shut down after a forwarded SIGTERM before it is killed.
+STOP_GRACE_S = 20.0
 
 
 class PortInUseError(RuntimeError):
@@ -154,6 +172,31 @@ def find_notebooks_dir(start: str | Path | None = None) -> Path:
     )
 
 
+def new_token() -> str:
+    """A fresh random JupyterLab access token: 48 hex characters (24 bytes from ``secrets``)."""
+    return secrets.token_hex(24)
+
+
+def lab_url(port: int, token: str, *, notebook: str = FIRST_NOTEBOOK, host: str = DEFAULT_HOST) -> str:
+    """The address that opens ``notebook`` in JupyterLab and logs in with ``token``.
+
+    JupyterLab serves a file of its root folder at ``/lab/tree/<path>``; ``?token=`` logs the
+    browser in (jupyter_server 2.x ``IdentityProvider``). Path parts and the token are
+    percent-encoded, so a notebook name with spaces or Hangul still gives a working link.
+
+    Example: ``lab_url(8888, "abc")`` is
+    ``"http://127.0.0.1:8888/lab/tree/01_decode_phase.ipynb?token=abc"``.
+
+    Raises:
+        ValueError: ``port`` outside 1-65535 (Korean message naming ``--port``).
+    """
+    if not 1 <= int(port) <= 65535:
+        raise ValueError(f"port={port!r}: 포트(--port)는 1~65535 사이의 정수여야 합니다.")
+    netloc = f"[{host}]:{int(port)}" if ":" in host else f"{host}:{int(port)}"
+    path = "/lab/tree/" + urllib.parse.quote(Path(notebook).as_posix())
+    return f"http://{netloc}{path}?{urllib.parse.urlencode({'token': token})}"
+
+
 def build_command(
     notebooks_dir: Path,
     port: int,
@@ -162,12 +205,15 @@ def build_command(
     notebook: str = FIRST_NOTEBOOK,
     host: str = DEFAULT_HOST,
     python: str = sys.executable,
+    token: str | None = None,
 ) -> list[str]:
     """The ``python -m jupyterlab`` command line that serves ``notebooks_dir`` and opens ``notebook``.
 
     ``--ServerApp.port_retries=0`` makes JupyterLab use exactly ``port`` (the choice and its
     message are :func:`choose_port`'s job), and the notebook path is given relative to the root
-    so JupyterLab opens it at ``/lab/tree/<notebook>``.
+    so JupyterLab opens it at ``/lab/tree/<notebook>``. With ``token``, the server accepts that
+    access token (``--IdentityProvider.token``, jupyter_server >= 2.0; a command-line value
+    overrides any token in the user's Jupyter config, so :func:`lab_url` stays right).
     """
     cmd = [
         python,
@@ -178,6 +224,8 @@ def build_command(
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
     ]
+    if token is not None:
+        cmd.append(f"--IdentityProvider.token={token}")
     if not open_browser:
         cmd.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -204,11 +252,133 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _port_open(port: int, host: str = DEFAULT_HOST) -> bool:
+    """Whether something accepts TCP connections on ``host:port`` now."""
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def url_line(url: str) -> str:
+    """The Korean line that gives the lecturer ``url`` (from :func:`lab_url`)."""
+    name = urllib.parse.unquote(url.split("/lab/tree/", 1)[-1].split("?", 1)[0])
+    return f"이 주소를 브라우저에서 열면 노트북 {name} 이(가) 바로 열립니다: {url}"
+
+
+def _announce_when_ready(proc: subprocess.Popen, port: int, url: str, *, timeout_s: float = 300.0) -> None:
+    """Wait (in a thread) until JupyterLab listens on ``port``, then print ``url`` on stdout.
+
+    Printed after JupyterLab's own start-up log, so the lecturer sees it last. Prints nothing if
+    JupyterLab exits first or is not listening within ``timeout_s`` seconds.
+    """
+
+    def wait() -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and proc.poll() is None:
+            if _port_open(port):
+                print(f"\n{url_line(url)}\n", flush=True)
+                return
+            time.sleep(0.25)
+
+    threading.Thread(target=wait, name="decodelab-lab-url", daemon=True).start()
+
+
+class _Forwarder:
+    """Passes SIGTERM/SIGHUP received by decodelab on to JupyterLab.
+
+    The first signal sends JupyterLab SIGTERM (its clean shutdown: kernels stopped, port freed)
+    and arms a :data:`STOP_GRACE_S`-second timer that kills it if it hangs; a second signal kills
+    it at once. Signals that arrive before JupyterLab is started are delivered once it is.
+    """
+
+    SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.received = 0
+        self.sent = 0
+        self.timer: threading.Timer | None = None
+        self._previous: dict[int, object] = {}
+
+    def install(self) -> None:
+        try:
+            for sig in self.SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._handle)
+        except ValueError:  # not the main thread: no forwarding possible
+            self.restore()
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def attach(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self._deliver()
+
+    def _handle(self, signum, frame) -> None:
+        self.received += 1
+        self._deliver()
+
+    def _deliver(self) -> None:
+        proc = self.proc
+        while proc is not None and self.sent < self.received:
+            self.sent += 1
+            if self.sent == 1:
+                proc.send_signal(signal.SIGTERM)
+                self.timer = threading.Timer(STOP_GRACE_S, proc.kill)
+                self.timer.daemon = True
+                self.timer.start()
+            else:
+                proc.kill()
+
+
+def _run_jupyterlab(cmd: list[str], cwd: Path, announce: tuple[int, str] | None = None) -> int:
+    """Run ``cmd`` until it exits, forwarding stop signals; return decodelab's exit code.
+
+    Ctrl+C (SIGINT) reaches JupyterLab directly (same process group) and JupyterLab handles it
+    (asks to confirm; a second Ctrl+C quits); decodelab keeps waiting so its shutdown messages are
+    not cut off. SIGTERM/SIGHUP go through :class:`_Forwarder`.
+
+    Returns:
+        0 when JupyterLab stopped cleanly (its code 0, or it ended by SIGINT, or by the SIGTERM
+        decodelab forwarded); otherwise JupyterLab's code, ``128 + n`` when killed by signal n.
+    """
+    forwarder = _Forwarder()
+    forwarder.install()
+    try:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=os.environ.copy())
+        forwarder.attach(proc)
+        if announce is not None:
+            _announce_when_ready(proc, *announce)
+        while True:
+            try:
+                code = proc.wait()
+                break
+            except KeyboardInterrupt:
+                continue
+    finally:
+        forwarder.restore()
+    if code in (-signal.SIGINT, 130) or (forwarder.sent and code in (0, -signal.SIGTERM, 143)):
+        return 0
+    return 128 - code if code < 0 else code
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``decodelab lab``; returns the process exit code.
 
-    Exit codes: JupyterLab's own code (0 after it is stopped with Ctrl+C), 2 for a usage problem (taken explicit port,
-    no notebooks folder, unknown notebook), with a Korean message on stderr.
+    Exit codes: 0 after JupyterLab is stopped (Ctrl+C twice, or ``kill`` / SIGTERM / SIGHUP sent
+    to decodelab, which passes it on and waits for JupyterLab to shut down); JupyterLab's own code
+    if it fails; 2 for a usage problem (``--port`` outside 1-65535, taken explicit port, no
+    notebooks folder, unknown notebook), with a Korean message on stderr.
+
+    Once JupyterLab listens, the address that opens the chosen notebook directly, token included
+    (:func:`lab_url`), is printed on stdout. ``--dry-run`` prints the command line, then that
+    address, and starts nothing.
     """
     args = _parser().parse_args(argv)
     try:
@@ -218,30 +388,27 @@ def main(argv: list[str] | None = None) -> int:
                 f"노트북 {folder / args.notebook} 이(가) 없습니다. --notebook 으로 있는 파일 이름을 주세요 "
                 f"(있는 노트북: {', '.join(sorted(p.name for p in folder.glob('*.ipynb'))) or '없음'})."
             )
-        port, note = choose_port(args.port or DEFAULT_PORT, explicit=args.port is not None)
+        requested = args.port if args.port is not None else DEFAULT_PORT
+        port, note = choose_port(requested, explicit=args.port is not None)
     except (PortInUseError, FileNotFoundError, ValueError) as exc:
         print(f"decodelab lab: {exc}", file=sys.stderr)
         return 2
     if note:
         print(note, file=sys.stderr)
-    cmd = build_command(folder, port, open_browser=not args.no_browser, notebook=args.notebook)
+    token = new_token()
+    url = lab_url(port, token, notebook=args.notebook)
+    cmd = build_command(folder, port, open_browser=not args.no_browser, notebook=args.notebook, token=token)
     if args.dry_run:
         print(shlex.join(cmd))
+        print(url_line(url))
         return 0
     print(
-        f"JupyterLab을 {port}번 포트에서 시작합니다. 브라우저가 열리지 않으면 아래 로그에 나오는 "
-        f"http://{DEFAULT_HOST}:{port}/lab?token=... 주소를 여세요. 끝내려면 Ctrl+C를 두 번 누르세요.",
+        f"JupyterLab을 {port}번 포트에서 시작합니다. 준비되면 노트북을 바로 여는 주소를 알려 드립니다. "
+        f"끝내려면 Ctrl+C를 두 번 누르세요.",
         file=sys.stderr,
+        flush=True,
     )
-    proc = subprocess.Popen(cmd, cwd=folder, env=os.environ.copy())
-    while True:
-        try:
-            code = proc.wait()
-        except KeyboardInterrupt:
-            # JupyterLab gets the same Ctrl+C and handles it (asks to confirm; a second Ctrl+C
-            # quits); keep waiting so its shutdown messages are not cut off.
-            continue
-        return 0 if code in (-2, 130) else code
+    return _run_jupyterlab(cmd, folder, announce=(port, url))
 
 
 if __name__ == "__main__":  # pragma: no cover

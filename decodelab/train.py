@@ -1,7 +1,10 @@
 """Reproducible training of the bundled target/draft model pair.
 
 Run with ``decodelab train`` (or ``python -m decodelab.train``). Needs the ``train`` extra
-(``pip install -e .[train]``), ``apt-get`` (Debian/Ubuntu) and ``pip`` reaching their registries.
+(``pip install -e .[train]``), ``apt-get`` and ``dpkg-deb`` (Debian/Ubuntu) and ``pip`` reaching
+their registries; :func:`check_requirements` checks all of this before anything is downloaded.
+The pair is written to ``./decodelab-models`` by default; ``--out decodelab/assets/models``
+replaces the bundled pair (then rewrite its card with ``decodelab card --folder ...``).
 
 Pipeline (every step seeded, losses logged to ``train_log.json`` beside the weights):
 
@@ -28,11 +31,14 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib.util
 import json
 import math
 import os
 import random
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,6 +52,10 @@ HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 #: Where the bundled models live inside the package.
 ASSETS = Path(__file__).resolve().parent / "assets" / "models"
+#: Default ``--out``: a new folder in the current directory (never the bundled models).
+DEFAULT_OUT = Path("decodelab-models")
+#: Debian packages of the corpus, downloaded with ``apt-get download``.
+DEBIAN_PACKAGES = ("libreoffice-help-ko", "debian-faq-ko")
 
 SOURCES = {
     "libreoffice-help-ko": "Debian package libreoffice-help-ko (LibreOffice help, MPL-2.0)",
@@ -93,6 +103,75 @@ def _run(cmd: list[str], cwd: Path) -> None:
     subprocess.run(cmd, cwd=cwd, check=True)
 
 
+def _debs_missing(workdir: Path) -> bool:
+    """Whether ``apt-get download`` still has to fetch the Debian packages into ``workdir/debs``."""
+    return any(not list((workdir / "debs").glob(f"{name}*.deb")) for name in DEBIAN_PACKAGES)
+
+
+def _wheel_missing(workdir: Path) -> bool:
+    """Whether ``pip download`` still has to fetch the konlpy wheel into ``workdir/wheels``."""
+    return not list((workdir / "wheels").glob("konlpy-*.whl"))
+
+
+def check_requirements(workdir: Path) -> list[str]:
+    """What would stop :func:`obtain_corpus` in ``workdir``, found before anything is downloaded.
+
+    Checks the ``train`` extra (beautifulsoup4, module ``bs4``), and only for the steps still to
+    do in ``workdir`` (files already there are reused): ``apt-get`` to download the ``.deb``
+    files, ``dpkg-deb`` to unpack them, ``pip`` to download the konlpy wheel.
+
+    Returns:
+        One Korean sentence per problem, each saying what to install or do; empty when ready.
+    """
+    problems = []
+    if importlib.util.find_spec("bs4") is None:
+        problems.append(
+            "beautifulsoup4(bs4)가 설치되어 있지 않습니다. 학습용 추가 패키지를 설치하세요: pip install -e .[train]"
+        )
+    debian = "데비안/우분투 계열 리눅스에서 실행하거나, 다른 컴퓨터에서 받은 파일을 --workdir 폴더에 넣어 두세요"
+    if _debs_missing(workdir) and shutil.which("apt-get") is None:
+        problems.append(
+            f"apt-get 명령이 없어 말뭉치(corpus) 데비안 패키지({', '.join(DEBIAN_PACKAGES)})를 내려받을 수 "
+            f"없습니다. {debian} ({workdir / 'debs'}/*.deb)."
+        )
+    if not (workdir / "root").exists() and shutil.which("dpkg-deb") is None:
+        problems.append(
+            f"dpkg-deb 명령이 없어 데비안 패키지(.deb)를 풀 수 없습니다. {debian} "
+            f"(풀어 둔 파일: {workdir / 'root'}/)."
+        )
+    if _wheel_missing(workdir) and importlib.util.find_spec("pip") is None:
+        problems.append(
+            f"이 파이썬({sys.executable})에 pip가 없어 konlpy==0.6.0 을 내려받을 수 없습니다. "
+            f"python -m ensurepip 로 pip를 설치하세요."
+        )
+    return problems
+
+
+def download_failure_message(exc: subprocess.CalledProcessError, workdir: Path) -> str:
+    """One Korean line for a failed corpus step of :func:`obtain_corpus`: what failed, what to do.
+
+    ``exc.cmd`` is the command list given to :func:`_run` (``apt-get download``, ``dpkg-deb -x``
+    or ``python -m pip download``).
+    """
+    cmd = [str(c) for c in exc.cmd] if isinstance(exc.cmd, (list, tuple)) else [str(exc.cmd)]
+    shown = f"`{shlex.join(cmd)}` (종료 코드 {exc.returncode})"
+    if Path(cmd[0]).name == "dpkg-deb":
+        return (
+            f"내려받은 데비안 패키지를 풀지 못했습니다: {shown}. 파일이 손상되었을 수 있으니 "
+            f"{workdir / 'debs'} 폴더를 지우고 다시 실행하세요."
+        )
+    if "pip" in cmd:
+        where = "PyPI(pip 저장소)"
+    elif Path(cmd[0]).name == "apt-get":
+        where = "데비안/우분투 apt 저장소(필요하면 먼저 sudo apt-get update)"
+    else:
+        where = "패키지 저장소"
+    return (
+        f"말뭉치(corpus) 내려받기에 실패했습니다: {shown}. 인터넷 연결과 {where}에 접속되는지 확인한 뒤 "
+        f"다시 실행하세요 (이미 받은 파일은 --workdir {workdir} 에 남아 다시 쓰입니다)."
+    )
+
+
 def _html_text(path: str) -> str:
     from bs4 import BeautifulSoup
 
@@ -123,19 +202,25 @@ def obtain_corpus(workdir: Path, seeds_dir: Path | None = None) -> dict[str, lis
 
     Raises:
         subprocess.CalledProcessError: if ``apt-get download`` or ``pip download`` fails
-            (no registry reachable).
+            (no registry reachable) or ``dpkg-deb -x`` fails (a half-unpacked ``workdir/root``
+            is removed, so the next run unpacks again); :func:`download_failure_message`
+            turns it into a Korean line.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     debs = workdir / "debs"
     debs.mkdir(exist_ok=True)
-    if not list(debs.glob("libreoffice-help-ko*.deb")) or not list(debs.glob("debian-faq-ko*.deb")):
-        _run(["apt-get", "download", "libreoffice-help-ko", "debian-faq-ko"], cwd=debs)
+    if _debs_missing(workdir):
+        _run(["apt-get", "download", *DEBIAN_PACKAGES], cwd=debs)
     root = workdir / "root"
     if not root.exists():
-        for deb in sorted(debs.glob("*.deb")):
-            _run(["dpkg-deb", "-x", str(deb), str(root)], cwd=workdir)
+        try:
+            for deb in sorted(debs.glob("*.deb")):
+                _run(["dpkg-deb", "-x", str(deb), str(root)], cwd=workdir)
+        except subprocess.CalledProcessError:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
     wheels = workdir / "wheels"
-    if not list(wheels.glob("konlpy-*.whl")):
+    if _wheel_missing(workdir):
         _run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels),
               "konlpy==0.6.0"], cwd=workdir)
 
@@ -330,27 +415,105 @@ def _save(model, out: Path) -> None:
     model.save_pretrained(str(out), safe_serialization=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: ``decodelab train [--out DIR] [--workdir DIR] [--quick]``."""
-    ap = argparse.ArgumentParser(prog="decodelab train", description="번들 모델 쌍(대상/초안)을 다시 학습합니다.")
-    ap.add_argument("--out", type=Path, default=ASSETS, help="output folder (default: the bundled assets)")
-    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "decodelab-corpus")
-    ap.add_argument("--seeds", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "seeds")
-    ap.add_argument("--target-steps", type=int, default=None)
-    ap.add_argument("--draft-steps", type=int, default=None)
-    args = ap.parse_args(argv)
+def _steps(text: str) -> int:
+    """argparse type for ``--target-steps`` / ``--draft-steps``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: 학습 스텝 수는 1 이상의 정수여야 합니다")
+    return value
 
-    import torch
+
+def _parser() -> argparse.ArgumentParser:
+    """The ``decodelab train`` argument parser (Korean help; defaults from :class:`TrainConfig`)."""
+    cfg = TrainConfig()
+    ap = argparse.ArgumentParser(
+        prog="decodelab train",
+        description=(
+            "대상 모델(target model)과 초안 모델(draft model) 쌍을 처음부터 다시 학습합니다. "
+            "말뭉치(corpus)는 apt/pip 저장소에서 내려받습니다: pip install -e .[train] 과 "
+            "데비안/우분투의 apt-get, dpkg-deb 가 필요합니다. 기본 설정의 학습은 CPU 1스레드로 "
+            "약 22분 걸렸습니다 (번들 모델의 train_log.json 기록)."
+        ),
+        epilog=(
+            "번들 모델 쌍을 바꾸려면 (저장소 폴더에서): decodelab train --out decodelab/assets/models "
+            "다음에 decodelab card --folder decodelab/assets/models"
+        ),
+    )
+    ap.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
+        help=(
+            "학습한 모델(target/, draft/, tokenizer/, train_log.json)을 저장할 폴더 "
+            "(기본: 현재 폴더에 새로 만드는 ./decodelab-models; 번들 모델은 건드리지 않습니다). "
+            "--out decodelab/assets/models 로 주면 번들 모델 쌍을 덮어써 바꿉니다. 그 뒤 "
+            "decodelab card --folder decodelab/assets/models 로 모델 카드(MODEL_CARD.md)를 다시 쓰세요."
+        ),
+    )
+    ap.add_argument(
+        "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "decodelab-corpus", metavar="DIR",
+        help=(
+            "내려받은 .deb/.whl 파일과 풀어 놓은 말뭉치를 두는 작업 폴더 (기본: %(default)s). "
+            "이미 있는 파일은 다시 내려받지 않으므로, 인터넷이 없는 컴퓨터에서는 이 폴더를 미리 채워 두세요."
+        ),
+    )
+    ap.add_argument(
+        "--seeds", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "seeds", metavar="DIR",
+        help="강좌 원문 글(*.txt) 폴더. 있으면 말뭉치에 더하고 없으면 건너뜁니다 (기본: %(default)s)",
+    )
+    ap.add_argument(
+        "--target-steps", type=_steps, default=None, metavar="N",
+        help=(
+            f"대상 모델의 학습 스텝 수 (AdamW, 기본 {cfg.target_steps}). "
+            "바꾸면 번들 모델과 다른 모델이 나옵니다 (줄이면 빨리 끝나는 대신 품질이 떨어집니다)."
+        ),
+    )
+    ap.add_argument(
+        "--draft-steps", type=_steps, default=None, metavar="N",
+        help=(
+            f"초안 모델의 증류(distillation) 학습 스텝 수 (기본 {cfg.draft_steps}). "
+            "바꾸면 번들 모델과 다른 모델이 나오고 수락률(acceptance rate)도 달라집니다."
+        ),
+    )
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``decodelab train [--out DIR] [--workdir DIR] [--seeds DIR] [--target-steps N]
+    [--draft-steps N]``; see ``decodelab train --help``.
+
+    Returns:
+        0 after the pair is saved in ``--out`` (default ``./decodelab-models``); 2, with one Korean
+        line per problem on stderr, when a requirement is missing (:func:`check_requirements`,
+        checked before any download) or a corpus download/unpack step fails
+        (:func:`download_failure_message`).
+    """
+    args = _parser().parse_args(argv)
+    problems = check_requirements(args.workdir)
+    if problems:
+        for problem in problems:
+            print(f"decodelab train: {problem}", file=sys.stderr)
+        return 2
 
     cfg = TrainConfig()
     if args.target_steps is not None:
         cfg.target_steps = args.target_steps
     if args.draft_steps is not None:
         cfg.draft_steps = args.draft_steps
-    torch.set_num_threads(cfg.threads)
     random.seed(cfg.seed)
+    out = args.out
+    print(f"학습한 모델을 {out.resolve()} 폴더에 저장합니다.", flush=True)
     t0 = time.time()
-    docs = obtain_corpus(args.workdir, args.seeds)
+    try:
+        docs = obtain_corpus(args.workdir, args.seeds)
+    except subprocess.CalledProcessError as exc:
+        print(f"decodelab train: {download_failure_message(exc, args.workdir)}", file=sys.stderr)
+        return 2
+
+    import torch
+
+    torch.set_num_threads(cfg.threads)
     stats = {k: {"documents": len(v), "characters": sum(map(len, v))} for k, v in docs.items()}
     print(json.dumps(stats, ensure_ascii=False), flush=True)
     all_docs = [(k, d) for k, v in docs.items() for d in v]
@@ -360,7 +523,6 @@ def main(argv: list[str] | None = None) -> int:
     held = [d for _, d in all_docs[:n_held]]
     train = [d for _, d in all_docs[n_held:]]
 
-    out = args.out
     (out / "tokenizer").mkdir(parents=True, exist_ok=True)
     tokenizer = train_tokenizer(train, cfg.vocab_size, out / "tokenizer")
     eos = tokenizer.eos_token_id
@@ -400,7 +562,20 @@ def main(argv: list[str] | None = None) -> int:
         tokenizer.save_pretrained(str(out / sub))
     (out / "train_log.json").write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
     print(json.dumps({k: v for k, v in result.items() if k != "log"}, ensure_ascii=False, indent=1))
+    print(_finished_message(out), flush=True)
     return 0
+
+
+def _finished_message(out: Path) -> str:
+    """Korean closing line: where the pair is and the next step (card, or how to load it)."""
+    out = out.resolve()
+    card = f"decodelab card --folder {out}"
+    if out == ASSETS.resolve():
+        return f"번들 모델 쌍을 새로 학습한 모델로 바꿨습니다. 모델 카드를 다시 쓰세요: {card}"
+    return (
+        f"학습한 모델 쌍을 {out} 에 저장했습니다 (번들 모델은 그대로입니다). 써 보려면: "
+        f"decodelab.load_models(target=r'{out / 'target'}', draft=r'{out / 'draft'}'), 모델 카드: {card}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,9 +1,20 @@
-"""`decodelab lab`: port choice and the JupyterLab command line, without starting a server."""
+"""`decodelab lab`: port choice, the JupyterLab command line and address, stopping by signal.
+
+Only ``test_sigterm_stops_jupyterlab_and_frees_the_port`` starts a real JupyterLab (a few
+seconds; skipped if JupyterLab cannot start here); the other signal tests use a tiny stand-in.
+"""
 
 from __future__ import annotations
 
+import http.client
+import os
+import shlex
+import signal
 import socket
+import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -105,6 +116,31 @@ def test_build_command(tmp_path, monkeypatch):
     ]
     monkeypatch.setattr(lab.os, "geteuid", lambda: 0)
     assert "--allow-root" in lab.build_command(tmp_path, 8899)
+    with_token = lab.build_command(tmp_path, 8899, python="py", token="c0ffee")
+    assert with_token[7] == "--IdentityProvider.token=c0ffee"
+    assert with_token[-1] == str(tmp_path / "01_decode_phase.ipynb")
+
+
+def test_lab_url_opens_the_notebook_with_the_token():
+    assert lab.lab_url(8888, "abc123") == "http://127.0.0.1:8888/lab/tree/01_decode_phase.ipynb?token=abc123"
+    assert lab.lab_url(9001, "t", notebook="02_prefill_vs_decode.ipynb") == (
+        "http://127.0.0.1:9001/lab/tree/02_prefill_vs_decode.ipynb?token=t"
+    )
+    # spaces and Hangul in a notebook name are percent-encoded (UTF-8)
+    assert lab.lab_url(8888, "t", notebook="내 노트.ipynb") == (
+        "http://127.0.0.1:8888/lab/tree/%EB%82%B4%20%EB%85%B8%ED%8A%B8.ipynb?token=t"
+    )
+    assert lab.lab_url(8888, "t", host="::1").startswith("http://[::1]:8888/lab/tree/")
+    with pytest.raises(ValueError, match="--port"):
+        lab.lab_url(0, "t")
+    assert lab.url_line(lab.lab_url(8888, "t", notebook="내 노트.ipynb")).startswith(
+        "이 주소를 브라우저에서 열면 노트북 내 노트.ipynb 이(가) 바로 열립니다: http://127.0.0.1:8888/lab/tree/%EB"
+    )
+
+
+def test_new_token_is_random_hex():
+    a, b = lab.new_token(), lab.new_token()
+    assert len(a) == 48 and int(a, 16) >= 0 and a != b
 
 
 def test_main_dry_run_and_errors(tmp_path, capsys, listening, monkeypatch):
@@ -121,3 +157,165 @@ def test_main_dry_run_and_errors(tmp_path, capsys, listening, monkeypatch):
     assert lab.main(["--dry-run", "--notebook", "99_nope.ipynb"]) == 2
     err = capsys.readouterr().err
     assert "--notebook" in err and lab.FIRST_NOTEBOOK in err
+
+
+def test_dry_run_prints_the_notebook_address_with_the_token_it_passes(tmp_path, capsys, monkeypatch):
+    nb = _course(tmp_path)
+    monkeypatch.chdir(nb)
+    monkeypatch.setattr(lab, "new_token", lambda: "f" * 48)
+    port = _free_port()
+    assert lab.main(["--dry-run", "--no-browser", "--port", str(port)]) == 0
+    command, address = capsys.readouterr().out.splitlines()
+    assert f"--IdentityProvider.token={'f' * 48}" in shlex.split(command)
+    assert address == (
+        "이 주소를 브라우저에서 열면 노트북 01_decode_phase.ipynb 이(가) 바로 열립니다: "
+        f"http://127.0.0.1:{port}/lab/tree/01_decode_phase.ipynb?token={'f' * 48}"
+    )
+
+
+@pytest.mark.parametrize("port", ["0", "-1", "65536"])
+def test_port_outside_range_is_rejected_not_replaced(tmp_path, capsys, monkeypatch, port):
+    _course(tmp_path)
+    monkeypatch.chdir(tmp_path / "course")
+    assert lab.main(["--dry-run", "--port", port]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no command: 0 must not silently become 8888
+    assert f"port={port}" in captured.err and "포트(--port)는 1~65535" in captured.err
+
+
+# ------------------------------------------------------------------------------------------
+# stopping by signal
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: Stand-in for JupyterLab: reports its pid, then waits; on SIGTERM writes "stopped" and exits 0
+#: (like JupyterLab's clean shutdown), unless told to ignore SIGTERM (a hung server).
+FAKE_SERVER = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    state = sys.argv[1]
+    def stop(signum, frame):
+        with open(state, "a") as fh:
+            fh.write(f"stopped by {signum}\\n")
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN if sys.argv[2] == "hang" else stop)
+    with open(state, "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    time.sleep(120)
+    """
+)
+
+
+def _wait_for(predicate, timeout_s: float, step_s: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step_s)
+    return predicate()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _start_wrapper(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, int, Path]:
+    state = tmp_path / "state.txt"
+    server = tmp_path / "fake_server.py"
+    server.write_text(FAKE_SERVER, encoding="utf-8")
+    runner = (
+        "import sys; from pathlib import Path; from decodelab.lab import _run_jupyterlab; "
+        f"sys.exit(_run_jupyterlab([sys.executable, {str(server)!r}, {str(state)!r}, {mode!r}], Path('.')))"
+    )
+    wrapper = subprocess.Popen([sys.executable, "-c", runner], cwd=REPO)
+    assert _wait_for(lambda: state.is_file() and state.read_text().endswith("\n"), 60), "stand-in did not start"
+    return wrapper, int(state.read_text().split()[0]), state
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)])
+def test_stop_signal_is_forwarded_as_sigterm_and_awaited(tmp_path, sig):
+    wrapper, child, state = _start_wrapper(tmp_path, "clean")
+    try:
+        wrapper.send_signal(sig)
+        assert wrapper.wait(timeout=30) == 0  # clean stop -> exit code 0
+        assert not _alive(child)  # reaped by decodelab, not orphaned
+        assert state.read_text().splitlines()[1] == f"stopped by {int(signal.SIGTERM)}"
+    finally:
+        wrapper.kill()
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+def test_second_signal_kills_a_server_that_ignores_sigterm(tmp_path):
+    wrapper, child, state = _start_wrapper(tmp_path, "hang")
+    try:
+        wrapper.send_signal(signal.SIGTERM)
+        with pytest.raises(subprocess.TimeoutExpired):
+            wrapper.wait(timeout=1)  # still waiting for the (hung) server, not orphaning it
+        assert _alive(child)
+        wrapper.send_signal(signal.SIGTERM)
+        assert wrapper.wait(timeout=30) == 128 + signal.SIGKILL
+        assert not _alive(child)
+    finally:
+        wrapper.kill()
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    if path.is_file():
+        return [int(c) for c in path.read_text().split()]
+    psutil = pytest.importorskip("psutil", reason="needs /proc or psutil to find JupyterLab's pid")
+    return [c.pid for c in psutil.Process(pid).children()]
+
+
+def _http_status(port: int, target: str) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", target)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+def test_sigterm_stops_jupyterlab_and_frees_the_port(tmp_path):
+    pytest.importorskip("jupyterlab")
+    port = _free_port()
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONUNBUFFERED": "1"}
+    out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with out.open("wb") as fo, err.open("wb") as fe:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "decodelab", "lab", "--no-browser", "--port", str(port)],
+            cwd=REPO, env=env, stdout=fo, stderr=fe,
+        )
+    jupyter: list[int] = []
+    try:
+        _wait_for(lambda: lab._port_open(port) or proc.poll() is not None, 60, 0.25)
+        if proc.poll() is not None or not lab._port_open(port):
+            pytest.skip(f"JupyterLab did not start here: {err.read_text(errors='replace')[-800:]}")
+        jupyter = _children(proc.pid)
+        assert len(jupyter) == 1
+        url_line = f"http://127.0.0.1:{port}/lab/tree/01_decode_phase.ipynb?token="
+        assert _wait_for(lambda: url_line in out.read_text(encoding="utf-8"), 10)
+        token = out.read_text(encoding="utf-8").split("?token=")[1].split()[0]
+        assert _http_status(port, f"/lab/tree/01_decode_phase.ipynb?token={token}") == 200
+        assert _http_status(port, "/lab/tree/01_decode_phase.ipynb?token=wrong") == 302  # to the login page
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        assert not _alive(jupyter[0]), "JupyterLab outlived decodelab"
+        assert _wait_for(lambda: lab.port_is_free(port), 5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in jupyter:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
