@@ -62,7 +62,8 @@ def write_card(folder: Path = BUNDLED_DIR) -> str:
     text = f"""# Model card: decodelab bundled target / draft pair
 
 Two Llama-architecture causal language models (Hugging Face format, `LlamaForCausalLM`) sharing one
-byte-level BPE tokenizer, trained from scratch on a small Korean corpus by `decodelab train`
+byte-level BPE tokenizer, trained from scratch on a small Korean corpus by
+`decodelab train --out decodelab/assets/models`
 (`decodelab/train.py`, seed {cfg['seed']}). They exist to make the course's decoding, timing and
 speculative-decoding experiments real and offline. They are **tiny teaching models**: they write
 Korean-looking text in the style of software help pages and legal text, and are not useful for
