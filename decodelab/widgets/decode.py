@@ -159,7 +159,7 @@ def decode_explorer(pair=None, **kwargs) -> DecodeExplorer:
 # ------------------------------------------------------------------ figures
 
 
-def distribution_figure(logits: torch.Tensor, tokenizer, settings: list[dict], k: int = 12):
+def distribution_figure(logits: torch.Tensor, tokenizer, settings: list[dict], k: int = 8):
     """Bar charts of the next-token distribution under several sampling settings.
 
     Args:
@@ -176,12 +176,12 @@ def distribution_figure(logits: torch.Tensor, tokenizer, settings: list[dict], k
     base = torch.softmax(logits.float(), -1)
     idx = torch.topk(base, k).indices
     labels = [_visible(tokenizer.decode([int(i)])).replace("·", " ").strip() or "␣" for i in idx]
-    fig, axes = new_figure(1, len(settings), figsize=(3.4 * len(settings), 3.0), sharey=True, squeeze=False)
+    fig, axes = new_figure(1, len(settings), figsize=(2.9 * len(settings), 3.2), sharey=True, squeeze=False)
     for ax, s in zip(axes[0], settings):
         cfg = SamplingConfig(**s)
         p = (torch.softmax(logits.float(), -1) if cfg.greedy else probabilities(logits, cfg))[idx]
         ax.bar(range(k), p.numpy(), color="#3b82f6")
-        ax.set_xticks(range(k), labels, rotation=70, fontsize=8)
+        ax.set_xticks(range(k), labels, rotation=60, fontsize=10)
         ax.set_title(", ".join(f"{a}={b}" for a, b in s.items()), fontsize=9)
     axes[0][0].set_ylabel("확률")
     fig.tight_layout()
