@@ -255,6 +255,14 @@ class GenerationResult:
         return 1000.0 / self.tpot_ms if self.tpot_ms > 0 else 0.0
 
 
+def tpot(e2e_ms: float, ttft_ms: float, n_tokens: int) -> float:
+    """Time per output token in ms, vLLM's definition: (E2E - TTFT) / (n - 1); 0.0 when n <= 1.
+
+    Source: vLLM ``benchmarks/`` serving metrics (facts/hardware.md, "Serving metrics").
+    """
+    return (e2e_ms - ttft_ms) / (n_tokens - 1) if n_tokens > 1 else 0.0
+
+
 def encode_prompt(tokenizer, prompt: str) -> list[int]:
     """Token ids of ``prompt`` (no special tokens added).
 
@@ -439,7 +447,7 @@ def generate(
         text=tokenizer.decode(token_ids, skip_special_tokens=True),
         steps=steps,
         ttft_ms=ttft,
-        tpot_ms=(e2e - ttft) / (n - 1) if n > 1 else 0.0,
+        tpot_ms=tpot(e2e, ttft, n),
         e2e_ms=e2e,
         stopped_by="eos" if token_ids and token_ids[-1] in stop else "max_new_tokens",
     )

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import latency as _latency
-from .decoding import cache_length, check_budget, crop_cache, encode_prompt, eos_ids, forward, prefill
+from .decoding import cache_length, check_budget, crop_cache, encode_prompt, eos_ids, forward, prefill, tpot
 from .models import check_same_vocabulary, vocab_size
 from .proposers import DraftModelProposer, NGramProposer, Proposal, Proposer
 from .sampling import SamplingConfig, choose, make_generator, probabilities
@@ -495,7 +495,7 @@ def speculative_generate(
         target_forward_calls=target_calls,
         draft_forward_calls=proposer.forward_calls - calls0,
         ttft_ms=ttft,
-        tpot_ms=(e2e - ttft) / (n - 1) if n > 1 else 0.0,
+        tpot_ms=tpot(e2e, ttft, n),
         e2e_ms=e2e,
         draft_ms=draft_ms_total,
         verify_ms=verify_ms_total,

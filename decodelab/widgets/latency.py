@@ -72,6 +72,13 @@ def _figure(figsize=(7.0, 3.4), dpi=80, nrows=1, ncols=1, *, pyplot: bool = True
     return new_figure(nrows, ncols, pyplot=pyplot, figsize=figsize, dpi=dpi, **kw)
 
 
+def _axes(ax, figsize):
+    """``(fig, ax)``: the given axes and their figure, or a new 90-dpi figure of ``figsize`` inches."""
+    if ax is None:
+        return _figure(figsize=figsize, dpi=90)
+    return ax.figure, ax
+
+
 # --------------------------------------------------------------------------------------------
 # static figures
 
@@ -166,10 +173,7 @@ def plot_roofline(hardware: Sequence[str | lat.Hardware] = ("H100", "H200", "B20
     Returns:
         The matplotlib ``Figure``.
     """
-    if ax is None:
-        fig, ax = _figure(figsize=(7.0, 4.2), dpi=90)
-    else:
-        fig = ax.figure
+    fig, ax = _axes(ax, figsize=(7.0, 4.2))
     m = model if model is not None else lat.get_model("Llama-3-70B", dtype)
     x = np.logspace(-1, 4, 200)
     for i, name in enumerate(hardware):
@@ -205,10 +209,7 @@ def plot_measured_vs_roofline(lengths, measured_ms, predicted_ms, *, xlabel: str
     Returns:
         The matplotlib ``Figure``.
     """
-    if ax is None:
-        fig, ax = _figure(figsize=(6.0, 3.6), dpi=90)
-    else:
-        fig = ax.figure
+    fig, ax = _axes(ax, figsize=(6.0, 3.6))
     x = np.asarray(lengths, dtype=float)
     ax.plot(x, measured_ms, "o-", color="C3", label="측정 (이 컴퓨터)")
     ax.plot(x, predicted_ms, "s--", color="C0", label="루프라인 예측 (이 컴퓨터)")
@@ -232,10 +233,7 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
     Returns:
         The matplotlib ``Figure``.
     """
-    if ax is None:
-        fig, ax = _figure(figsize=(7.0, 3.2), dpi=90)
-    else:
-        fig = ax.figure
+    fig, ax = _axes(ax, figsize=(7.0, 3.2))
     m = model if model is not None else lat.get_model("Llama-3-70B", "fp8")
     pipe = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens)
     ideal = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens, lpu_parallel="ideal")
