@@ -115,3 +115,16 @@ def test_static_figures():
     for f in [fig, *figs]:  # Jupyter's inline backend closes them after showing them
         plt.close(f)
     assert plt.get_fignums() == before
+
+
+def test_each_control_change_redraws_exactly_once(explorer, monkeypatch):
+    ex = explorer
+    calls = []
+    monkeypatch.setattr(ex, "_png", lambda: calls.append(1) or "iVBORw0KGgo=")
+    rubin = next(i for i, p in enumerate(ex.presets) if p.label.startswith("Rubin ("))
+    ex.preset.value = rubin  # sets two sliders, then one redraw
+    assert len(calls) == 1
+    ex.decode_ms.value = 30.0  # leaves the preset (switches to "직접 설정"): still one redraw
+    assert len(calls) == 2 and ex.preset.value == ex.CUSTOM
+    ex.depth.value = ex.depth.value + 1
+    assert len(calls) == 3
