@@ -333,8 +333,6 @@ class LatencyExplorer:
     # handlers ---------------------------------------------------------------------------------
 
     def _on_preset(self, change=None) -> None:
-        if self._busy:  # switched to "직접 설정" by _on_rate, which redraws itself
-            return
         i = self.preset.value
         if i == self.CUSTOM:
             return self.update()
