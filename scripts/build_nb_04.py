@@ -27,10 +27,8 @@ from decodelab.widgets.speculative import (rounds_html, metrics_html, speculativ
                                            speedup_figure, exactness_figure)
 from IPython.display import HTML, display
 
-# 이 작은 모델들은 스레드 1개일 때 가장 빠릅니다 (이 컴퓨터에서 측정: 다른 작업과 CPU를 나눠 쓰면 2개가 몇 배 느려지기도 합니다)
-torch.set_num_threads(1)
 torch.manual_seed(0)
-pair = bundled()                                  # 패키지에 들어 있는 모델 쌍 (인터넷 없이 로컬 폴더에서 읽습니다)
+pair = bundled()   # 패키지에 들어 있는 모델 쌍 (인터넷 없이 로컬 폴더에서 읽음; 작은 모델이라 torch 스레드 1개로 돌림: load_models 설명 참고)
 target, draft, tok = pair.target, pair.draft, pair.tokenizer
 n_t = sum(p.numel() for p in target.parameters())
 n_d = sum(p.numel() for p in draft.parameters())
