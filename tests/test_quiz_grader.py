@@ -174,7 +174,7 @@ def test_an_error_while_grading_one_file_skips_only_that_file(tmp_path, monkeypa
 
 
 def test_atomic_write_keeps_the_mode_of_an_existing_file(tmp_path):
-    from decodelab.quiz._atomic import atomic_write_bytes
+    from decodelab._atomic import atomic_write_bytes
 
     book = grade_folder(tmp_path, QUESTIONS)  # empty folder: header only
     new = write_gradebook(book, tmp_path / "new.csv")

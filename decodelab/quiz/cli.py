@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from ._atomic import os_reason
+from .._atomic import os_reason
 from .loading import QuizError, load_quizzes, select_notebook
 from .submission import MAX_BYTES
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ._atomic import atomic_write_bytes, os_reason
+from .._atomic import atomic_write_bytes, os_reason
 from .grading import score_response
 from .submission import MAX_BYTES, Submission, SubmissionError, read_submission
 

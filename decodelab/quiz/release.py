@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from ._atomic import atomic_write_text, os_reason
+from .._atomic import atomic_write_text, os_reason
 from .loading import load_quiz_files, public_question, quizzes_dir
 from .schema import ReleaseFile, ReleaseInfo
 

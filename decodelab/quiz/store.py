@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ._atomic import atomic_write_text
+from .._atomic import atomic_write_text
 from .schema import QUESTION_ID, QUIZ_SET
 from .submission import MAX_BYTES, answer_problem, make_submission, validate_student_id
 
