@@ -108,9 +108,10 @@ def _agent_artists(ax, legend: bool = True, transfer: bool = True):
         if legend:
             keys = [k for k in COLORS if transfer or k != "transfer"]
             ax.legend([Patch(color=COLORS[k]) for k in keys], [LABELS[k] for k in keys],
-                      loc="upper left", fontsize=8, ncol=4, frameon=False)
-        ax.set_xlabel("모델 호출 번호")
-        ax.set_ylabel("시간 (초)")
+                      loc="upper left", fontsize=11, ncol=4, frameon=False)
+        ax.set_xlabel("모델 호출 번호", fontsize=12)
+        ax.set_ylabel("시간 (초)", fontsize=12)
+        ax.tick_params(labelsize=11)
         # few tick labels: text layout is most of a redraw's cost
         ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(4))
@@ -135,8 +136,8 @@ def plot_agent_loop(result: lat.AgentLoopResult, ax=None, *, title: str | None =
         The matplotlib ``Figure`` drawn on.
     """
     if ax is None:
-        fig, ax = _figure()
-        fig.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.15)
+        fig, ax = _figure(figsize=(10.0, 3.8), dpi=96)  # ~960 px: the notebook's full width
+        fig.subplots_adjust(left=0.07, right=0.99, top=0.88, bottom=0.16)
     fig = ax.figure
     arts = _agent_artists(ax, legend, transfer=bool(np.any(result.transfer_ms)))
     n = result.depth
@@ -156,7 +157,7 @@ def plot_agent_loop(result: lat.AgentLoopResult, ax=None, *, title: str | None =
     ax.set_title(title if title is not None else (f"총 {t['total'] / 1e3:,.1f}초 = 프리필 {t['prefill'] / 1e3:,.1f} + "
                            f"디코드 {t['decode'] / 1e3:,.1f} + 도구 {t['tool'] / 1e3:,.1f}"
                            + (f" + KV 전송 {t['transfer'] / 1e3:,.1f}" if t["transfer"] else "") + " (초)"),
-                 fontsize=10)
+                 fontsize=12)
     return fig
 
 
@@ -233,27 +234,28 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
     Returns:
         The matplotlib ``Figure``.
     """
-    fig, ax = _axes(ax, figsize=(7.0, 3.2))
+    fig, ax = _axes(ax, figsize=(10.0, 4.0))  # the notebook's full width
     m = model if model is not None else lat.get_model("Llama-3-70B", "fp8")
     pipe = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens)
     ideal = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens, lpu_parallel="ideal")
     rows = [
         ("H100 1개 (루프라인)", lat.decode_step_ms(m, "H100", context_tokens)),
         ("Rubin 1개 (루프라인)", lat.decode_step_ms(m, "Rubin", context_tokens)),
-        ("Rubin + LPX 레이어 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
-        ("Rubin + LPX 레이어 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
+        ("Rubin + LPX 층별 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
+        ("Rubin + LPX 층별 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
         ("NVIDIA 주장\n(사용자당 ~1,000 토큰/초)", 1.0),
     ]
     y = np.arange(len(rows))[::-1]
     vals = [v for _, v in rows]
     ax.barh(y, vals, color=["C0", "C0", "C1", "C1", "C2"])
-    ax.set_yticks(y, [r for r, _ in rows], fontsize=8)
+    ax.set_yticks(y, [r for r, _ in rows], fontsize=11)
+    ax.tick_params(axis="x", labelsize=11)
     for yi, v in zip(y, vals):
-        ax.annotate(f"{v:.2f} ms", (v, yi), textcoords="offset points", xytext=(3, -3), fontsize=8)
+        ax.annotate(f"{v:.2f} ms", (v, yi), textcoords="offset points", xytext=(4, -4), fontsize=11)
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
-    ax.set_xlabel("디코드 한 단계 (ms, 로그 눈금)")
-    ax.set_title(f"{m.name} {m.dtype.upper()}, 문맥 {context_tokens:,} 토큰, 배치 1", fontsize=10)
+    ax.set_xlabel("토큰 하나를 만드는 시간 (ms, 로그 눈금)", fontsize=12)
+    ax.set_title(f"{m.name} {m.dtype.upper()}, 맥락 {context_tokens:,} 토큰, 배치 1", fontsize=12)
     fig.tight_layout()
     return fig
 
@@ -305,21 +307,21 @@ class LatencyExplorer:
                                    style=style, layout=W.Layout(width="360px"), continuous_update=False)
         self.summary = W.HTML()
         self.source = W.HTML()
-        self.output = W.Output(layout=W.Layout(min_height="280px"))
+        self.output = W.Output(layout=W.Layout(min_height="340px", width="100%"))
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-        self.figure, self.ax = _figure(figsize=(7.0, 3.0), dpi=72, pyplot=False)
-        self.figure.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.16)
+        self.figure, self.ax = _figure(figsize=(10.0, 3.4), dpi=96, pyplot=False)  # ~960 px wide
+        self.figure.subplots_adjust(left=0.07, right=0.99, top=0.96, bottom=0.17)
         # one Agg canvas kept for the widget's life: its renderer and text layouts are reused
         self._canvas = FigureCanvasAgg(self.figure)
         self.result: lat.AgentLoopResult | None = None
         self._busy = False
         caption = W.HTML(
-            f"<small>가정(출처 없음, 바꿔 보세요): 첫 문맥 {ASSUMED_INITIAL_CONTEXT:,} 토큰, 호출마다 문맥 "
+            f"<div style='font-size:13px; line-height:1.45'>가정(출처 없음, 바꿔 보세요): 첫 문맥 {ASSUMED_INITIAL_CONTEXT:,} 토큰, 호출마다 문맥 "
             f"+{ASSUMED_GROWTH_PER_CALL:,} 토큰, 접두사 캐시 사용. 기본값 50회 × 300 토큰 × 도구 2초는 "
             "facts/hardware.md의 에이전트 예시입니다. 투기적 디코딩의 "
             f"γ = {SPECULATIVE_GAMMA}, c ≈ {SPECULATIVE_C:g}는 Leviathan et al. 2023이 α = 0.75에서 "
-            "속도 향상을 예측 3.2배, 측정 3.4배로 보고한 설정입니다(facts/speculative.md).</small>")
+            "속도 향상을 예측 3.2배, 측정 3.4배로 보고한 설정입니다(facts/speculative.md).</div>")
         self.widget = W.VBox([
             self.preset, self.decode_ms, self.prefill_tps, self.tool_s, self.depth, self.tokens,
             W.HBox([self.speculative, self.alpha]), self.summary, self.output, self.source, caption])
@@ -404,8 +406,8 @@ class LatencyExplorer:
             f"디코드 몫 {share:.0f}% · 실제 토큰당 디코드 {tpot:.2f} ms · "
             f"토큰당 10 ms가 늘면 +{plus10:,.0f}초")
         i = self.preset.value
-        self.source.value = ("<small>출처: " + (self.presets[i].source if i != self.CUSTOM else "직접 설정한 값")
-                             + "</small>")
+        self.source.value = ("<div style='font-size:13px; line-height:1.45'>출처: "
+                             + (self.presets[i].source if i != self.CUSTOM else "직접 설정한 값") + "</div>")
 
 
 def latency_explorer(model: lat.ModelProfile | None = None, context_tokens: int = 8192, *,
