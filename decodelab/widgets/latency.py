@@ -108,10 +108,9 @@ def _agent_artists(ax, legend: bool = True, transfer: bool = True):
         if legend:
             keys = [k for k in COLORS if transfer or k != "transfer"]
             ax.legend([Patch(color=COLORS[k]) for k in keys], [LABELS[k] for k in keys],
-                      loc="upper left", fontsize=11, ncol=4, frameon=False)
-        ax.set_xlabel("모델 호출 번호", fontsize=12)
-        ax.set_ylabel("시간 (초)", fontsize=12)
-        ax.tick_params(labelsize=11)
+                      loc="upper left", fontsize=8, ncol=4, frameon=False)
+        ax.set_xlabel("모델 호출 번호")
+        ax.set_ylabel("시간 (초)")
         # few tick labels: text layout is most of a redraw's cost
         ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(4))
@@ -136,8 +135,8 @@ def plot_agent_loop(result: lat.AgentLoopResult, ax=None, *, title: str | None =
         The matplotlib ``Figure`` drawn on.
     """
     if ax is None:
-        fig, ax = _figure(figsize=(10.0, 3.8), dpi=96)  # ~960 px: the notebook's full width
-        fig.subplots_adjust(left=0.07, right=0.99, top=0.88, bottom=0.16)
+        fig, ax = _figure()
+        fig.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.15)
     fig = ax.figure
     arts = _agent_artists(ax, legend, transfer=bool(np.any(result.transfer_ms)))
     n = result.depth
@@ -157,7 +156,7 @@ def plot_agent_loop(result: lat.AgentLoopResult, ax=None, *, title: str | None =
     ax.set_title(title if title is not None else (f"총 {t['total'] / 1e3:,.1f}초 = 프리필 {t['prefill'] / 1e3:,.1f} + "
                            f"디코드 {t['decode'] / 1e3:,.1f} + 도구 {t['tool'] / 1e3:,.1f}"
                            + (f" + KV 전송 {t['transfer'] / 1e3:,.1f}" if t["transfer"] else "") + " (초)"),
-                 fontsize=12)
+                 fontsize=10)
     return fig
 
 
@@ -241,8 +240,8 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
     rows = [
         ("H100 1개 (루프라인)", lat.decode_step_ms(m, "H100", context_tokens)),
         ("Rubin 1개 (루프라인)", lat.decode_step_ms(m, "Rubin", context_tokens)),
-        ("Rubin + LPX 층별 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
-        ("Rubin + LPX 층별 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
+        ("Rubin + LPX 레이어 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
+        ("Rubin + LPX 레이어 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
         ("NVIDIA 주장\n(사용자당 ~1,000 토큰/초)", 1.0),
     ]
     y = np.arange(len(rows))[::-1]
@@ -310,8 +309,9 @@ class LatencyExplorer:
         self.output = W.Output(layout=W.Layout(min_height="340px", width="100%"))
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-        self.figure, self.ax = _figure(figsize=(10.0, 3.4), dpi=96, pyplot=False)  # ~960 px wide
-        self.figure.subplots_adjust(left=0.07, right=0.99, top=0.96, bottom=0.17)
+        # ~960 x 340 px: the notebook's full width; dpi 120 draws 8-pt labels at 10 pt of a 96-dpi screen
+        self.figure, self.ax = _figure(figsize=(8.0, 2.85), dpi=120, pyplot=False)
+        self.figure.subplots_adjust(left=0.08, right=0.99, top=0.96, bottom=0.18)
         # one Agg canvas kept for the widget's life: its renderer and text layouts are reused
         self._canvas = FigureCanvasAgg(self.figure)
         self.result: lat.AgentLoopResult | None = None
