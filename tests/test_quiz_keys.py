@@ -25,8 +25,8 @@ MAX_SAME_SET_SHARE = 0.25
 """No one key set (e.g. {a, b}) may answer more than this share of the multiple-choice questions."""
 
 # Phrases that send the student to a text outside this repository.
-OUTSIDE_TEXT = ["시드", "첫 글", "첫글", "두 번째 글", "두번째 글", "둘째 글", "기사", "입력 자료", "원문",
-                "이 글", "글쓴이", "글은 ", "글이 ", "글에 ", "글의 "]
+OUTSIDE_TEXT = ["시드 글", "시드글", "첫 글", "첫글", "두 번째 글", "두번째 글", "둘째 글", "기사", "입력 자료", "원문",
+                "글쓴이", "글에 따르면", "글이 전한", "글의 전망", "글의 확인문제", "글이 말하", "글은 말하"]
 
 
 def _length(text: str) -> int:

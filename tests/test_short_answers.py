@@ -144,3 +144,20 @@ def test_accepted_form_that_states_a_misconception_is_an_authoring_error():
     msg = _error_locs(accepted=["토큰을 지워서"],
                       misconceptions=[{"match": ["지워"], "explanation": "지우는 것이 아닙니다."}])
     assert "misconceptions.0.match" in msg and "토큰을 지워서" in msg
+
+
+def test_widget_and_gradebook_keep_a_review_answer_as_review(tmp_path):
+    from decodelab.quiz import grade_folder, quiz_widget, write_gradebook
+
+    w = quiz_widget("03", answers_dir=tmp_path / "answers", export_dir=tmp_path)
+    v = w.views["03-check-2"]
+    v.set_response("모르겠어요")
+    v.submit()
+    assert v.score is None and "강사가 검토" in v.feedback.value
+    w.student.value = "s1"
+    w.export_button.click()
+    book = grade_folder(tmp_path, load_quizzes(notebook="03"))
+    (row,) = book.rows
+    assert row.scores["03-check-2"] is None and row.total == 0.0
+    text = write_gradebook(book, tmp_path / "gb.csv").read_text(encoding="utf-8-sig")
+    assert "검토 필요" in text
