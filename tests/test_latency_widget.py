@@ -68,7 +68,7 @@ def test_totals_match_hand_computation(explorer):
     ex.speculative.value = True
     ex.alpha.value = 0.8
     # Leviathan et al. 2023's setting (facts/speculative.md): gamma 7, c ~0.02
-    s = lat.speculative_speedup(0.8, 7, 0.02)
+    s = lat.expected_speedup(0.8, 7, 0.02)
     assert ex.result.totals["decode"] == pytest.approx(2180.0 / s)
     assert ex.result.totals["tool"] == pytest.approx(10_000.0)
     assert "γ=7" in ex.speculative.description and "c=0.02" in ex.speculative.description

@@ -238,8 +238,8 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
     pipe = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens)
     ideal = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens, lpu_parallel="ideal")
     rows = [
-        ("H100 1개 (루프라인)", lat.decode_step_ms(m, "H100", context_tokens)),
-        ("Rubin 1개 (루프라인)", lat.decode_step_ms(m, "Rubin", context_tokens)),
+        ("H100 1개 (루프라인)", lat.estimate_decode_step_ms(m, "H100", context_tokens)),
+        ("Rubin 1개 (루프라인)", lat.estimate_decode_step_ms(m, "Rubin", context_tokens)),
         ("Rubin + LPX 레이어 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
         ("Rubin + LPX 레이어 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
         ("NVIDIA 주장\n(사용자당 ~1,000 토큰/초)", 1.0),
