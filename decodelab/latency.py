@@ -34,7 +34,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
@@ -81,7 +81,7 @@ def _check(name: str, value: Any, what: str, *, low: float = 0.0, strict: bool =
         rng = f"{low:g}보다 큰" if strict else f"{low:g} 이상의"
     rule = f"{rng} {'정수' if integer else ('수(inf 포함)' if inf else '유한한 수')}" + (" 또는 그 배열" if array else "")
     try:
-        shown = repr(value) if np.ndim(value) == 0 else f"array{np.shape(value)}"
+        shown = repr(value) if np.size(value) <= 8 else f"array{np.shape(value)}"
     except ValueError:  # a ragged sequence
         shown = repr(value)
     msg = f"{name}={shown}: {what}에 맞지 않는 값입니다 (허용: {rule})"
@@ -118,9 +118,10 @@ def _key(name: str) -> str:
     return "".join(ch for ch in str(name).lower() if ch.isalnum())
 
 
-def _scalar(x):
-    """A 0-d array as a Python float / str / bool; anything else unchanged."""
-    return x.item() if isinstance(x, np.ndarray) and x.ndim == 0 else x
+def _out(x):
+    """A result as a Python float / str / bool for scalar input, else a numpy array."""
+    x = np.asarray(x)
+    return x.item() if x.ndim == 0 else x
 
 
 # ============================================================================================
@@ -448,32 +449,19 @@ MODEL_NAMES: tuple[str, ...] = tuple(_presets()["model"])
 # the roofline: one core, every estimate calls it
 
 
-@dataclass(frozen=True)
-class Roofline:
-    """FLOPs, bytes and time of one forward pass (floats, or arrays of the broadcast shape).
+class Roofline(NamedTuple):
+    """FLOPs, bytes and time of one forward pass (numpy arrays of the broadcast shape):
+    weight_flops = 2 P B T, attention_flops = 4 L a B pairs, kv_bytes = B kv_tokens kv,
+    bytes = W + kv_bytes, compute_ms = FLOP / (N F mfu), memory_ms = bytes / (N BW mbu), ms = the larger."""
 
-    weight_flops = 2 P B T; attention_flops = 4 L a B pairs; weight_bytes = W; kv_bytes = B
-    kv_tokens kv; compute_ms = FLOP / (N F mfu); memory_ms = bytes / (N BW mbu); ms = the larger.
-    """
-
-    weight_flops: Any
-    attention_flops: Any
-    weight_bytes: float
-    kv_bytes: Any
-    compute_ms: Any
-    memory_ms: Any
-
-    @property
-    def flops(self):
-        return self.weight_flops + self.attention_flops
-
-    @property
-    def bytes(self):
-        return self.weight_bytes + self.kv_bytes
-
-    @property
-    def ms(self):
-        return np.maximum(self.compute_ms, self.memory_ms)
+    weight_flops: np.ndarray
+    attention_flops: np.ndarray
+    flops: np.ndarray
+    kv_bytes: np.ndarray
+    bytes: np.ndarray
+    compute_ms: np.ndarray
+    memory_ms: np.ndarray
+    ms: np.ndarray
 
 
 def roofline(model: ModelProfile, hardware: Hardware, new_tokens, attention_pairs, kv_tokens, batch=1, *,
@@ -492,13 +480,13 @@ def roofline(model: ModelProfile, hardware: Hardware, new_tokens, attention_pair
     Arguments are numbers or numpy arrays (broadcast); the caller has checked them (the public
     estimates do). Returns a :class:`Roofline` of floats/arrays (FLOP, bytes, ms).
     """
-    f = hardware.flops_for(model.dtype)
-    w_flops = 2.0 * model.n_params * batch * new_tokens
-    a_flops = 4.0 * model.n_layers * model.attn_width * batch * attention_pairs
-    kv = batch * kv_tokens * kv_bytes_per_token(model)
-    return Roofline(w_flops, a_flops, model.weight_bytes, kv,
-                    (w_flops + a_flops) / (n_chips * f * mfu) * 1e3,
-                    (model.weight_bytes + kv) / (n_chips * hardware.bandwidth * mbu) * 1e3)
+    w_flops = np.asarray(2.0 * model.n_params * batch * new_tokens)
+    a_flops = np.asarray(4.0 * model.n_layers * model.attn_width * batch * attention_pairs)
+    kv = np.asarray(batch * kv_tokens * kv_bytes_per_token(model))
+    flops, nbytes = w_flops + a_flops, model.weight_bytes + kv
+    compute = flops / (n_chips * hardware.flops_for(model.dtype) * mfu) * 1e3
+    memory = nbytes / (n_chips * hardware.bandwidth * mbu) * 1e3
+    return Roofline(w_flops, a_flops, flops, kv, nbytes, compute, memory, np.maximum(compute, memory))
 
 
 def kv_bytes_per_token(model: ModelProfile) -> float:
@@ -534,7 +522,7 @@ def prefill_flops(model: ModelProfile, prompt_tokens, past_tokens=0):
     Source: facts/hardware.md "Prefill FLOPs ~ 2*P*S + 2*L*S^2*d_model". Numbers or arrays (broadcast).
     Raises TypeError / ValueError for a token count that is not a number >= 0."""
     s, p = _tokens("prompt_tokens", prompt_tokens), _tokens("past_tokens", past_tokens)
-    return _scalar(np.asarray(_prefill(model, _UNIT, s, p).flops))
+    return _out(_prefill(model, _UNIT, s, p).flops)
 
 
 def estimate_prefill_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, *, past_tokens=0,
@@ -549,7 +537,7 @@ def estimate_prefill_ms(model: ModelProfile, hardware: Hardware | str, prompt_to
     """
     hw, (mfu, mbu, n) = get_hardware(hardware), _util(mfu, mbu, n_chips)
     s, p = _tokens("prompt_tokens", prompt_tokens), _tokens("past_tokens", past_tokens)
-    return _scalar(np.asarray(_prefill(model, hw, s, p, n, mfu, mbu).ms))
+    return _out(_prefill(model, hw, s, p, n, mfu, mbu).ms)
 
 
 @dataclass(frozen=True)
@@ -594,10 +582,9 @@ def estimate_decode_step(model: ModelProfile, hardware: Hardware | str, context_
     b = _check("batch", batch, "배치 크기", low=1, integer=True, array=True)
     comm = _check("comm_ms", comm_ms, "단계당 통신 시간(ms)")
     r = _decode(model, hw, s, b, n, mfu, mbu)
-    fits = None if hw.memory_bytes is None else np.asarray(r.bytes <= n * hw.memory_bytes)
-    return StepEstimate(*(_scalar(np.asarray(v)) for v in (r.ms + comm, r.memory_ms, r.compute_ms)), comm,
-                        _scalar(np.asarray(r.bytes)), _scalar(np.asarray(r.flops)),
-                        _scalar(np.where(r.memory_ms >= r.compute_ms, "memory", "compute")), _scalar(fits))
+    fits = None if hw.memory_bytes is None else _out(r.bytes <= n * hw.memory_bytes)
+    return StepEstimate(_out(r.ms + comm), _out(r.memory_ms), _out(r.compute_ms), comm, _out(r.bytes), _out(r.flops),
+                        _out(np.where(r.memory_ms >= r.compute_ms, "memory", "compute")), fits)
 
 
 def estimate_decode_step_ms(model: ModelProfile, hardware: Hardware | str, context_tokens, batch=1, **kwargs):
@@ -623,7 +610,7 @@ def estimate_ttft_ms(model: ModelProfile, hardware: Hardware | str, prompt_token
 def _tpot(model, hw, p, n, b, n_chips, comm, mfu, mbu):
     steps = np.arange(1, n, dtype=float) if n > 1 else np.zeros(1)
     ms = _decode(model, hw, np.asarray(p, dtype=float)[..., None] + steps, b, n_chips, mfu, mbu).ms + comm
-    return _scalar(np.mean(ms, axis=-1))
+    return _out(np.mean(ms, axis=-1))
 
 
 def estimate_tpot_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, output_tokens: int, batch: int = 1,
@@ -654,7 +641,7 @@ def estimate_e2e_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens
     tpot = estimate_tpot_ms(model, hardware, prompt_tokens, output_tokens, batch, n_chips=n_chips,
                             comm_ms=comm_ms, mfu=mfu, mbu=mbu)
     pre = _prefill(model, get_hardware(hardware), np.asarray(prompt_tokens, dtype=float), 0.0, n_chips, mfu, mbu).ms
-    return _scalar(np.asarray(pre + (output_tokens - 1) * tpot))
+    return _out(pre + (output_tokens - 1) * tpot)
 
 
 def arithmetic_intensity(model: ModelProfile, context_tokens=0, batch=1):
@@ -667,7 +654,7 @@ def arithmetic_intensity(model: ModelProfile, context_tokens=0, batch=1):
     """
     s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
     r = _decode(model, _UNIT, s, _check("batch", batch, "배치 크기", low=1, integer=True, array=True))
-    return _scalar(np.asarray(r.flops / r.bytes))
+    return _out(r.flops / r.bytes)
 
 
 def weight_matmul_intensity(batch, bytes_per_param: float = 2.0):
@@ -716,7 +703,7 @@ def kv_transfer_ms(model: ModelProfile, tokens, link: Link | str):
         TypeError / ValueError: a bad token count; an unknown link name.
     """
     lk, s = get_link(link), _tokens("tokens", tokens, "전송할 토큰 수")
-    return _scalar(np.asarray(s * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms))
+    return _out(s * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms)
 
 
 @dataclass(frozen=True)
@@ -788,14 +775,11 @@ def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lp
     if lpu_parallel not in ("pipeline", "ideal"):
         raise ValueError(f"lpu_parallel={lpu_parallel!r}: LPU가 가중치를 나누는 방식을 골라야 합니다 (허용: pipeline, ideal)")
     share = l.n_chips if lpu_parallel == "pipeline" else 1
-    gpu_side = _decode(replace(model, dtype=model.kv_dtype), g, s, b)  # attention runs in the KV format
-    lpu_side = _decode(model, replace(l, bandwidth=l.bandwidth / share,
-                                      flops={k: v / share for k, v in l.flops.items()}), s, b)
-    gpu_ms = np.maximum(gpu_side.kv_bytes / g.bandwidth, gpu_side.attention_flops / g.flops_for(model.kv_dtype)) * 1e3
-    lpu_ms = np.maximum(lpu_side.weight_bytes / (l.bandwidth / share),
-                        lpu_side.weight_flops / (l.flops_for(model.dtype) / share)) * 1e3
-    return {"gpu_attention_ms": _scalar(np.asarray(gpu_ms)), "lpu_weights_ms": _scalar(np.asarray(lpu_ms)),
-            "hops_ms": hops, "total_ms": _scalar(np.asarray(gpu_ms + lpu_ms + hops)),
+    r = _decode(model, _UNIT, s, b)  # the step's FLOPs and bytes, split into its KV and weight parts
+    gpu_ms = np.maximum(r.kv_bytes / g.bandwidth, r.attention_flops / g.flops_for(model.kv_dtype)) * 1e3
+    lpu_ms = np.maximum(model.weight_bytes / (l.bandwidth / share), r.weight_flops / (l.flops_for(model.dtype) / share)) * 1e3
+    return {"gpu_attention_ms": _out(gpu_ms), "lpu_weights_ms": _out(lpu_ms),
+            "hops_ms": hops, "total_ms": _out(gpu_ms + lpu_ms + hops),
             "lpu_fits": None if l.memory_bytes is None else bool(model.weight_bytes <= l.memory_bytes)}
 
 
@@ -821,7 +805,7 @@ def expected_tokens_per_call(alpha, gamma):
     Raises:
         TypeError / ValueError: alpha outside [0, 1], gamma not an integer >= 1.
     """
-    return _scalar(_tokens_per_call(*_spec_args(alpha, gamma)))
+    return _out(_tokens_per_call(*_spec_args(alpha, gamma)))
 
 
 def expected_speedup(alpha, gamma, c, *, verify_cost: float = 1.0):
@@ -837,7 +821,7 @@ def expected_speedup(alpha, gamma, c, *, verify_cost: float = 1.0):
     a, g = _spec_args(alpha, gamma)
     cost = g * _check("c", c, "초안/대상 한 단계 시간 비(c)", array=True) + _check(
         "verify_cost", verify_cost, "검증 한 번의 비용(대상 모델 한 단계 단위)", strict=True)
-    return _scalar(_tokens_per_call(a, g) / cost)
+    return _out(_tokens_per_call(a, g) / cost)
 
 
 def optimal_gamma(alpha: float, c: float, max_gamma: int = 16) -> int:
@@ -874,12 +858,16 @@ class SpeculativeConfig:
 # the agent loop
 
 
-def _schedule(depth: int, init: int, growth: int, prefix_caching: bool):
-    """Per call: context at the start, tokens prefilled, tokens already cached (shape (depth,))."""
+def _schedule(depth, init, growth, prefix_caching):
+    """The checked depth and, per call (shape (depth,)): context at its start, tokens it
+    prefills, tokens already cached. Shared by :func:`agent_rates` and :func:`agent_loop`."""
+    depth = _check("depth", depth, "에이전트 루프 깊이(모델 호출 수)", integer=True)
+    init = _check("initial_context_tokens", init, "처음 문맥 토큰 수", integer=True)
+    growth = _check("context_growth_per_call", growth, "호출당 문맥 증가 토큰 수", integer=True)
     i = np.arange(depth, dtype=float)
     ctx = init + i * growth
     new = np.where(i == 0, float(init), float(growth)) if prefix_caching else ctx.copy()
-    return ctx, new, ctx - new
+    return depth, ctx, new, ctx - new
 
 
 @dataclass(frozen=True)
@@ -919,11 +907,8 @@ def agent_rates(model: ModelProfile, hardware: Hardware | str, depth: int, outpu
     hw = get_hardware(hardware)
     dec_hw = hw if decode_hardware is None else get_hardware(decode_hardware)
     mfu, _, _ = _util(mfu, 1.0, 1)
-    depth = _check("depth", depth, "에이전트 루프 깊이(모델 호출 수)", integer=True)
     n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
-    ctx, new, past = _schedule(depth, _check("initial_context_tokens", initial_context_tokens, "처음 문맥 토큰 수", integer=True),
-                               _check("context_growth_per_call", context_growth_per_call, "호출당 문맥 증가 토큰 수", integer=True),
-                               bool(prefix_caching))
+    depth, ctx, new, past = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
     with np.errstate(divide="ignore"):
         prefill_rate = np.where(new > 0, new / _prefill(model, hw, new, past, 1, mfu).ms * 1e3, np.inf)
     xfer = np.zeros(depth) if link is None else np.where(new > 0, kv_transfer_ms(model, new, link), 0.0)
@@ -946,31 +931,17 @@ class AgentLoopResult:
     output_tokens: int
     tpot_ms: np.ndarray
 
-    @property
-    def depth(self) -> int:
-        return int(self.prefill_ms.shape[0])
-
-    @property
-    def call_ms(self) -> np.ndarray:
-        """prefill + transfer + decode + tool of each call, ms."""
-        return self.prefill_ms + self.transfer_ms + self.decode_ms + self.tool_ms
+    depth = property(lambda self: int(self.prefill_ms.shape[0]), doc="Number of model calls.")
+    call_ms = property(lambda self: self.prefill_ms + self.transfer_ms + self.decode_ms + self.tool_ms,
+                       doc="prefill + transfer + decode + tool of each call, ms, shape (depth,).")
+    total_ms = property(lambda self: self.totals["total"], doc="Whole task, ms.")
+    total_s = property(lambda self: self.totals["total"] / 1e3, doc="Whole task, s.")
 
     @property
     def totals(self) -> dict[str, float]:
         """Sums over calls, ms: prefill, transfer, decode, tool, total."""
         t = {k: float(getattr(self, f"{k}_ms").sum()) for k in ("prefill", "transfer", "decode", "tool")}
         return {**t, "total": sum(t.values())}
-
-    @property
-    def total_ms(self) -> float:
-        return self.totals["total"]
-
-    @property
-    def total_s(self) -> float:
-        return self.total_ms / 1e3
-
-
-_LEGACY_AGENT_ARGS = ("model", "hardware", "decode_hardware", "link", "mfu")
 
 
 def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, decode_ms_per_token=None,
@@ -1002,28 +973,25 @@ def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, dec
     Raises:
         TypeError: a missing rate, an unknown keyword, a non-number. ValueError: a bad value or shape.
     """
-    if set(legacy) - set(_LEGACY_AGENT_ARGS):
-        raise TypeError(f"agent_loop() got unexpected keyword arguments {sorted(set(legacy) - set(_LEGACY_AGENT_ARGS))}")
     if legacy:
+        if set(legacy) - {"model", "hardware", "decode_hardware", "link", "mfu"} or None in (
+                legacy.get("model"), legacy.get("hardware")):
+            raise TypeError(f"agent_loop() got unexpected keyword arguments {sorted(legacy)} "
+                            "(model, hardware: 둘 다 주거나 agent_rates를 쓰세요)")
         warnings.warn("agent_loop(model=..., hardware=...)는 다음 릴리스에서 없어집니다: "
                       "agent_loop(..., **agent_rates(model, hardware, depth, n, ...).kwargs)를 쓰세요",
                       DeprecationWarning, stacklevel=2)
-        if legacy.get("model") is not None and legacy.get("hardware") is not None:
-            rates = agent_rates(legacy["model"], legacy["hardware"], depth, output_tokens_per_call,
-                                initial_context_tokens=initial_context_tokens, context_growth_per_call=context_growth_per_call,
-                                prefix_caching=prefix_caching, decode_hardware=legacy.get("decode_hardware"),
-                                link=legacy.get("link"), mfu=legacy.get("mfu", 1.0))
-            decode_ms_per_token = rates.decode_ms_per_token if decode_ms_per_token is None else decode_ms_per_token
-            prefill_tokens_per_s = rates.prefill_tokens_per_s if prefill_tokens_per_s is None else prefill_tokens_per_s
-            transfer_ms_per_call = rates.transfer_ms_per_call
+        r = agent_rates(legacy.pop("model"), legacy.pop("hardware"), depth, output_tokens_per_call, **legacy,
+                        initial_context_tokens=initial_context_tokens, context_growth_per_call=context_growth_per_call,
+                        prefix_caching=prefix_caching)
+        decode_ms_per_token = r.decode_ms_per_token if decode_ms_per_token is None else decode_ms_per_token
+        prefill_tokens_per_s = r.prefill_tokens_per_s if prefill_tokens_per_s is None else prefill_tokens_per_s
+        transfer_ms_per_call = r.transfer_ms_per_call
     for name, v in (("decode_ms_per_token", decode_ms_per_token), ("prefill_tokens_per_s", prefill_tokens_per_s)):
         if v is None:
-            raise TypeError(f"{name}=None: 속도를 주어야 합니다 (허용: 수 또는 호출별 배열; 하드웨어에서 구하려면 agent_rates)")
-    depth = _check("depth", depth, "에이전트 루프 깊이(모델 호출 수)", integer=True)
+            raise TypeError(f"{name}=None: 속도가 있어야 합니다 (허용: 수 또는 호출별 배열; 하드웨어에서 구하려면 agent_rates)")
     n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
-    ctx, new, _ = _schedule(depth, _check("initial_context_tokens", initial_context_tokens, "처음 문맥 토큰 수", integer=True),
-                            _check("context_growth_per_call", context_growth_per_call, "호출당 문맥 증가 토큰 수", integer=True),
-                            bool(prefix_caching))
+    depth, ctx, new, _ = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
 
     def per_call(name, value, what, **kw):
         v = _check(name, value, what, array=True, **kw)
@@ -1109,8 +1077,8 @@ def amdahl_speedup(fraction, factor):
         TypeError / ValueError: fraction outside [0, 1], factor <= 0.
     """
     f = _check("fraction", fraction, "빨라지는 부분의 비율(fraction)", high=1, array=True)
-    return _scalar(np.asarray(1.0 / ((1.0 - f) + f / _check("factor", factor, "빨라지는 배수(factor)", strict=True,
-                                                               inf=True, array=True))))
+    return _out(1.0 / ((1.0 - f) + f / _check("factor", factor, "빨라지는 배수(factor)", strict=True,
+                                                               inf=True, array=True)))
 
 
 # ============================================================================================
