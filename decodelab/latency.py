@@ -224,7 +224,7 @@ class ModelProfile:
 
     def __post_init__(self) -> None:
         for f in ("n_params", "n_layers", "d_model", "n_q_heads", "n_kv_heads", "d_head"):
-            _check(f, getattr(self, f), f, low=1, integer=True)
+            _check(f, getattr(self, f), "모델 크기(config 항목)", low=1, integer=True)
         object.__setattr__(self, "dtype", _norm_dtype(self.dtype))
         object.__setattr__(self, "kv_dtype", _norm_dtype(self.kv_dtype, "kv_dtype"))
 
@@ -744,7 +744,7 @@ def disaggregated(model: ModelProfile, prefill_hardware: Hardware | str, decode_
         TypeError / ValueError: a bad count, rate or name (each named).
     """
     pre_hw, dec_hw = get_hardware(prefill_hardware), get_hardware(decode_hardware)
-    mfu, _, _ = _util(mfu, 1.0, 1)
+    mfu = _check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1)
     pc = _check("prefill_chips", prefill_chips, "프리필 칩 수", low=1, integer=True)
     dc = _check("decode_chips", decode_chips, "디코드 칩 수", low=1, integer=True)
     s = _check("prompt_tokens", prompt_tokens, "프롬프트 토큰 수", integer=True)
@@ -913,7 +913,7 @@ def agent_rates(model: ModelProfile, hardware: Hardware | str, depth: int, outpu
     """
     hw = get_hardware(hardware)
     dec_hw = hw if decode_hardware is None else get_hardware(decode_hardware)
-    mfu, _, _ = _util(mfu, 1.0, 1)
+    mfu = _check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1)
     n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
     depth, ctx, new, past = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
     with np.errstate(divide="ignore"):
