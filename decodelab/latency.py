@@ -419,8 +419,8 @@ def _model_config(name: str) -> dict:
     """The HF config of preset ``name``: from its presets.csv row, or (bundled pair) its
     config.json read now, since the bundled weights may be retrained and replaced."""
     r = _presets()["model"][name]
-    if r["config"]:
-        path = _ASSETS / Path(r["config"]).relative_to("assets/models")
+    if r["bundled_dir"]:
+        path = _ASSETS / r["bundled_dir"] / "config.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: 번들 모델 설정 파일이 없습니다. decodelab을 다시 설치하세요")
         return json.loads(path.read_text(encoding="utf-8"))
