@@ -93,6 +93,9 @@ def test_presets_drive_sliders(explorer):
     ex.preset.value = rubin
     assert ex.result.total_ms < slow  # faster chip, shorter task
     assert "Rubin" in ex.source.value
+    assert "가정(assumption)" in ex.source.value  # Rubin's prefill uses FLOP/s no source publishes
+    ex.preset.value = h100
+    assert "가정" not in ex.source.value  # published figures only
     ex.decode_ms.value = 30.0  # moving a speed by hand leaves the preset
     assert ex.preset.value == ex.CUSTOM
     assert ex.result.tpot_ms[0] == pytest.approx(30.0)
