@@ -794,14 +794,16 @@ def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lp
 # speculative decoding (Leviathan et al. 2023; facts/speculative.md)
 
 
-def _spec_args(alpha, gamma):
-    return (_check("alpha", alpha, "토큰 하나의 수락 확률(alpha)", high=1, array=True),
-            _check("gamma", gamma, "초안 토큰 수(gamma, num_speculative_tokens)", low=1, integer=True, array=True))
+def _spec_args(alpha, gamma, c=0.0, array=True):
+    return (_check("alpha", alpha, "토큰 하나의 수락 확률(alpha)", high=1, array=array),
+            _check("gamma", gamma, "초안 토큰 수(gamma, num_speculative_tokens)", low=1, integer=True, array=True),
+            _check("c", c, "초안/대상 한 단계 시간 비(c)", array=array))
 
 
 def _tokens_per_call(a, g):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(np.asarray(a) >= 1, np.asarray(g) + 1.0, (1.0 - np.asarray(a) ** (np.asarray(g) + 1)) / (1.0 - np.asarray(a)))
+    a, g = np.asarray(a), np.asarray(g)
+    with np.errstate(divide="ignore", invalid="ignore"):  # alpha = 1 takes the other branch
+        return np.where(a >= 1, g + 1.0, (1.0 - a ** (g + 1)) / (1.0 - a))
 
 
 def expected_tokens_per_call(alpha, gamma):
@@ -812,7 +814,7 @@ def expected_tokens_per_call(alpha, gamma):
     Raises:
         TypeError / ValueError: alpha outside [0, 1], gamma not an integer >= 1.
     """
-    return _out(_tokens_per_call(*_spec_args(alpha, gamma)))
+    return _out(_tokens_per_call(*_spec_args(alpha, gamma)[:2]))
 
 
 def expected_speedup(alpha, gamma, c, *, verify_cost: float = 1.0):
@@ -825,10 +827,9 @@ def expected_speedup(alpha, gamma, c, *, verify_cost: float = 1.0):
     Raises:
         TypeError / ValueError: alpha outside [0, 1], gamma not an integer >= 1, c < 0, verify_cost <= 0.
     """
-    a, g = _spec_args(alpha, gamma)
-    cost = g * _check("c", c, "초안/대상 한 단계 시간 비(c)", array=True) + _check(
-        "verify_cost", verify_cost, "검증 한 번의 비용(대상 모델 한 단계 단위)", strict=True)
-    return _out(_tokens_per_call(a, g) / cost)
+    a, g, c = _spec_args(alpha, gamma, c)
+    v = _check("verify_cost", verify_cost, "검증 한 번의 비용(대상 모델 한 단계 단위)", strict=True)
+    return _out(_tokens_per_call(a, g) / (g * c + v))
 
 
 def optimal_gamma(alpha: float, c: float, max_gamma: int = 16) -> int:
@@ -837,10 +838,9 @@ def optimal_gamma(alpha: float, c: float, max_gamma: int = 16) -> int:
     Raises:
         TypeError / ValueError: alpha outside [0, 1], c < 0, max_gamma not an integer >= 1.
     """
-    m = _check("max_gamma", max_gamma, "살펴볼 최대 초안 토큰 수", low=1, integer=True)
-    a, _ = _spec_args(alpha, 1)
-    g = np.arange(1, m + 1)
-    return int(g[np.argmax(_tokens_per_call(a, g) / (g * _check("c", c, "초안/대상 한 단계 시간 비(c)") + 1.0))])
+    a, _, c = _spec_args(alpha, 1, c, array=False)
+    g = np.arange(1, _check("max_gamma", max_gamma, "살펴볼 최대 초안 토큰 수", low=1, integer=True) + 1)
+    return int(g[np.argmax(_tokens_per_call(a, g) / (g * c + 1.0))])
 
 
 @dataclass(frozen=True)
