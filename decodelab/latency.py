@@ -1099,7 +1099,7 @@ def _deprecated(old: str, new):
                       DeprecationWarning, stacklevel=2)
         return new(*args, **kwargs)
 
-    alias.__name__ = alias.__qualname__ = old
+    alias.__name__, alias.__qualname__, alias.__wrapped__ = old, old, new  # the new signature for help()
     alias.__doc__ = f"Deprecated alias of :func:`{new.__name__}` (emits DeprecationWarning)."
     return alias
 
