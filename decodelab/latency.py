@@ -93,7 +93,7 @@ def _check(name: str, value: Any, what: str, *, low: float = 0.0, strict: bool =
         bad |= arr > high
     if integer:
         bad |= np.isfinite(arr) & (arr != np.round(arr))
-    if arr.size == 0 or bad.any():
+    if bad.any():
         raise ValueError(_message(name, value, what, low, strict, high, integer, inf, array))
     if arr.ndim:
         return arr
@@ -889,8 +889,7 @@ class AgentRates:
     @property
     def kwargs(self) -> dict:
         """The three rates as keyword arguments of :func:`agent_loop`."""
-        return {"decode_ms_per_token": self.decode_ms_per_token, "prefill_tokens_per_s": self.prefill_tokens_per_s,
-                "transfer_ms_per_call": self.transfer_ms_per_call}
+        return dict(vars(self))
 
 
 def agent_rates(model: ModelProfile, hardware: Hardware | str, depth: int, output_tokens_per_call: int, *,
@@ -916,11 +915,12 @@ def agent_rates(model: ModelProfile, hardware: Hardware | str, depth: int, outpu
     mfu = _check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1)
     n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
     depth, ctx, new, past = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
-    with np.errstate(divide="ignore"):
-        prefill_rate = np.where(new > 0, new / _prefill(model, hw, new, past, 1, mfu).ms * 1e3, np.inf)
-    xfer = np.zeros(depth) if link is None else np.where(new > 0, kv_transfer_ms(model, new, link), 0.0)
+    prefill_rate = np.where(new > 0, new / _prefill(model, hw, new, past, 1, mfu).ms * 1e3, np.inf)
+    lk = None if link is None else get_link(link)
+    xfer = np.zeros(depth) if lk is None else np.where(
+        new > 0, new * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms, 0.0)
     tpot = np.asarray(_tpot(model, dec_hw, ctx, n, 1, 1, 0.0, 1.0, 1.0), dtype=float).reshape(depth)
-    return AgentRates(tpot, prefill_rate, np.asarray(xfer, dtype=float).reshape(depth))
+    return AgentRates(tpot, prefill_rate, xfer)
 
 
 @dataclass(frozen=True)

@@ -619,6 +619,8 @@ def test_agent_rates_per_call(llama70_fp8):
     empty = L.agent_rates(llama70_fp8, "H100", 2, 10)  # nothing to prefill: infinitely fast, zero time
     assert np.all(np.isinf(empty.prefill_tokens_per_s))
     assert L.agent_loop(2, 10, 0.0, **empty.kwargs).totals["prefill"] == 0.0
+    none = L.agent_rates(llama70_fp8, "H100", 0, 10, link="NVLink")  # a loop of no calls
+    assert L.agent_loop(0, 10, 0.0, **none.kwargs).total_ms == 0.0
 
 
 def test_speculative_formulas_defined_once_and_vectorised():
