@@ -983,8 +983,8 @@ def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, dec
     if legacy:
         if set(legacy) - {"model", "hardware", "decode_hardware", "link", "mfu"} or None in (
                 legacy.get("model"), legacy.get("hardware")):
-            raise TypeError(f"agent_loop() got unexpected keyword arguments {sorted(legacy)} "
-                            "(model, hardware: 둘 다 주거나 agent_rates를 쓰세요)")
+            raise TypeError(f"{', '.join(sorted(legacy))}: agent_loop가 모르는 인자이거나 model·hardware 중 하나가 "
+                            "빠졌습니다 (허용: 속도 인자, 또는 agent_rates(model, hardware, ...).kwargs)")
         warnings.warn("agent_loop(model=..., hardware=...)는 다음 릴리스에서 없어집니다: "
                       "agent_loop(..., **agent_rates(model, hardware, depth, n, ...).kwargs)를 쓰세요",
                       DeprecationWarning, stacklevel=2)
