@@ -471,7 +471,7 @@ class Roofline(NamedTuple):
     ms: np.ndarray
 
 
-def roofline(model: ModelProfile, hardware: Hardware, new_tokens, attention_pairs, kv_tokens, batch=1, *,
+def roofline(model: ModelProfile, hardware: Hardware | None, new_tokens, attention_pairs, kv_tokens, batch=1, *,
              n_chips: int = 1, mfu: float = 1.0, mbu: float = 1.0) -> Roofline:
     """The one roofline core (Williams et al. 2009; kipp.ly): ``batch`` sequences each compute
     ``new_tokens`` tokens, whose queries meet ``attention_pairs`` keys, and move ``kv_tokens``
@@ -485,12 +485,15 @@ def roofline(model: ModelProfile, hardware: Hardware, new_tokens, attention_pair
     ============  ==========  =====================  ================
 
     Arguments are numbers or numpy arrays (broadcast); the caller has checked them (the public
-    estimates do). Returns a :class:`Roofline` of floats/arrays (FLOP, bytes, ms).
+    estimates do). Returns a :class:`Roofline` (FLOP, bytes, ms); with ``hardware=None`` FLOPs
+    and bytes only (the times are None).
     """
     w_flops = np.asarray(2.0 * model.n_params * batch * new_tokens)
     a_flops = np.asarray(4.0 * model.n_layers * model.attn_width * batch * attention_pairs)
     kv = np.asarray(batch * kv_tokens * kv_bytes_per_token(model))
     flops, nbytes = w_flops + a_flops, model.weight_bytes + kv
+    if hardware is None:  # FLOPs and bytes only
+        return Roofline(w_flops, a_flops, flops, kv, nbytes, None, None, None)
     compute = flops / (n_chips * hardware.flops_for(model.dtype) * mfu) * 1e3
     memory = nbytes / (n_chips * hardware.bandwidth * mbu) * 1e3
     return Roofline(w_flops, a_flops, flops, kv, nbytes, compute, memory, np.maximum(compute, memory))
@@ -500,10 +503,6 @@ def kv_bytes_per_token(model: ModelProfile) -> float:
     """KV-cache bytes per token: 2 (K and V) x L x n_kv_heads x d_head x bytes. Llama-3-70B BF16:
     327,680 B (2.68 GB at 8k). Source: facts/hardware.md "back-of-envelope" (kipp.ly)."""
     return 2.0 * model.n_layers * model.n_kv_heads * model.d_head * model.kv_bytes_per_value
-
-
-#: A device of 1 FLOP/s and 1 byte/s, for estimates that need FLOPs and bytes only.
-_UNIT = Hardware("unit", None, 1.0, dict.fromkeys(DTYPE_BYTES, 1.0), source="(FLOP and bytes only)")
 
 
 def _prefill(model, hw, s, past=0.0, n_chips=1, mfu=1.0, mbu=1.0) -> Roofline:
@@ -529,7 +528,7 @@ def prefill_flops(model: ModelProfile, prompt_tokens, past_tokens=0):
     Source: facts/hardware.md "Prefill FLOPs ~ 2*P*S + 2*L*S^2*d_model". Numbers or arrays (broadcast).
     Raises TypeError / ValueError for a token count that is not a number >= 0."""
     s, p = _tokens("prompt_tokens", prompt_tokens), _tokens("past_tokens", past_tokens)
-    return _out(_prefill(model, _UNIT, s, p).flops)
+    return _out(_prefill(model, None, s, p).flops)
 
 
 def estimate_prefill_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, *, past_tokens=0,
@@ -660,7 +659,7 @@ def arithmetic_intensity(model: ModelProfile, context_tokens=0, batch=1):
         TypeError / ValueError: context_tokens < 0, batch not an integer >= 1.
     """
     s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
-    r = _decode(model, _UNIT, s, _check("batch", batch, "배치 크기", low=1, integer=True, array=True))
+    r = _decode(model, None, s, _check("batch", batch, "배치 크기", low=1, integer=True, array=True))
     return _out(r.flops / r.bytes)
 
 
@@ -782,7 +781,7 @@ def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lp
     if lpu_parallel not in ("pipeline", "ideal"):
         raise ValueError(f"lpu_parallel={lpu_parallel!r}: LPU가 가중치를 나누는 방식을 골라야 합니다 (허용: pipeline, ideal)")
     share = l.n_chips if lpu_parallel == "pipeline" else 1
-    r = _decode(model, _UNIT, s, b)  # the step's FLOPs and bytes, split into its KV and weight parts
+    r = _decode(model, None, s, b)  # the step's FLOPs and bytes, split into its KV and weight parts
     gpu_ms = np.maximum(r.kv_bytes / g.bandwidth, r.attention_flops / g.flops_for(model.kv_dtype)) * 1e3
     lpu_ms = np.maximum(model.weight_bytes / (l.bandwidth / share), r.weight_flops / (l.flops_for(model.dtype) / share)) * 1e3
     return {"gpu_attention_ms": _out(gpu_ms), "lpu_weights_ms": _out(lpu_ms),
