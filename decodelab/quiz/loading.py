@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -27,9 +26,9 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from .schema import (
-    Item,
     NOTEBOOK_IDS,
     PublicChoice,
+    PublicItem,
     PublicQuestion,
     Question,
     QuizFile,
@@ -49,6 +48,7 @@ __all__ = [
     "load_quizzes",
     "public_question",
     "quizzes_dir",
+    "release_ids",
     "select_notebook",
 ]
 
@@ -260,7 +260,7 @@ def quizzes_dir(path: str | os.PathLike | None = None) -> Path:
 def _quiz_paths(folder: Path) -> list[Path]:
     paths = sorted(p for p in folder.glob("[0-9][0-9].yaml") if p.is_file())
     if not paths:
-        raise FileNotFoundError(f"퀴즈 파일(01.yaml ... 05.yaml)이 없습니다: {folder}")
+        raise FileNotFoundError(f"퀴즈 파일(01.yaml ... 07.yaml)이 없습니다: {folder}")
     return paths
 
 
@@ -332,7 +332,7 @@ def select_notebook(notebook: str | int | None) -> str | None:
             return None
         if nb in NOTEBOOK_IDS:
             return nb
-    raise ValueError(f"notebook={notebook!r}: 노트북 번호는 '01'~'05' 또는 'all'(06 복습: 전체 문항)이어야 합니다.")
+    raise ValueError(f"notebook={notebook!r}: 노트북 번호는 '01'~'07' 또는 'all'(06 복습: 전체 문항)이어야 합니다.")
 
 
 def load_quizzes(path: str | os.PathLike | None = None, notebook: str | int | None = None) -> list:
@@ -340,7 +340,7 @@ def load_quizzes(path: str | os.PathLike | None = None, notebook: str | int | No
 
     Args:
         path: quiz folder (default: see module docstring).
-        notebook: ``"01"``...``"05"`` for one notebook's questions; ``None``/``"all"``/``"06"`` for all.
+        notebook: ``"01"``...``"07"`` for one notebook's questions; ``None``/``"all"``/``"06"`` for all.
 
     Returns:
         list of question objects (:class:`~decodelab.quiz.schema.SingleChoice`, ``MultipleChoice``,
@@ -371,27 +371,56 @@ def get_question(question_id: str, path: str | os.PathLike | None = None):
 # --------------------------------------------------------------------------------------------
 
 
-def _shuffled_items(items: list[Item], answer: list[str], qid: str) -> list[Item]:
-    """Items in a fixed pseudo-random order (seeded by the question id) that is never the answer."""
-    seed = int.from_bytes(hashlib.sha256(qid.encode()).digest()[:8], "big")
-    out = list(items)
-    random.Random(seed).shuffle(out)
-    if [i.id for i in out] == list(answer):
-        out = out[1:] + out[:1]
+def release_ids(q) -> dict[str, str]:
+    """The opaque ids an exam release gives the options of keyed question ``q``: option id -> opaque id
+    (6 hex digits; lower case for choices, upper case for ordering items); ``{}`` for other kinds.
+
+    Derived from SHA-256 of the whole keyed question (its answer and explanations included), so the
+    grader recomputes the mapping from the lecturer's files while a student, who has only the release,
+    cannot invert it. Editing a question after a release changes its ids: grade a release with the
+    quiz files it was made from.
+    """
+    if q.kind in ("single", "multiple"):
+        ids, upper = [c.id for c in q.choices], False
+    elif q.kind == "ordering":
+        ids, upper = [i.id for i in q.items], True
+    else:
+        return {}
+    base = q.model_dump_json()
+    out: dict[str, str] = {}
+    for oid in ids:
+        n = 0
+        while True:
+            h = hashlib.sha256(f"decodelab-release\0{base}\0{oid}\0{n}".encode()).hexdigest()[:6]
+            h = h.upper() if upper else h
+            if h not in out.values():
+                break
+            n += 1
+        out[oid] = h
     return out
 
 
-def public_question(q) -> PublicQuestion:
+def public_question(q, *, opaque: bool = False) -> PublicQuestion:
     """What a student may see of a question: id, kind, prompt, points, choices (without their
-    explanations), ordering items in a shuffled order that is never the right one, and the unit.
-    Works on keyed questions and (unchanged) on :class:`PublicQuestion`."""
+    explanations), ordering items, and the unit. Works on keyed questions and (unchanged) on
+    :class:`PublicQuestion`.
+
+    Args:
+        q: a keyed question (or a :class:`PublicQuestion`, returned as is).
+        opaque: for an exam release: options get the ids of :func:`release_ids` and are listed sorted
+            by them (an order unrelated to the key). Otherwise the file's ids and order are kept (the
+            widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
+    """
     if isinstance(q, PublicQuestion):
         return q
     data: dict[str, Any] = {"id": q.id, "kind": q.kind, "prompt": q.prompt, "points": q.points}
+    ids = release_ids(q) if opaque else {}
     if q.kind in ("single", "multiple"):
-        data["choices"] = [PublicChoice(id=c.id, text=c.text) for c in q.choices]
+        data["choices"] = sorted((PublicChoice(id=ids.get(c.id, c.id), text=c.text) for c in q.choices),
+                                 key=lambda c: c.id if opaque else 0)
     elif q.kind == "ordering":
-        data["items"] = _shuffled_items(q.items, q.answer, q.id)
+        data["items"] = sorted((PublicItem(id=ids.get(i.id, i.id), text=i.text) for i in q.items),
+                               key=lambda i: i.id if opaque else 0)
     elif q.kind == "numeric":
         data["unit"] = q.unit
     return PublicQuestion(**data)

@@ -8,8 +8,12 @@ stay with the lecturer: the canonical ``quizzes/`` folder is the key file, and t
 the students' exported submissions with ``decodelab grade``.
 
 What a release file keeps for each question: id, kind, prompt, points, the choice texts (without
-their explanations), ordering items in a fixed shuffled order that is never the right order, and
-the unit of numeric questions. What it drops: ``answer``, ``accepted``, ``keywords``, ``forbidden``,
+their explanations), the ordering items, and the unit of numeric questions. Choices and items get
+**opaque ids** (:func:`decodelab.quiz.loading.release_ids`: 6 hex digits derived from the whole
+keyed question, so only the lecturer's files map them back) and are listed sorted by those ids, so
+neither the file order nor the ids say anything about the key; the grader maps a submission's
+opaque ids back to the quiz file's ids. The widget then shows each student their own order under
+positional labels (:mod:`decodelab.quiz.shuffle`). What it drops: ``answer``, ``accepted``, ``keywords``, ``forbidden``,
 ``tolerance``, every ``explanation``, and ``source`` (a passage reference can point at the
 answer). Question ids appear as they are, so quiz authors keep ids neutral (the topic, never the
 answer).
@@ -107,7 +111,7 @@ def build_release(out_dir: str | os.PathLike, *, quizzes: str | os.PathLike | No
         raise ValueError(f"배포 폴더 {out}가 비어 있지 않고 이전 배포본도 아닙니다: 빈 폴더나 새 폴더 이름을 지정하세요.")
 
     files = load_quiz_files(src)
-    public = [(f.notebook, f.title, [public_question(q).model_dump(exclude_none=True) for q in f.questions])
+    public = [(f.notebook, f.title, [public_question(q, opaque=True).model_dump(exclude_none=True) for q in f.questions])
               for f in files]
     rid = hashlib.sha256(json.dumps(public, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:12]
     try:
