@@ -4,7 +4,7 @@
 arguments. Both return an exit status instead of calling ``sys.exit``.
 
 Exit status of ``grade``: 0 all files graded; 1 gradebook written but some files were skipped
-(listed on stderr); 2 nothing written (no such folder, a file instead of a folder, no submission
+(each listed on stderr with its reason; the stdout summary counts them); 2 nothing written (no such folder, a file instead of a folder, no submission
 file in the folder, invalid quiz key, bad arguments). ``release``: 0 written; 2 refused or failed.
 """
 
@@ -49,6 +49,9 @@ def _grade_parser() -> argparse.ArgumentParser:
     p.add_argument("--notebook", action="append", default=None, metavar="NN",
                    help="이 노트북의 문항만 채점 (여러 번 쓸 수 있음, 예: --notebook 01 --notebook 02)")
     p.add_argument("--max-bytes", type=int, default=MAX_BYTES, help=f"제출 파일 하나의 최대 크기 (기본 {MAX_BYTES})")
+    p.add_argument("--lms", action="append", choices=["moodle", "canvas"], default=None,
+                   help="LMS 가져오기용 CSV도 씁니다: 성적표 옆에 <이름>-moodle.csv / <이름>-canvas.csv "
+                        "(노트북별 점수와 합계; 여러 번 쓸 수 있음)")
     return p
 
 
@@ -64,18 +67,30 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
         submission file: a Korean warning "제출 파일이 없습니다 ..." goes to stderr, and an existing
         gradebook is left as it was).
     """
-    from .gradebook import grade_folder, write_gradebook
+    from pathlib import Path
+
+    from ..exercises import load_exercises
+    from .gradebook import grade_folder, write_gradebook, write_lms_csv, write_rubrics
 
     args = _grade_parser().parse_args(argv)
     err = sys.stderr
     try:
         notebooks = {select_notebook(n) for n in args.notebook} if args.notebook else None
-        questions = load_quizzes(args.quizzes)
+        every = load_quizzes(args.quizzes)
+        questions = every
         if notebooks and None not in notebooks:
-            questions = [q for q in questions if q.notebook in notebooks]
+            questions = [q for q in every if q.notebook in notebooks]
+        exercises = load_exercises(args.quizzes)
+        if notebooks and None not in notebooks:
+            exercises = {k: v for k, v in exercises.items() if k[:2] in notebooks}
         if args.max_bytes < 1:
             raise ValueError("--max-bytes는 1 이상이어야 합니다.")
-        book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes, exclude=[args.output])
+        out_path = Path(args.output)
+        extra = [out_path.with_name(f"{out_path.stem}-{lms}.csv") for lms in (args.lms or [])]
+        rubric_path = out_path.with_name(f"{out_path.stem}-rubric.md")
+        book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes,
+                            exclude=[args.output, *extra, rubric_path], exercises=exercises,
+                            other_ids=[q.id for q in every])
         if book.submission_files == 0:
             for p in book.problems:
                 print(str(p), file=err)
@@ -84,14 +99,20 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
                   "그 파일들이 든 폴더를 지정하세요.", file=err)
             return 2
         out = write_gradebook(book, args.output)
+        written = [str(out)]
+        for lms, path in zip(args.lms or [], extra):
+            written.append(str(write_lms_csv(book, path, lms)))
+        rub = write_rubrics(book, rubric_path)
+        if rub is not None:
+            written.append(str(rub))
     except (QuizError, FileNotFoundError, NotADirectoryError, ValueError, OSError) as e:
         print(f"decodelab grade: 오류: {_message(e)}", file=err)
         return 2
     for p in book.problems:
-        print(str(p), file=err)
-    skipped = len(book.skipped)
-    print(f"학생 {len(book.rows)}명 채점, 문항 {len(book.question_ids)}개, 건너뛴 파일 {skipped}개 -> {out}")
-    return 1 if skipped else 0
+        if p.kind != "ignored":
+            print(str(p), file=err)
+    print(f"{book.summary()} -> {', '.join(written)}")
+    return 1 if book.skipped else 0
 
 
 def release_main(argv: Sequence[str] | None = None) -> int:
