@@ -80,14 +80,20 @@ def test_short_answers_are_not_given_away_in_their_own_prompt():
                 assert normalize_text(form) not in normalize_text(q.prompt), (q.id, form)
 
 
-def test_public_view_hides_ordering_answer():
+def test_public_view_orders_ordering_items_per_student():
+    # the practice view keeps the file's items; the widget shows them in a per-student order, so the
+    # answer order is shown to about 1 in n! students, never to all of them
+    from decodelab.quiz.shuffle import choice_order
+
     view = load_public()
     assert not view.exam and view.quiz_set == "course"
     for pq in view.questions:
         if pq.kind == "ordering":
             key = view.keys[pq.id]
-            assert [i.id for i in pq.items] != list(key.answer), pq.id
             assert sorted(i.id for i in pq.items) == sorted(key.answer)
+            shown = [choice_order(pq.id, f"s{k}", [i.id for i in pq.items]) for k in range(400)]
+            assert len({tuple(s) for s in shown}) > 10, pq.id
+            assert sum(s == list(key.answer) for s in shown) < 40, pq.id
 
 
 def test_quizzes_dir_env_override(tmp_path, monkeypatch):
@@ -104,8 +110,9 @@ def test_quizzes_dir_env_override(tmp_path, monkeypatch):
 def test_select_notebook():
     assert select_notebook(1) == "01" and select_notebook("05") == "05"
     assert select_notebook("all") is None and select_notebook("06") is None
-    with pytest.raises(ValueError, match="'01'~'05'"):
-        select_notebook("07")
+    assert select_notebook("07") == "07" and select_notebook(7) == "07"  # the real-server notebook
+    with pytest.raises(ValueError, match="'01'~'07'"):
+        select_notebook("08")
 
 
 # ------------------------------------------------------------------------------------------------

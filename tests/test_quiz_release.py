@@ -106,10 +106,14 @@ def test_release_entries_do_not_reveal_their_own_key(release):
                 assert not re.search(rf"(?<![\d.]){re.escape(form)}(?![\d])", raw), (q.id, form)
         if q.kind == "ordering":
             shown = [i["id"] for i in entry["items"]]
-            assert shown != list(q.answer), q.id
-            assert "".join(q.answer) not in raw and " ".join(q.answer) not in raw
+            # opaque ids (6 upper-case hex digits), listed sorted by them, texts all there
+            assert all(re.fullmatch(r"[0-9A-F]{6}", i) for i in shown) and shown == sorted(shown), q.id
+            assert sorted(i["text"] for i in entry["items"]) == sorted(i.text for i in q.items)
+            assert not set(shown) & {i.id for i in q.items}
         if q.kind in ("single", "multiple"):
-            assert [c["text"] for c in entry["choices"]] == [c.text for c in q.choices]
+            ids = [c["id"] for c in entry["choices"]]
+            assert all(re.fullmatch(r"[0-9a-f]{6}", i) for i in ids) and ids == sorted(ids), q.id
+            assert sorted(c["text"] for c in entry["choices"]) == sorted(c.text for c in q.choices)
         assert "answer" not in entry and "explanation" not in raw
 
 
@@ -201,7 +205,7 @@ def test_quiz_main_dispatch_and_decodelab_command(tmp_path, capsys):
     assert "제출 파일이 없습니다" in capsys.readouterr().err and not (tmp_path / "gb.csv").exists()
     (subs / "a.json").write_text(json.dumps(make_submission("alice", {"01-greedy": "a"})), encoding="utf-8")
     assert main(["grade", str(subs), "-o", str(tmp_path / "gb.csv")]) == 0
-    assert (tmp_path / "gb.csv").read_text(encoding="utf-8-sig").startswith("student_id,quiz_set,file,01-")
+    assert (tmp_path / "gb.csv").read_text(encoding="utf-8-sig").startswith("student_id,quiz_set,file,shuffle_key,01-")
 
 
 def test_release_into_a_place_that_cannot_hold_a_folder_says_what_to_change(tmp_path, capsys):

@@ -40,7 +40,7 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     assert g.score == 0.0 and "틀렸습니다" in g.feedback.value
     assert "온도가 0보다 큰 샘플링" in g.feedback.value  # why the chosen option is wrong
     g.reveal()
-    assert "a. 확률이 가장 높은 토큰 하나를 고른다" in g.feedback.value
+    assert f"{g.labels['a']}. 확률이 가장 높은 토큰 하나를 고른다" in g.feedback.value  # under the label shown
     g.retry()
     assert not g.input.disabled and g.feedback.value == ""
     g.set_response("a")
@@ -92,7 +92,9 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     assert w2.views["01-topk-prob"].input.value == "영점이팔"
     assert "숫자로 읽을 수 없습니다" in w2.views["01-topk-prob"].feedback.value
     assert [d.value for d in w2.views["01-phase-order"].input] == ["A", "B", "C", "D"]
-    assert [c.value for c in w2.views["01-temperature"].input] == [True, False, False, False, False]
+    t2 = w2.views["01-temperature"]
+    assert {c: box.value for c, box in zip(t2.order, t2.input)} == {"a": True, "b": False, "c": False, "d": False,
+                                                                   "e": False}
     assert w2.score() == (4.5, 16.0)
 
     # the review widget shares the same answers
@@ -153,6 +155,8 @@ def test_exam_mode_saves_without_feedback(tmp_path):
 
 def test_bad_notebook_id_and_corrupted_answer_file(tmp_path):
     with pytest.raises(ValueError, match="노트북 번호"):
+        quiz_widget("08")
+    with pytest.raises(ValueError, match="노트북 07의 퀴즈 파일"):  # 07 is a valid notebook without quizzes here
         quiz_widget("07")
     d = tmp_path / "answers" / "course"
     d.mkdir(parents=True)
@@ -160,7 +164,9 @@ def test_bad_notebook_id_and_corrupted_answer_file(tmp_path):
     (d / "01-decode-definition.json").write_text(json.dumps({"question_id": "01-decode-definition", "response": "b"}),
                                                  encoding="utf-8")
     w = _widget(tmp_path)
-    assert "읽지 못한 저장 파일" in w.status.value and "01-greedy.json" in w.status.value
+    # named as the student sees the question (its number), in Korean, never a raw JSON error
+    assert "읽지 못한 저장된 답" in w.status.value and f"{_number(w, '01-greedy')}번 문항" in w.status.value
+    assert "잘렸거나 손상" in w.status.value and "Expecting" not in w.status.value
     assert w.views["01-decode-definition"].score == 1.0
     assert w.views["01-greedy"].input.value is None
 

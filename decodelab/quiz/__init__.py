@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 
-def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export_dir=None):
+def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export_dir=None, student_id=None):
     """The quiz widget at the end of a notebook: ``quiz_widget("01")``; ``"all"`` (or ``"06"``) for the review.
 
     Answers are saved as they are given to ``answers_dir`` (default ``$DECODELAB_ANSWERS_DIR``, else

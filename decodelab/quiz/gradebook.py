@@ -44,6 +44,7 @@ import hashlib
 import io
 import json
 import os
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -350,6 +351,9 @@ def grade_folder(
         if name.lower().endswith(".csv") and not name.startswith("."):
             book.problems.append(Problem(name, "CSV 파일(이전 성적표)이라 읽지 않았습니다", kind="ignored"))
             continue
+        if name.startswith(".") and name.endswith(".tmp") and not is_dir:
+            book.problems.append(Problem(name, "중단된 쓰기가 남긴 임시 파일이라 읽지 않았습니다", kind="ignored"))
+            continue
         if name.lower().endswith(".json") and not is_dir:
             book.submission_files += 1
         if name.startswith("."):
@@ -433,7 +437,7 @@ def _value(v: Any) -> str:
         return _num(v)
     if isinstance(v, list):
         return _cell(" ".join(str(x) for x in v))
-    return _cell(v)
+    return _cell(unicodedata.normalize("NFC", v) if isinstance(v, str) else v)
 
 
 def _notebooks(book: Gradebook) -> list[str]:

@@ -452,6 +452,9 @@ def load_public(path: str | os.PathLike | None = None, notebook: str | int | Non
     nb = select_notebook(notebook)
     files = _load_folder(quizzes_dir(path))
     files = [f for f in files if nb is None or f.notebook == nb]
+    if not files:
+        raise ValueError(f"notebook={notebook!r}: 노트북 {nb}의 퀴즈 파일({nb}.yaml)이 없습니다 (있는 노트북: "
+                         f"{', '.join(sorted({f.notebook for f in _load_folder(quizzes_dir(path))}))}).")
     titles = {f.notebook: f.title for f in files}
     if files and isinstance(files[0], ReleaseFile):
         qs = [q for f in files for q in f.questions]
