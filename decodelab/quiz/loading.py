@@ -151,7 +151,30 @@ def _message(err: dict) -> tuple[str | None, str]:
     if typ == "value_error":
         msg = str(err.get("msg", ""))
         return None, msg.removeprefix("Value error, ")
-    return None, str(err.get("msg", typ))
+    if typ == "literal_error":
+        return None, f"허용되지 않는 값 {err.get('input')!r} (허용: {ctx.get('expected', '')})"
+    if typ in ("too_short", "string_too_short"):
+        n = ctx.get("min_length")
+        return None, f"너무 짧습니다 (최소 {n}{'자' if typ == 'string_too_short' else '개'})"
+    if typ in ("too_long", "string_too_long"):
+        n = ctx.get("max_length")
+        return None, f"너무 깁니다 (최대 {n}{'자' if typ == 'string_too_long' else '개'})"
+    if typ == "string_pattern_mismatch":
+        return None, f"형식이 맞지 않습니다 (받은 값: {err.get('input')!r}, 형식: {ctx.get('pattern', '')})"
+    if typ in ("list_type", "tuple_type"):
+        return None, f"목록이어야 합니다 (받은 값: {err.get('input')!r})"
+    if typ in ("dict_type", "model_type", "model_attributes_type"):
+        return None, "매핑(키: 값)이어야 합니다"
+    if typ in ("bool_type", "bool_parsing"):
+        return None, f"true 또는 false여야 합니다 (받은 값: {err.get('input')!r})"
+    if typ in ("int_type", "int_parsing"):
+        return None, f"정수여야 합니다 (받은 값: {err.get('input')!r})"
+    if typ.startswith(("greater_than", "less_than")):
+        bound = next(iter(ctx.values()), "")
+        rel = {"greater_than": "보다 커야", "greater_than_equal": "이상이어야", "less_than": "보다 작아야",
+               "less_than_equal": "이하여야"}.get(typ, "범위 밖")
+        return None, f"{bound}{rel} 합니다 (받은 값: {err.get('input')!r})"
+    return None, f"값이 잘못됐습니다 ({typ})"
 
 
 def _loc_to_field(loc: tuple, drop_tag: bool) -> str:
