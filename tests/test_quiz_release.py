@@ -21,7 +21,7 @@ from decodelab.quiz import (
 )
 from decodelab.quiz.cli import release_main
 from decodelab.quiz.submission import make_submission
-from decodelab.quiz.loading import public_question
+from decodelab.quiz.loading import public_question, release_ids
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLIC_KEYS = {"id", "kind", "prompt", "points", "choices", "items", "unit"}
@@ -219,3 +219,135 @@ def test_release_into_a_place_that_cannot_hold_a_folder_says_what_to_change(tmp_
         assert "배포 폴더" in err and "만들 수 없습니다" in err and "다른 폴더" in err
         with pytest.raises(OSError, match="만들 수 없습니다"):
             build_release(target)
+
+
+# ------------------------------------------------------------------------------------------------
+# No structural hints: blind guessing scores chance on a release
+# ------------------------------------------------------------------------------------------------
+
+from itertools import combinations  # noqa: E402
+from math import factorial, sqrt  # noqa: E402
+
+from decodelab.quiz import score_response, student_view  # noqa: E402
+from decodelab.quiz.gradebook import _map_release  # noqa: E402
+
+N_STUDENTS = 500
+
+
+def _multiple_chance(q, k: int) -> tuple[float, float]:
+    """Mean and variance of the score of k options picked uniformly at random (exact)."""
+    ids = [c.id for c in q.choices]
+    scores = [score_response(q, list(s)) for s in combinations(ids, k)]
+    m = sum(scores) / len(scores)
+    return m, sum((s - m) ** 2 for s in scores) / len(scores)
+
+
+def _blind_rules(release):
+    """(rule name, kind, chance mean, chance sd, per-student?, answer function) for each blind rule."""
+    return [
+        ("첫 번째로 보이는 선택지", "single", True, lambda pq, shown: shown[0]),
+        ("마지막으로 보이는 선택지", "single", True, lambda pq, shown: shown[-1]),
+        ("id 정렬 첫 번째", "single", False, lambda pq, shown: sorted(c.id for c in pq.choices)[0]),
+        ("파일의 첫 번째", "single", False, lambda pq, shown: pq.choices[0].id),
+        ("보이는 처음 둘", "multiple", True, lambda pq, shown: shown[:2]),
+        ("id 정렬 처음 둘", "multiple", False, lambda pq, shown: sorted(c.id for c in pq.choices)[:2]),
+        ("보이는 처음 셋", "multiple", True, lambda pq, shown: shown[:3]),
+        ("보이는 순서 그대로", "ordering", True, lambda pq, shown: shown),
+        ("id 정렬 순서", "ordering", False, lambda pq, shown: sorted(i.id for i in pq.items)),
+        ("파일 순서", "ordering", False, lambda pq, shown: [i.id for i in pq.items]),
+    ]
+
+
+def test_blind_guessing_scores_no_more_than_chance_on_a_release(release, capsys):
+    public = {q.id: q for q in load_public(release.out_dir).questions}
+    keys = {q.id: q for q in load_quizzes()}
+    report = []
+    for name, kind, per_student, rule in _blind_rules(release):
+        qs = [keys[i] for i, pq in public.items() if pq.kind == kind]
+        assert qs, kind
+        # chance: the expected score (and its variance) of a uniformly random answer of the same form
+        means, variances = [], []
+        for q in qs:
+            if kind == "single":
+                p = 1 / len(q.choices)
+                means.append(p), variances.append(p * (1 - p))
+            elif kind == "multiple":
+                k = 3 if "셋" in name else 2
+                m, v = _multiple_chance(q, k)
+                means.append(m), variances.append(v)
+            else:
+                p = 1 / factorial(len(q.items))
+                means.append(p), variances.append(p * (1 - p))
+        chance = sum(means)
+        students = range(N_STUDENTS) if per_student else range(1)
+        totals = []
+        for s in students:
+            total = 0.0
+            for q in qs:
+                pq = public[q.id]
+                shown = [oid for _, oid, _ in student_view(pq, f"student-{s:04d}")]
+                answer, ok = _map_release(q, rule(pq, shown))  # what the grader does with release ids
+                assert ok
+                total += score_response(q, answer)
+            totals.append(total)
+        mean = sum(totals) / len(totals)
+        sd_one = sqrt(sum(variances))  # sd of one student's total under pure chance
+        # per-student rules: the class average converges to chance; a rule on the release file is one
+        # draw for everyone, so it may sit above the mean only by chance-level noise
+        bound = chance + (3 * sd_one / sqrt(len(totals)) if per_student else 2.5 * sd_one)
+        report.append(f"{kind:8s} {name}: {mean:.2f} / {len(qs)} (우연 {chance:.2f}, 상한 {bound:.2f})")
+        assert mean <= bound, (name, mean, chance, bound)
+    with capsys.disabled():
+        print("\n" + "\n".join(report))
+
+
+def test_blind_rules_would_beat_chance_with_the_file_ids(release):
+    """The same test machinery detects hints: graded with the quiz file's own ids and order (no shuffle,
+    no opaque ids), 'sort the ids' answers every ordering question whose key is alphabetical."""
+    keys = [q for q in load_quizzes() if q.kind == "ordering"]
+    sorted_right = sum(score_response(q, sorted(i.id for i in q.items)) for q in keys)
+    public = {q.id: q for q in load_public(release.out_dir).questions}
+    on_release = 0.0
+    for q in keys:
+        answer, _ = _map_release(q, sorted(i.id for i in public[q.id].items))
+        on_release += score_response(q, answer)
+    assert on_release <= sorted_right
+    if sorted_right:  # today's keys: alphabetical; the release hides it
+        assert on_release < sorted_right
+
+
+def test_exam_widget_answers_with_opaque_ids_are_graded_right(release, tmp_path):
+    from decodelab.quiz import quiz_widget
+
+    w = quiz_widget("all", quizzes_dir=release.out_dir, answers_dir=tmp_path / "answers", student_id="s-77")
+    keys = {q.id: q for q in load_quizzes()}
+    back = {}
+    for qid, v in w.views.items():
+        q = keys[qid]
+        if q.kind not in ("single", "multiple", "ordering"):
+            continue
+        ids = release_ids(q)
+        back[qid] = {o: k for k, o in ids.items()}
+        if q.kind == "single":
+            v.set_response(ids[q.answer])
+        elif q.kind == "multiple":
+            v.set_response([ids[a] for a in q.answer])
+        else:
+            v.set_response([ids[a] for a in q.answer])
+        v.submit()
+        assert "저장했습니다" in v.feedback.value
+        # labels are positional, never the release ids
+        assert set(v.labels.values()) <= set("12345678") | set("가나다라마바사아")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    path = w.export(out_dir=subs)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["shuffle_key"] == "s-77"
+    assert all(isinstance(a, (str, list)) for a in data["answers"].values())
+    one = next(iter(back))
+    assert data["answers"][one] != keys[one].answer  # stored as opaque ids ...
+    book = grade_folder(subs)
+    (row,) = book.rows
+    assert all(row.scores[q] == keys[q].points for q in back), {q: row.scores[q] for q in back}  # ... graded right
+    assert row.answers[one] == keys[one].answer  # mapped back for the lecturer
+    assert book.warnings == []
