@@ -275,3 +275,43 @@ def test_export_fits_the_file_size_cap_by_leaving_out_the_longest_answers(tmp_pa
     assert set(sub.answers) | set(store.left_out) == set(ids) and not set(sub.answers) & set(store.left_out)
     assert set(store.left_out) == set(ids[: len(store.left_out)])  # the longest ones went first
     assert 0 < len(store.left_out) < 10 and "크기 한도" in next(iter(store.left_out.values()))
+
+
+def test_choices_are_shown_in_a_per_student_order_under_positional_labels(tmp_path):
+    from decodelab.quiz import get_question, student_view
+
+    a = quiz_widget("01", answers_dir=tmp_path / "a", student_id="2026-00001")
+    b = quiz_widget("01", answers_dir=tmp_path / "b", student_id="2026-00002")
+    orders_a = {qid: v.order for qid, v in a.views.items() if v.order}
+    orders_b = {qid: v.order for qid, v in b.views.items() if v.order}
+    assert orders_a and orders_a != orders_b  # students see different orders
+    for qid, v in a.views.items():
+        if not v.order:
+            continue
+        q = get_question(qid)
+        # the lecturer reproduces exactly what this student saw
+        assert [(lab, oid) for lab, oid, _ in student_view(q, "2026-00001")] == [(v.labels[o], o) for o in v.order]
+        labels = [v.labels[o] for o in v.order]
+        assert labels == (["1", "2", "3", "4", "5", "6", "7", "8"] if q.kind != "ordering" else list("가나다라마바사아"))[:len(labels)]
+        html = v.prompt.value
+        for lab, oid, text in student_view(q, "2026-00001"):
+            assert f"<b>{lab}.</b>" in html
+        if q.kind == "single":
+            assert [opt for opt in v.input.options] == [(v.labels[o], o) for o in v.order]
+    # stable: reopening on the same computer shows the same order, even with another id typed later
+    a2 = quiz_widget("01", answers_dir=tmp_path / "a", student_id="someone-else")
+    assert {qid: v.order for qid, v in a2.views.items() if v.order} == orders_a
+    assert a2.shuffle_key == "2026-00001"
+
+
+def test_the_submission_carries_the_shuffle_key(tmp_path):
+    w = quiz_widget("01", answers_dir=tmp_path / "answers")  # no id yet: a random key, kept
+    key = w.shuffle_key
+    assert key.startswith("anon-")
+    v = w.views["01-greedy"]
+    v.set_response(v.order[0])
+    v.submit()
+    path = w.export("2026-12345", tmp_path)
+    data = read_submission(path)
+    assert data.shuffle_key == key and data.student_id == "2026-12345"
+    assert quiz_widget("01", answers_dir=tmp_path / "answers").shuffle_key == key
