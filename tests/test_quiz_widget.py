@@ -315,3 +315,15 @@ def test_the_submission_carries_the_shuffle_key(tmp_path):
     data = read_submission(path)
     assert data.shuffle_key == key and data.student_id == "2026-12345"
     assert quiz_widget("01", answers_dir=tmp_path / "answers").shuffle_key == key
+
+
+def test_lecturer_cli_shows_what_a_student_saw(tmp_path, capsys):
+    from decodelab.quiz.cli import quiz_main
+
+    w = quiz_widget("01", answers_dir=tmp_path / "answers", student_id="2026-00001")
+    v = w.views["01-greedy"]
+    assert quiz_main(["view", "01-greedy", "2026-00001"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [ln.split("]")[0].strip() for ln in lines] == [f"{v.labels[o]}. [{o}" for o in v.order]
+    assert quiz_main(["view", "01-nope", "x"]) == 2
+    assert "찾을 수 없습니다" in capsys.readouterr().err

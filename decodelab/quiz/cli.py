@@ -18,7 +18,7 @@ from .._atomic import os_reason
 from .loading import QuizError, load_quizzes, select_notebook
 from .submission import MAX_BYTES
 
-__all__ = ["grade_main", "quiz_main", "release_main"]
+__all__ = ["grade_main", "quiz_main", "release_main", "view_main"]
 
 _GRADE_EPILOG = (
     "종료 코드: 0: 모든 제출 파일을 채점함. 1: 성적표는 썼지만 건너뛴 파일이 있음 (stderr에 이유). "
@@ -142,19 +142,54 @@ def release_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def view_main(argv: Sequence[str] | None = None) -> int:
+    """``decodelab quiz view QUESTION_ID SHUFFLE_KEY [--quizzes DIR]``: print the order and labels in
+    which the student with this shuffle key (the submission's ``shuffle_key``, or its ``student_id``)
+    saw the options of a question (:func:`decodelab.quiz.shuffle.student_view`).
+
+    Returns:
+        0 printed; 2 unknown question or bad quiz files.
+    """
+    from .loading import get_question
+    from .shuffle import student_view
+
+    p = argparse.ArgumentParser(prog="decodelab quiz view",
+                                description="학생이 본 선택지 순서와 번호를 다시 보여 줍니다 (제출 파일의 shuffle_key 또는 학번).")
+    p.add_argument("question_id", help="문항 id (예: 01-decode-definition)")
+    p.add_argument("shuffle_key", help="제출 파일의 shuffle_key (없으면 student_id)")
+    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: 저장소의 quizzes/)")
+    args = p.parse_args(argv)
+    try:
+        q = get_question(args.question_id, args.quizzes)
+    except (KeyError, QuizError, FileNotFoundError) as e:
+        print(f"decodelab quiz view: 오류: {e.args[0] if isinstance(e, KeyError) else _message(e)}", file=sys.stderr)
+        return 2
+    rows = student_view(q, args.shuffle_key)
+    print(f"{q.id} ({args.shuffle_key}): {q.prompt}")
+    if not rows:
+        print("  (선택지가 없는 문항입니다)")
+    for label, oid, text in rows:
+        print(f"  {label}. [{oid}] {text}")
+    return 0
+
+
 def quiz_main(argv: Sequence[str] | None = None) -> int:
-    """``decodelab quiz SUBCOMMAND ...``: for now the one subcommand ``release`` (see :func:`release_main`).
+    """``decodelab quiz SUBCOMMAND ...``: ``release`` (see :func:`release_main`) and ``view`` (see
+    :func:`view_main`).
 
     Returns:
         the subcommand's status; 0 for ``--help``; 2 for a missing or unknown subcommand.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    usage = "사용법: decodelab quiz release OUT_DIR [--quizzes DIR]  (정답과 해설이 없는 학생용 시험 배포본)"
+    usage = ("사용법: decodelab quiz release OUT_DIR [--quizzes DIR]  (정답과 해설이 없는 학생용 시험 배포본)\n"
+             "        decodelab quiz view QUESTION_ID SHUFFLE_KEY [--quizzes DIR]  (학생이 본 선택지 순서)")
     if not args or args[0] in ("-h", "--help", "help"):
         print(usage, file=sys.stdout if args else sys.stderr)
         return 0 if args else 2
     if args[0] == "release":
         return release_main(args[1:])
+    if args[0] == "view":
+        return view_main(args[1:])
     print(f"decodelab quiz: 알 수 없는 하위 명령 {args[0]!r}\n{usage}", file=sys.stderr)
     return 2
 

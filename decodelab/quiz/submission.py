@@ -313,7 +313,9 @@ def _summarize(e: ValidationError, limit: int = 3) -> str:
         elif typ in ("dict_type", "string_type", "model_type"):
             line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: 형식이 잘못됐습니다"
         else:
-            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            from .loading import _message  # Korean text for pydantic's error kinds
+
+            msg = _message(err)[1]
             line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: {msg}"
         if line not in parts:
             parts.append(line)
