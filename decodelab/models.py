@@ -13,6 +13,8 @@ from typing import Any
 
 #: Folder of the bundled models (``target/``, ``draft/``, ``tokenizer/``, ``MODEL_CARD.md``).
 BUNDLED_DIR = Path(__file__).resolve().parent / "assets" / "models"
+#: Environment variables that point the whole course at another local pair (see README).
+ENV_TARGET, ENV_DRAFT = "DECODELAB_TARGET", "DECODELAB_DRAFT"
 
 
 @dataclass
@@ -34,6 +36,18 @@ class ModelPair:
 
     def __iter__(self):  # allows ``target, draft, tok = load_models()``
         return iter((self.target, self.draft, self.tokenizer))
+
+    @property
+    def is_bundled(self) -> bool:
+        """True when both models are the ones shipped in ``decodelab/assets/models``."""
+        return (self.target_path.resolve() == (BUNDLED_DIR / "target").resolve()
+                and self.draft_path.resolve() == (BUNDLED_DIR / "draft").resolve())
+
+    def describe(self) -> str:
+        """One Korean line naming the pair and where it came from (notebooks print it)."""
+        if self.is_bundled:
+            return "모델 쌍: 번들 모델 (decodelab/assets/models, 인터넷 없이 동작)"
+        return f"모델 쌍: 대상 모델 {self.target_path} / 초안 모델 {self.draft_path} (DECODELAB_TARGET·DECODELAB_DRAFT 또는 직접 지정)"
 
 
 def _check_folder(path, role: str) -> Path:
@@ -126,7 +140,8 @@ def load_models(
     """Load a target/draft pair and the tokenizer, offline.
 
     Args:
-        target: local folder of the target model; ``None`` -> the bundled target
+        target: local folder of the target model; ``None`` -> ``$DECODELAB_TARGET`` (and
+            ``$DECODELAB_DRAFT``) when set and no ``draft`` is given, else the bundled target
             (``decodelab/assets/models/target``, see its ``MODEL_CARD.md``).
         draft: local folder of the draft model; ``None`` -> the bundled draft when ``target`` is
             also ``None``, else the target itself is reused as its own draft (acceptance 100%).
@@ -154,6 +169,9 @@ def load_models(
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads={threads!r}: 1 이상의 정수이거나 None이어야 합니다.")
         torch.set_num_threads(threads)
+    if target is None and draft is None:
+        target = os.environ.get(ENV_TARGET) or None
+        draft = os.environ.get(ENV_DRAFT) or None
     if target is None:
         tpath = BUNDLED_DIR / "target"
         dpath = BUNDLED_DIR / "draft" if draft is None else _check_folder(draft, "초안(draft)")
@@ -182,5 +200,5 @@ _CACHE: dict = {}
 def bundled() -> ModelPair:
     """The bundled pair, loaded once per process and shared (notebooks and widgets call this)."""
     if "pair" not in _CACHE:
-        _CACHE["pair"] = load_models()
+        _CACHE["pair"] = load_models(BUNDLED_DIR / "target", BUNDLED_DIR / "draft")
     return _CACHE["pair"]
