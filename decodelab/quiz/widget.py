@@ -240,7 +240,7 @@ class QuestionView:
             if result.review:
                 self.message = "검토 필요"
                 self._show(_WARN, "📝 <b>답을 저장했습니다. 강사의 검토를 기다립니다.</b> 자동 채점 규칙으로는 맞는지 "
-                                  "틀렸는지 정할 수 없는 답이라, 강사가 직접 읽고 채점합니다. 그동안 점수에는 들어가지 "
+                                  "틀렸는지 정할 수 없는 답이라 강사가 검토합니다. 그동안 점수에는 들어가지 "
                                   "않습니다.<br><small>'다시 풀기'로 답을 고쳐 쓸 수 있습니다.</small>")
                 self.reveal_button.disabled = False
             elif result.correct:
