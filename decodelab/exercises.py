@@ -53,7 +53,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .quiz.loading import QuizError, QuizProblem, _message, _read_yaml, load_quizzes, quizzes_dir
 from .quiz.schema import NOTEBOOK_IDS, QUESTION_ID, field_error
