@@ -384,3 +384,23 @@ def test_gradebook_cli_writes_the_rubric_next_to_the_gradebook(quizzes, tmp_path
     assert rubric.startswith("# 서술형 답 채점 기준") and "토큰을 하나씩 만든다" in rubric
     cells = dict(zip(*list(csv.reader(io.StringIO(out.read_text(encoding="utf-8-sig"))))))
     assert cells["01-written-decode-definition [서술]"] == "하나씩" and cells["total"] == "0"
+
+
+def test_prediction_summary_shows_how_far_the_class_was_off(quizzes, tmp_path):
+    from decodelab.quiz.gradebook import predictions_markdown
+    from decodelab.quiz.submission import make_submission
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for sid, pred, curve in [("s1", 12.0, "a"), ("s2", 6.0, "b"), ("s3", None, "b")]:
+        entries = {"01-predict-curve": {"kind": "prediction", "response": curve, "revealed": "b"}}
+        if pred is not None:
+            entries["01-predict-kv-step"] = {"kind": "prediction", "response": pred, "revealed": 3.0}
+        (subs / f"{sid}.json").write_text(json.dumps(make_submission(sid, {}, exercises=entries)), encoding="utf-8")
+    book = grade_folder(subs)
+    md = predictions_markdown(book)
+    kv = md.split("## 01-predict-kv-step")[1].split("## ")[0]
+    assert "예측한 학생: 2명 / 제출 3명" in kv and "예측의 중앙값: 9 ms" in kv and "실제 값의 중앙값: 3 ms" in kv
+    assert "중앙값 3배 (최소 2배, 최대 4배)" in kv  # 12/3 = 4, 6/3 = 2
+    curve = md.split("## 01-predict-curve")[1]
+    assert "a. 평평하다: 1명" in curve and "b. 위치에 따라 늘어난다: 2명" in curve and "실제와 같은 예측: 2명" in curve

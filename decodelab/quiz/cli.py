@@ -56,7 +56,12 @@ def _grade_parser() -> argparse.ArgumentParser:
 
 
 def grade_main(argv: Sequence[str] | None = None) -> int:
-    """``decodelab grade SUBMISSIONS_DIR -o gradebook.csv [--quizzes DIR] [--notebook NN] [--max-bytes N]``.
+    """``decodelab grade SUBMISSIONS_DIR -o gradebook.csv [--quizzes DIR] [--notebook NN] [--max-bytes N]
+    [--lms moodle|canvas]``.
+
+    Next to the gradebook it writes ``<name>-rubric.md`` (the written exercises' rubrics and model
+    answers, when there are any), ``<name>-predictions.md`` (how far the class's predictions were
+    off, when predictions are defined) and, with ``--lms``, ``<name>-moodle.csv`` / ``<name>-canvas.csv``.
 
     Prints skipped files and warnings to stderr, a one-line summary to stdout. The output file and
     any ``*.csv`` in the folder are never read as submissions (see
@@ -70,7 +75,7 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
     from pathlib import Path
 
     from ..exercises import load_exercises
-    from .gradebook import grade_folder, write_gradebook, write_lms_csv, write_rubrics
+    from .gradebook import grade_folder, write_gradebook, write_lms_csv, write_predictions, write_rubrics
 
     args = _grade_parser().parse_args(argv)
     err = sys.stderr
@@ -88,8 +93,9 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
         out_path = Path(args.output)
         extra = [out_path.with_name(f"{out_path.stem}-{lms}.csv") for lms in (args.lms or [])]
         rubric_path = out_path.with_name(f"{out_path.stem}-rubric.md")
+        predictions_path = out_path.with_name(f"{out_path.stem}-predictions.md")
         book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes,
-                            exclude=[args.output, *extra, rubric_path], exercises=exercises,
+                            exclude=[args.output, *extra, rubric_path, predictions_path], exercises=exercises,
                             other_ids=[q.id for q in every])
         if book.submission_files == 0:
             for p in book.problems:
@@ -102,9 +108,9 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
         written = [str(out)]
         for lms, path in zip(args.lms or [], extra):
             written.append(str(write_lms_csv(book, path, lms)))
-        rub = write_rubrics(book, rubric_path)
-        if rub is not None:
-            written.append(str(rub))
+        for extra_file in (write_rubrics(book, rubric_path), write_predictions(book, predictions_path)):
+            if extra_file is not None:
+                written.append(str(extra_file))
     except (QuizError, FileNotFoundError, NotADirectoryError, ValueError, OSError) as e:
         print(f"decodelab grade: 오류: {_message(e)}", file=err)
         return 2

@@ -65,9 +65,11 @@ __all__ = [
     "grade_folder",
     "gradebook_csv",
     "lms_csv",
+    "predictions_markdown",
     "rubrics_markdown",
     "write_gradebook",
     "write_lms_csv",
+    "write_predictions",
     "write_rubrics",
 ]
 
@@ -538,6 +540,58 @@ def write_rubrics(book: Gradebook, path: str | os.PathLike) -> Path | None:
     written exercise."""
     text = rubrics_markdown(book)
     return _write(path, text.encode("utf-8"), "채점 기준 파일") if text else None
+
+
+def predictions_markdown(book: Gradebook) -> str:
+    """How far the class's intuition was off (Korean Markdown), one section per prediction:
+
+    - ``number``: how many predicted, the median prediction, the median revealed value, and the
+      median and range of prediction / revealed (only where both are positive);
+    - ``choice``: how many picked each choice, and how many matched the revealed one.
+
+    ``""`` when no prediction is defined.
+    """
+    from statistics import median
+
+    from ..exercises import Prediction
+
+    parts = []
+    for eid, ex in book.exercises.items():
+        if not isinstance(ex, Prediction):
+            continue
+        entries = [r.exercises[eid] for r in book.rows if eid in r.exercises]
+        preds = [e.get("response") for e in entries if e.get("response") is not None]
+        revealed = [e.get("revealed") for e in entries if e.get("revealed") is not None]
+        lines = [f"## {eid}", "", f"**질문**: {ex.prompt}", "", f"- 예측한 학생: {len(preds)}명 / 제출 {len(book.rows)}명"]
+        if ex.kind == "number":
+            nums = [float(p) for p in preds if isinstance(p, (int, float))]
+            unit = f" {ex.unit}" if ex.unit else ""
+            if nums:
+                lines.append(f"- 예측의 중앙값: {median(nums):.4g}{unit} (최소 {min(nums):.4g}, 최대 {max(nums):.4g})")
+            vals = [float(v) for v in revealed if isinstance(v, (int, float))]
+            if vals:
+                lines.append(f"- 실제 값의 중앙값: {median(vals):.4g}{unit}")
+            ratios = [float(e["response"]) / float(e["revealed"]) for e in entries
+                      if isinstance(e.get("response"), (int, float)) and isinstance(e.get("revealed"), (int, float))
+                      and e["response"] > 0 and e["revealed"] > 0]
+            if ratios:
+                lines.append(f"- 예측 / 실제: 중앙값 {median(ratios):.3g}배 (최소 {min(ratios):.3g}배, 최대 {max(ratios):.3g}배)")
+        else:
+            text = {c.id: c.text for c in ex.choices}
+            for c in ex.choices:
+                lines.append(f"- {c.id}. {text[c.id]}: {sum(p == c.id for p in preds)}명")
+            hit = sum(1 for e in entries if e.get("response") is not None and e.get("response") == e.get("revealed"))
+            lines.append(f"- 실제와 같은 예측: {hit}명")
+        parts.append("\n".join(lines) + "\n")
+    if not parts:
+        return ""
+    return "# 예측 요약: 학생들의 직관은 얼마나 빗나갔나\n\n" + "\n".join(parts)
+
+
+def write_predictions(book: Gradebook, path: str | os.PathLike) -> Path | None:
+    """Write :func:`predictions_markdown` to ``path`` (UTF-8); None when no prediction is defined."""
+    text = predictions_markdown(book)
+    return _write(path, text.encode("utf-8"), "예측 요약 파일") if text else None
 
 
 # --------------------------------------------------------------------------------------------
