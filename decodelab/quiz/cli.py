@@ -15,6 +15,7 @@ import sys
 from typing import Sequence
 
 from .._atomic import os_reason
+from .gradebook import DUPLICATE_RULE
 from .loading import QuizError, load_quizzes, select_notebook
 from .submission import MAX_BYTES
 
@@ -24,7 +25,8 @@ _GRADE_EPILOG = (
     "종료 코드: 0: 모든 제출 파일을 채점함. 1: 성적표는 썼지만 건너뛴 파일이 있음 (stderr에 이유). "
     "2: 아무것도 쓰지 않음 (폴더가 없거나 파일을 지정함, 폴더에 제출 파일이 없을 때, 정답 파일 오류, 잘못된 인자). "
     "폴더 안의 .csv 파일(이전 성적표)과 -o 로 쓰는 파일은 읽지 않으므로 `cd 제출폴더 && decodelab grade .`를 "
-    "여러 번 실행해도 됩니다."
+    "여러 번 실행해도 됩니다. 빈칸 = 답하지 않음, 0 = 틀림, '검토 필요' = 규칙으로 판단할 수 없어 강사가 읽을 답. "
+    f"중복 제출: {DUPLICATE_RULE}."
 )
 
 
@@ -115,8 +117,7 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
         print(f"decodelab grade: 오류: {_message(e)}", file=err)
         return 2
     for p in book.problems:
-        if p.kind != "ignored":
-            print(str(p), file=err)
+        print(str(p), file=err)
     print(f"{book.summary()} -> {', '.join(written)}")
     return 1 if book.skipped else 0
 
