@@ -546,3 +546,32 @@ def test_every_public_function_of_the_quiz_package_has_a_docstring():
 
         walk(tree)
     assert missing == []
+
+
+def test_notebook_07_quiz_file_loads_and_shows(tmp_path):
+    import shutil
+
+    from decodelab.quiz import quiz_widget
+
+    q = tmp_path / "q"
+    shutil.copytree(QUIZ_DIR, q, ignore=shutil.ignore_patterns("exercises"))
+    (q / "07.yaml").write_text(textwrap.dedent(
+        """\
+        notebook: "07"
+        title: 실제 서버 측정
+        questions:
+          - id: 07-server-ttft
+            kind: single
+            prompt: 서버에서 잰 TTFT에 들어가는 것은 무엇인가요?
+            choices:
+              - {id: a, text: 프리필과 대기열 시간}
+              - {id: b, text: 마지막 토큰이 나온 시각, explanation: 그것은 전체 지연의 끝입니다.}
+            answer: a
+            explanation: TTFT는 요청부터 첫 토큰까지의 시간입니다.
+            source: {notebook: "07", passage: 서버 측정}
+        """), encoding="utf-8")
+    qs = load_quizzes(q, notebook="07")
+    assert [x.id for x in qs] == ["07-server-ttft"]
+    w = quiz_widget("07", quizzes_dir=q, answers_dir=tmp_path / "answers")
+    assert list(w.views) == ["07-server-ttft"]
+    assert len(load_quizzes(q)) == len(load_quizzes()) + 1
