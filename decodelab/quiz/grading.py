@@ -226,12 +226,12 @@ class _Folded:
 
     def stated(self, groups: list[list[str]], within: int | None = None, contrast: bool = False,
                exclude: list[tuple[int, int]] = ()) -> list[tuple[int, int]] | None:
-        """The hits that state every group (see :func:`states`), or None. A hit lying inside a
-        longer span of ``exclude`` does not count ("하나씩" inside the misconception "단어하나씩")."""
+        """The hits that state every group (see :func:`states`), or None. A hit lying inside a span
+        of ``exclude`` does not count (the "하나씩" of the misconception "단어 하나씩")."""
         spans = []
         for g in groups:
             hs = [(s, e) for s, e in self.hits(g, contrast)
-                  if not any(a <= s and e <= b and b - a > e - s for a, b in exclude)]
+                  if not any(a <= s and e <= b for a, b in exclude)]
             if not hs:
                 return None
             spans.append(hs)
