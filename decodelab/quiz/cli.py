@@ -98,7 +98,7 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
         predictions_path = out_path.with_name(f"{out_path.stem}-predictions.md")
         book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes,
                             exclude=[args.output, *extra, rubric_path, predictions_path], exercises=exercises,
-                            other_ids=[q.id for q in every])
+                            other_ids=[q.id for q in every], key_questions=every)
         if book.submission_files == 0:
             for p in book.problems:
                 print(str(p), file=err)

@@ -195,10 +195,10 @@ class Gradebook:
 # --------------------------------------------------------------------------------------------
 
 
-def _map_release(q, answer: Any) -> tuple[Any, bool]:
+def _map_release(q, answer: Any, salt: str = "") -> tuple[Any, bool]:
     """Map an exam release's opaque option ids back to the quiz file's ids: ``(answer, ok)``;
     ``ok`` is False when an id belongs neither to this key's release nor to the quiz file."""
-    ids = release_ids(q)
+    ids = release_ids(q, salt)
     if not ids:
         return answer, True
     back = {v: k for k, v in ids.items()}
@@ -224,7 +224,7 @@ def _map_release(q, answer: Any) -> tuple[Any, bool]:
 
 
 def _grade_submission(sub: Submission, questions: Sequence, file: str,
-                      known: set[str] | frozenset = frozenset()) -> tuple[GradeRow, list[Problem], list[str]]:
+                      known: set[str] | frozenset = frozenset(), salt: str = "") -> tuple[GradeRow, list[Problem], list[str]]:
     """Grade one submission: ``(row, warnings, ids answered that this key does not have)``."""
     by_id = {q.id: q for q in questions}
     unknown = [k for k in sub.answers if k not in by_id and k not in known]
@@ -241,7 +241,7 @@ def _grade_submission(sub: Submission, questions: Sequence, file: str,
             continue
         answer = sub.answers[q.id]
         if exam:
-            answer, ok = _map_release(q, answer)
+            answer, ok = _map_release(q, answer, salt)
             if not ok:
                 unmapped.append(q.id)
                 scores[q.id] = None
@@ -255,7 +255,8 @@ def _grade_submission(sub: Submission, questions: Sequence, file: str,
             nb[1] += q.points
     if unmapped:
         warnings.append(Problem(file, f"시험 배포본의 선택지 id를 정답 파일로 되돌릴 수 없는 답 {len(unmapped)}개는 "
-                                      f"'{REVIEW}'로 두었습니다 (예: 문항 {unmapped[0]}): 배포본을 만든 퀴즈 파일로 채점하세요",
+                                      f"'{REVIEW}'로 두었습니다 (예: 문항 {unmapped[0]}): 배포본을 만든 퀴즈 파일 전체로 "
+                                      "채점하세요 (key_questions)",
                                 False))
     total = sum(s for s in scores.values() if s is not None)
     review_pts = sum(by_id[q].points for q, s in scores.items() if s is None)
@@ -290,6 +291,7 @@ def grade_folder(
     exercises: dict | None = None,
     other_ids: Iterable[str] = (),
     now: datetime | None = None,
+    key_questions: Sequence | None = None,
 ) -> Gradebook:
     """Grade every ``*.json`` file in ``submissions_dir`` (not recursive).
 
@@ -308,6 +310,9 @@ def grade_folder(
         other_ids: ids of questions that exist but are not graded this time (``--notebook``):
             their answers are left out without a warning.
         now: the grading time (default: now, UTC), against which future ``exported_at`` are judged.
+        key_questions: every keyed question of the quiz files an exam release was made from, for
+            mapping its opaque ids back (:func:`decodelab.quiz.release.release_salt`); default:
+            ``questions`` (pass all of them when ``questions`` is a selection).
 
     Returns:
         :class:`Gradebook`; ``submission_files == 0`` when the folder holds no ``*.json`` file.
@@ -335,6 +340,15 @@ def grade_folder(
     questions = list(questions)
     now = now or datetime.now(timezone.utc)
     book = Gradebook([q.id for q in questions], questions=questions, exercises=dict(exercises))
+    salt_cache: list[str] = []
+
+    def salt() -> str:  # computed once, only when an exam submission needs it
+        if not salt_cache:
+            from .release import release_salt
+
+            salt_cache.append(release_salt(key_questions if key_questions is not None else questions))
+        return salt_cache[0]
+
     known = frozenset(other_ids) | frozenset(exercises)
     here = folder.resolve()
     skip = set()
@@ -381,7 +395,8 @@ def grade_folder(
             book.problems.append(Problem(name, f"읽는 중 예상하지 못한 오류: {type(e).__name__}"))
             continue
         try:
-            row, warnings, unknown = _grade_submission(sub, questions, name, known)
+            row, warnings, unknown = _grade_submission(sub, questions, name, known,
+                                                       salt() if sub.quiz_set.startswith("exam-") else "")
         except Exception as e:  # noqa: BLE001 - one hostile answer must never stop the run
             book.problems.append(Problem(name, f"채점 중 예상하지 못한 오류: {type(e).__name__} (이 파일만 건너뛰었습니다)"))
             continue

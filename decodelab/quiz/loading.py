@@ -394,14 +394,15 @@ def get_question(question_id: str, path: str | os.PathLike | None = None):
 # --------------------------------------------------------------------------------------------
 
 
-def release_ids(q) -> dict[str, str]:
+def release_ids(q, salt: str = "") -> dict[str, str]:
     """The opaque ids an exam release gives the options of keyed question ``q``: option id -> opaque id
     (6 hex digits; lower case for choices, upper case for ordering items); ``{}`` for other kinds.
 
-    Derived from SHA-256 of the whole keyed question (its answer and explanations included), so the
-    grader recomputes the mapping from the lecturer's files while a student, who has only the release,
-    cannot invert it. Editing a question after a release changes its ids: grade a release with the
-    quiz files it was made from.
+    Derived from SHA-256 of the whole keyed question (its answer and explanations included) and the
+    release's ``salt`` (:func:`decodelab.quiz.release.release_salt`, itself computed from all the keyed
+    questions), so the grader recomputes the mapping from the lecturer's files while a student, who
+    has only the release, cannot invert it. Editing a question after a release changes its ids: grade
+    a release with the quiz files it was made from.
     """
     if q.kind in ("single", "multiple"):
         ids, upper = [c.id for c in q.choices], False
@@ -414,7 +415,7 @@ def release_ids(q) -> dict[str, str]:
     for oid in ids:
         n = 0
         while True:
-            h = hashlib.sha256(f"decodelab-release\0{base}\0{oid}\0{n}".encode()).hexdigest()[:6]
+            h = hashlib.sha256(f"decodelab-release\0{salt}\0{base}\0{oid}\0{n}".encode()).hexdigest()[:6]
             h = h.upper() if upper else h
             if h not in out.values():
                 break
@@ -423,21 +424,21 @@ def release_ids(q) -> dict[str, str]:
     return out
 
 
-def public_question(q, *, opaque: bool = False) -> PublicQuestion:
+def public_question(q, *, opaque: bool = False, salt: str = "") -> PublicQuestion:
     """What a student may see of a question: id, kind, prompt, points, choices (without their
     explanations), ordering items, and the unit. Works on keyed questions and (unchanged) on
     :class:`PublicQuestion`.
 
     Args:
         q: a keyed question (or a :class:`PublicQuestion`, returned as is).
-        opaque: for an exam release: options get the ids of :func:`release_ids` and are listed sorted
-            by them (an order unrelated to the key). Otherwise the file's ids and order are kept (the
+        opaque: for an exam release: options get the ids of :func:`release_ids` (with ``salt``) and are
+            listed sorted by them (an order unrelated to the key). Otherwise the file's ids and order are kept (the
             widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
     """
     if isinstance(q, PublicQuestion):
         return q
     data: dict[str, Any] = {"id": q.id, "kind": q.kind, "prompt": q.prompt, "points": q.points}
-    ids = release_ids(q) if opaque else {}
+    ids = release_ids(q, salt) if opaque else {}
     if q.kind in ("single", "multiple"):
         data["choices"] = sorted((PublicChoice(id=ids.get(c.id, c.id), text=c.text) for c in q.choices),
                                  key=lambda c: c.id if opaque else 0)
