@@ -378,3 +378,18 @@ def test_exam_widget_answers_with_opaque_ids_are_graded_right(release, salt, tmp
     bad = grade_folder(subs, sel)
     assert any(bad.rows[0].scores[q.id] is None for q in sel if q.id in back)  # review, never a silent 0
     assert any("퀴즈 파일 전체로" in str(p) for p in bad.warnings)
+
+
+def test_lecturer_reproduces_what_an_exam_student_saw(release, tmp_path, capsys):
+    from decodelab.quiz import quiz_widget
+    from decodelab.quiz.cli import quiz_main
+
+    w = quiz_widget("01", quizzes_dir=release.out_dir, answers_dir=tmp_path / "answers", student_id="s-9")
+    v = w.views["01-greedy"]
+    assert quiz_main(["view", "01-greedy", "s-9", "--release", str(release.out_dir)]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    from decodelab.quiz.release import release_salt
+
+    ids = release_ids(next(q for q in load_quizzes() if q.id == "01-greedy"), release_salt(load_quizzes()))
+    back = {o: k for k, o in ids.items()}
+    assert [ln.split("]")[0].strip() for ln in lines] == [f"{v.labels[o]}. [{back[o]}" for o in v.order]

@@ -150,9 +150,11 @@ def release_main(argv: Sequence[str] | None = None) -> int:
 
 
 def view_main(argv: Sequence[str] | None = None) -> int:
-    """``decodelab quiz view QUESTION_ID SHUFFLE_KEY [--quizzes DIR]``: print the order and labels in
-    which the student with this shuffle key (the submission's ``shuffle_key``, or its ``student_id``)
-    saw the options of a question (:func:`decodelab.quiz.shuffle.student_view`).
+    """``decodelab quiz view QUESTION_ID SHUFFLE_KEY [--quizzes DIR] [--release DIR]``: print the order
+    and labels in which the student with this shuffle key (the submission's ``shuffle_key``, or its
+    ``student_id``) saw the options of a question (:func:`decodelab.quiz.shuffle.student_view`), each
+    with the quiz file's option id. ``--release``: the student answered an exam release (whose
+    options were shuffled under their opaque ids); the ids are mapped back with the quiz files.
 
     Returns:
         0 printed; 2 unknown question or bad quiz files.
@@ -165,13 +167,25 @@ def view_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("question_id", help="문항 id (예: 01-decode-definition)")
     p.add_argument("shuffle_key", help="제출 파일의 shuffle_key (없으면 student_id)")
     p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: 저장소의 quizzes/)")
+    p.add_argument("--release", default=None, help="학생이 푼 시험 배포본 폴더 (시험 제출일 때)")
     args = p.parse_args(argv)
     try:
         q = get_question(args.question_id, args.quizzes)
-    except (KeyError, QuizError, FileNotFoundError) as e:
+        back: dict[str, str] = {}
+        shown_q = q
+        if args.release:
+            from .loading import load_public, release_ids
+            from .release import release_salt
+
+            public = {x.id: x for x in load_public(args.release).questions}
+            if q.id not in public:
+                raise KeyError(f"문항 id {q.id!r}가 배포본 {args.release}에 없습니다.")
+            shown_q = public[q.id]
+            back = {o: k for k, o in release_ids(q, release_salt(load_quizzes(args.quizzes))).items()}
+    except (KeyError, QuizError, FileNotFoundError, ValueError) as e:
         print(f"decodelab quiz view: 오류: {e.args[0] if isinstance(e, KeyError) else _message(e)}", file=sys.stderr)
         return 2
-    rows = student_view(q, args.shuffle_key)
+    rows = [(label, back.get(oid, oid), text) for label, oid, text in student_view(shown_q, args.shuffle_key)]
     print(f"{q.id} ({args.shuffle_key}): {q.prompt}")
     if not rows:
         print("  (선택지가 없는 문항입니다)")

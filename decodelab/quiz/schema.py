@@ -367,7 +367,7 @@ OPAQUE_ITEM = r"^(?:[A-H]|[0-9A-F]{6})\z"
 
 class PublicChoice(_Strict):
     """A choice as a student sees it: the file's id (``a``..``h``) in the practice quizzes, an opaque
-    id (6 hex digits) in an exam release (see :func:`decodelab.quiz.release.release_ids`)."""
+    id (6 hex digits) in an exam release (see :func:`decodelab.quiz.loading.release_ids`)."""
 
     id: str = Field(pattern=OPAQUE_CHOICE)
     text: str

@@ -67,8 +67,10 @@ def student_view(question: Any, shuffle_key: str) -> list[tuple[str, str, str]]:
     """What a student saw of a question's options, for the lecturer: ``(label, id, text)`` in the
     shown order (``[]`` for short and numeric questions).
 
-    Works on keyed questions and on the questions of an exam release (whose ids are opaque: map
-    them with :func:`decodelab.quiz.release.release_ids`).
+    Works on keyed questions (practice quizzes) and on the questions of an exam release
+    (``load_public(release_dir).questions``: the widget shuffled their opaque ids; map those back
+    with :func:`decodelab.quiz.loading.release_ids` and :func:`decodelab.quiz.release.release_salt`,
+    or run ``decodelab quiz view QID KEY --release DIR``).
 
     Example::
 
