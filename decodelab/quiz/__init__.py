@@ -11,7 +11,10 @@ Entry points:
   choices (the widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
 - :func:`quiz_widget` ``("01")`` -> the notebook widget (``"all"`` for the review notebook).
 - :func:`grade_folder` / :func:`write_gradebook`: ``decodelab grade DIR -o CSV``.
-- :func:`build_release`: ``decodelab quiz release OUT_DIR``.
+- :func:`build_release`: ``decodelab quiz release OUT_DIR`` (opaque option ids, see
+  :func:`release_ids` / :func:`decodelab.quiz.release.release_salt`).
+- The exercises of the notebooks (predict, reveal, written, check) are in :mod:`decodelab.exercises`;
+  they are saved with the quiz answers and exported in the same submission file.
 
 The widget is imported lazily, so grading does not need ipywidgets.
 """
