@@ -11,30 +11,34 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
+from decodelab import exercises as ex
 from decodelab import latency as lat
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "notebooks" / "src" / "03_agent_loops.md"
 TASK_ID = "03-task-under-130s"
+LIMIT = 130  # quizzes/exercises/03.yaml: check {op: "<", value: 130}
 
 
-def _task() -> dict:
-    data = yaml.safe_load((REPO / "quizzes" / "exercises" / "03.yaml").read_text(encoding="utf-8"))
-    (task,) = [t for t in data["tasks"] if t["id"] == TASK_ID]
-    return task
+@pytest.fixture
+def passes(tmp_path):
+    """The notebook's check (``ex.check``): decodelab.exercises decides and records into a
+    throwaway answers folder; the returned callable gives the decision, and the shown text says
+    success or hint (never the solution)."""
+
+    def decide(value: float) -> bool:
+        ok, html = ex.check_record(TASK_ID, value, quizzes_dir=REPO / "quizzes", answers_dir=tmp_path)
+        assert ("목표 달성" in html) is ok and (("💡" in html) is (not ok))
+        return ok
+
+    return decide
 
 
-def _passes(value: float) -> bool:
-    """The task's check: decodelab.exercises when it is there, else the YAML's op/value directly."""
-    check = _task()["check"]
-    try:
-        from decodelab.exercises import TaskCheck, evaluate
-    except ImportError:
-        assert check["op"] == "<"
-        return value < check["value"]
-    return evaluate(TaskCheck(**check), value)
+def test_the_task_is_defined_as_the_notebook_uses_it():
+    task = ex.get_exercise(TASK_ID, REPO / "quizzes")
+    assert (task.check.op, task.check.value) == ("<", LIMIT)
+    assert f'ex.check("{TASK_ID}"' in SOURCE.read_text(encoding="utf-8")
 
 
 def _edit_cell() -> str:
@@ -54,7 +58,7 @@ def _task_total_s(decode_ms_per_token: float, speculative) -> float:
     return task.total_s
 
 
-def test_the_unmodified_cell_does_not_reach_the_goal():
+def test_the_unmodified_cell_does_not_reach_the_goal(passes):
     ns: dict = {"lat": lat}
     exec(_edit_cell(), ns)
     assert ns["decode_ms_per_token"] == pytest.approx(21.9) and ns["speculative"] is None
@@ -63,22 +67,22 @@ def test_the_unmodified_cell_does_not_reach_the_goal():
     prefill_s = 53000 / {p.label: p for p in lat.rate_presets()}["H100 SXM (루프라인)"].prefill_tokens_per_s
     assert total == pytest.approx(50 * (299 * 0.0219 + 2) + prefill_s)
     assert total == pytest.approx(431.47, abs=0.01)
-    assert not _passes(total)
+    assert not passes(total)
 
 
-def test_reference_solutions_reach_the_goal():
+def test_reference_solutions_reach_the_goal(passes):
     # the decode rate NVIDIA claims for Rubin + Groq 3 LPX: 50 x (0.299 + 2) + 4.07 s prefill
     assert _task_total_s(1.0, None) == pytest.approx(119.02, abs=0.01)
-    assert _passes(_task_total_s(1.0, None))
+    assert passes(_task_total_s(1.0, None))
     # Rubin's roofline with speculative decoding (Leviathan et al.'s setting, x3.16)
     rubin = {p.label: p for p in lat.rate_presets()}["Rubin (루프라인)"].decode_ms_per_token
     spec = lat.SpeculativeConfig(alpha=0.75, gamma=7, c=0.02)
-    assert _passes(_task_total_s(rubin, spec))
+    assert passes(_task_total_s(rubin, spec))
 
 
-def test_one_lever_alone_is_not_enough():
+def test_one_lever_alone_is_not_enough(passes):
     rubin = {p.label: p for p in lat.rate_presets()}["Rubin (루프라인)"].decode_ms_per_token
-    assert not _passes(_task_total_s(rubin, None))  # ~153 s
+    assert not passes(_task_total_s(rubin, None))  # ~153 s
     h100 = {p.label: p for p in lat.rate_presets()}["H100 SXM (루프라인)"].decode_ms_per_token
-    assert not _passes(_task_total_s(h100, lat.SpeculativeConfig(alpha=0.75, gamma=7, c=0.02)))  # ~208 s
-    assert not _passes(_task_total_s(0.0, None) + 30.0)  # the floor: 100 s of tools + 4 s prefill
+    assert not passes(_task_total_s(h100, lat.SpeculativeConfig(alpha=0.75, gamma=7, c=0.02)))  # ~208 s
+    assert not passes(_task_total_s(0.0, None) + 30.0)  # the floor: 100 s of tools + 4 s prefill
