@@ -24,7 +24,7 @@ import torch
 
 from .decoding import check_budget, encode_prompt, forward, new_cache
 
-__all__ = ["BatchResult", "COURSE_PROMPTS", "batch_generate", "batch_sweep", "same_length_prompts"]
+__all__ = ["BatchResult", "COURSE_PROMPTS", "batch_figure", "batch_generate", "batch_sweep", "same_length_prompts"]
 
 #: Short prompts in the domains the bundled pair was trained on (constitution and statutes,
 #: LibreOffice help, Debian FAQ); :func:`same_length_prompts` picks those of one token length.
@@ -224,3 +224,36 @@ def batch_sweep(
                       key=lambda r: sum(r.step_ms))
         rows.append(runs[len(runs) // 2])
     return rows
+
+
+def batch_figure(rows: Sequence[BatchResult], *, title: str = "배치 크기에 따른 처리량과 한 요청의 기다림 (이 컴퓨터에서 측정)"):
+    """Two panels against batch size B: aggregate tokens/s, and per-request TPOT (and TTFT), ms.
+
+    Args:
+        rows: the output of :func:`batch_sweep` (one :class:`BatchResult` per batch size).
+
+    Returns:
+        a matplotlib Figure.
+    """
+    from .plots import new_figure
+
+    b = [r.batch_size for r in rows]
+    fig, (ax1, ax2) = new_figure(1, 2, figsize=(11, 4.2))
+    ax1.plot(b, [r.tokens_per_s for r in rows], "o-", color="#2563eb", lw=2)
+    ax1.set_ylabel("전체 처리량 (tokens/s)", fontsize=12)
+    ax1.set_title("배치 전체가 초당 만드는 토큰", fontsize=13)
+    ax2.plot(b, [r.tpot_ms for r in rows], "o-", color="#dc2626", lw=2, label="요청 하나의 TPOT")
+    ax2.plot(b, [r.prefill_ms for r in rows], "s--", color="#9333ea", lw=1.5, label="요청 하나의 TTFT (묶음 프리필)")
+    ax2.set_ylabel("ms", fontsize=12)
+    ax2.set_title("요청 하나가 느끼는 시간", fontsize=13)
+    ax2.legend(fontsize=11)
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(b, [str(x) for x in b])
+        ax.set_xlabel("배치 크기 B (함께 디코드하는 요청 수)", fontsize=12)
+        ax.tick_params(labelsize=11)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=13)
+    fig.tight_layout()
+    return fig
