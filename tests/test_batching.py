@@ -66,3 +66,25 @@ def test_bad_inputs(pair):
         batch_sweep(model, tok, 4, (1, 2), prompts=["헌법은"])
     with pytest.raises(ValueError, match="후보가"):
         same_length_prompts(tok, 500)
+
+
+def test_batch_figure_plots_the_rows():
+    import matplotlib.pyplot as plt
+
+    from decodelab.batching import batch_figure
+
+    rows = [BatchResult(batch_size=b, prompt_tokens=3, token_ids=[[0, 0]] * b, texts=[""] * b,
+                        prefill_ms=2.0 * b, step_ms=[10.0 + b]) for b in (1, 2, 4)]
+    fig = batch_figure(rows)
+    try:
+        left, right = fig.axes
+        x, y = left.lines[0].get_data()
+        assert list(x) == [1, 2, 4]
+        assert list(y) == pytest.approx([b * 1000 / (10.0 + b) for b in (1, 2, 4)])
+        assert list(right.lines[0].get_ydata()) == [11.0, 12.0, 14.0]   # per-request TPOT
+        assert list(right.lines[1].get_ydata()) == [2.0, 4.0, 8.0]      # TTFT of the batched prefill
+        for ax in (left, right):
+            assert ax.xaxis.label.get_fontsize() >= 10
+            assert all(t.get_rotation() == 0 for t in ax.get_xticklabels())
+    finally:
+        plt.close(fig)
