@@ -1,42 +1,25 @@
 """Notebook 01's change-the-code task: its check fails on the notebook's code and passes on a solution.
 
-The task's code is run through the same decodelab calls the notebook uses; the goal is the
-``check`` of ``quizzes/exercises/01.yaml`` (evaluated by ``decodelab.exercises`` when it is
-importable, otherwise by the operator table below, which follows the contract's ops).
+The task's code is run through the same decodelab calls the notebook uses, and the goal is decided
+by the notebook's own check call, ``ex.check("01-task-flatten", value)`` (``quizzes/exercises/01.yaml``),
+with answers saved in a temporary folder.
 """
 
 from __future__ import annotations
 
-import operator
 from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 import decodelab
+from decodelab import exercises as ex
 from decodelab.sampling import SamplingConfig, probabilities
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "src" / "01_decode_phase.md"
 UNMODIFIED = dict(temperature=1.0)      # what the notebook's ✏️ cell holds
 SOLUTION = dict(temperature=3.0)        # a reference solution (kept here, not in the notebook)
-
-OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
-
-
-def task(task_id: str) -> dict:
-    data = yaml.safe_load((ROOT / "quizzes" / "exercises" / "01.yaml").read_text(encoding="utf-8"))
-    return next(t for t in data["tasks"] if t["id"] == task_id)
-
-
-def goal_reached(check: dict, value) -> bool:
-    op, target = check["op"], check["value"]
-    if op == "between":
-        return target[0] <= value <= target[1]
-    if op == "in":
-        return value in target
-    return OPS[op](value, target)
 
 
 def top_probability(pair, setting: dict) -> float:
@@ -55,10 +38,9 @@ def test_notebook_holds_the_unmodified_setting():
 
 
 @pytest.mark.parametrize("setting, reached", [(UNMODIFIED, False), (SOLUTION, True)])
-def test_flatten_task(pair, setting, reached):
-    check = task("01-task-flatten")["check"]
+def test_flatten_task(pair, setting, reached, tmp_path):
     value = top_probability(pair, setting)
-    assert goal_reached(check, value) is reached, value
+    assert ex.check("01-task-flatten", value, answers_dir=tmp_path) is reached, value
 
 
 def test_other_knobs_do_not_flatten(pair):
