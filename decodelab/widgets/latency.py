@@ -321,7 +321,7 @@ class LatencyExplorer:
         self.result: lat.AgentLoopResult | None = None
         self._busy = False
         caption = W.HTML(
-            f"<div style='font-size:13px; line-height:1.45'>가정(출처 없음, 바꿔 보세요): 첫 문맥 {ASSUMED_INITIAL_CONTEXT:,} 토큰, 호출마다 문맥 "
+            f"<div style='font-size:13px; line-height:1.45'>가정(출처 없음, 바꿔 보세요): 첫 맥락 {ASSUMED_INITIAL_CONTEXT:,} 토큰, 호출마다 맥락 "
             f"+{ASSUMED_GROWTH_PER_CALL:,} 토큰, 접두사 캐시 사용. 기본값 50회 × 300 토큰 × 도구 2초는 "
             "facts/hardware.md의 에이전트 예시입니다. 투기적 디코딩의 "
             f"γ = {SPECULATIVE_GAMMA}, c ≈ {SPECULATIVE_C:g}는 Leviathan et al. 2023이 α = 0.75에서 "
