@@ -661,7 +661,8 @@ def reveal_record(exercise_id: str, value: Any, *, quizzes_dir=None, answers_dir
         if ex.kind == "number" and isinstance(pred, (int, float)):
             if value != 0 and pred != 0 and (pred > 0) == (value > 0):
                 ratio = pred / value
-                how = f"실제의 {ratio:.2g}배" if ratio >= 1 else f"실제의 1/{1 / ratio:.2g}"
+                # "0.88배" reads better than "1/1.1" near 1; "1/20" better than "0.05배" far below
+                how = f"실제의 {ratio:.2g}배" if ratio >= 0.5 else f"실제의 1/{1 / ratio:.2g}"
                 lines.append(f"예측은 {how}입니다.")
             color = _INFO
         else:

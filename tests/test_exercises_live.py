@@ -44,3 +44,12 @@ def test_a_reveal_into_another_answers_folder_leaves_the_widget_alone(answers, t
     view = ex.PredictView(PRED)
     ex.reveal(PRED, 8, answers_dir=tmp_path / "elsewhere")
     assert not view.input.disabled and view.feedback.value == ""
+
+
+@pytest.mark.parametrize("pred, shown", [(7, "실제의 0.88배"), (16, "실제의 2배"), (0.4, "실제의 1/20")])
+def test_the_reveal_says_how_far_the_prediction_was(answers, pred, shown):
+    view = ex.PredictView(PRED)
+    view.input.value = str(pred)
+    view.commit()
+    _, body = ex.reveal_record(PRED, 8)
+    assert shown in body, body
