@@ -232,3 +232,31 @@ def test_threads_auto_sets_one_thread_only_for_the_bundled_pair(tok, tmp_path):
             decodelab.load_models(threads=0)
     finally:
         torch.set_num_threads(before)
+
+
+# ------------------------------------------------------------------ the switch reaches the notebooks
+
+REPO = M.BUNDLED_DIR.parents[2]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["01_decode_phase.ipynb", "04_speculative_decoding.ipynb"])
+def test_environment_switch_reaches_the_notebooks(name, tok, tmp_path, monkeypatch):
+    """Run a whole notebook (as nbval does) with DECODELAB_TARGET/DRAFT set to a random-weight pair."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    path = REPO / "notebooks" / name
+    nb = nbformat.read(path, as_version=4)
+    if not any("describe()" in c.source for c in nb.cells if c.cell_type == "code"):
+        pytest.skip(f"{name} does not print pair.describe() yet (contract: load_models() + print(pair.describe()))")
+    make_model(tmp_path / "t", "llama", vocab=4160, seed=5, tokenizer=tok)
+    make_model(tmp_path / "d", "llama", vocab=4128, seed=6, tokenizer=tok)
+    monkeypatch.setenv(M.ENV_TARGET, str(tmp_path / "t"))
+    monkeypatch.setenv(M.ENV_DRAFT, str(tmp_path / "d"))
+    monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))  # never the student's folder
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert f"대상 모델 {tmp_path / 't'}" in printed and f"초안 모델 {tmp_path / 'd'}" in printed
+    assert "번들 모델" not in printed.split("모델 쌍:", 1)[1].splitlines()[0]
