@@ -33,41 +33,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve_command(port: int) -> list[str]:
-    exe = Path(sys.executable).with_name("transformers")
-    cmd = [str(exe)] if exe.exists() else [shutil.which("transformers") or "transformers"]
-    return cmd + ["serve", TARGET, "--host", HOST, "--port", str(port), "--device", "cpu", "--continuous-batching"]
-
-
 @pytest.fixture(scope="module")
 def server():
     pytest.importorskip("fastapi", reason="transformers serve needs the transformers[serving] extra")
-    port = _free_port()
-    env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    proc = subprocess.Popen(_serve_command(port), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://{HOST}:{port}"
+    srv = S.start_transformers_serve(TARGET, continuous_batching=True)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"transformers serve exited: {proc.stderr.read().decode()[-2000:]}")
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("transformers serve did not become healthy within 120 s")
-            time.sleep(0.5)
-        yield url
+        yield srv.url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        srv.stop()
+        assert not srv.running
+
+
+def test_local_server_only_on_loopback(tmp_path):
+    with pytest.raises(ValueError, match="이 컴퓨터 안에서만"):
+        S.start_transformers_serve(host="0.0.0.0")
+    with pytest.raises(FileNotFoundError):
+        S.start_transformers_serve(tmp_path / "missing")
 
 
 # ------------------------------------------------------------------ the real server
