@@ -89,6 +89,10 @@ def test_every_architecture_loads_and_greedy_equals_transformers_generate(arch, 
         expected = _hf_greedy(model, ids, 12)
         assert r.token_ids == expected
         assert len(r.token_ids) >= 1
+    # greedy speculative decoding over the padded pair == target greedy == transformers' generate
+    target_greedy = _hf_greedy(pair.target, ids, 12)
+    s = decodelab.speculative_generate(pair.target, pair.draft, pair.tokenizer, "모든 국민은", 12, num_speculative_tokens=3)
+    assert s.token_ids == target_greedy
 
 
 @pytest.mark.parametrize("tarch,darch", [("qwen2", "llama"), ("gemma", "gpt2")])
@@ -98,6 +102,9 @@ def test_mixed_architectures_share_a_tokenizer(tarch, darch, tok, tmp_path):
     pair = decodelab.load_models(tmp_path / "t", tmp_path / "d")
     assert pair.shared_vocab_size == 4160
     assert pair.target.config.model_type != pair.draft.config.model_type
+    ids = M.format_prompt(pair.tokenizer, "국회는 법률을")
+    s = decodelab.speculative_generate(pair.target, pair.draft, pair.tokenizer, "국회는 법률을", 10, num_speculative_tokens=2)
+    assert s.token_ids == _hf_greedy(pair.target, ids, 10)
 
 
 def test_tokenizer_larger_than_an_output_layer_is_a_real_mismatch(tok, tmp_path):
@@ -260,3 +267,20 @@ def test_environment_switch_reaches_the_notebooks(name, tok, tmp_path, monkeypat
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert f"대상 모델 {tmp_path / 't'}" in printed and f"초안 모델 {tmp_path / 'd'}" in printed
     assert "번들 모델" not in printed.split("모델 쌍:", 1)[1].splitlines()[0]
+
+
+def test_draft_with_a_smaller_output_layer_but_the_same_weights_is_always_accepted(tok, tmp_path):
+    # the draft is the target with its padded output rows cut off (4,160 -> 4,128): same text
+    # predictions, so every draft token must be accepted, and the output is the target's greedy
+    make_model(tmp_path / "t", "qwen2", vocab=4160, seed=7, tokenizer=tok)
+    cfg, cls = _config("qwen2", 4128)
+    target = M.load_model(tmp_path / "t")
+    draft = cls(cfg).eval()
+    state = {k: (v[:4128] if v.shape[:1] == (4160,) else v) for k, v in target.state_dict().items()}
+    draft.load_state_dict(state)
+    draft.save_pretrained(tmp_path / "d")
+    pair = decodelab.load_models(tmp_path / "t", tmp_path / "d")
+    assert (M.vocab_size(pair.target), M.vocab_size(pair.draft)) == (4160, 4128)
+    s = decodelab.speculative_generate(pair.target, pair.draft, pair.tokenizer, "모든 국민은", 12, num_speculative_tokens=4)
+    assert s.token_ids == _hf_greedy(pair.target, M.format_prompt(tok, "모든 국민은"), 12)
+    assert s.acceptance_rate == 1.0 and s.num_draft_tokens > 0
