@@ -40,15 +40,15 @@ def folder(tmp_path: Path) -> Path:
         "03-check-2": unicodedata.normalize("NFD", " 작은 지연이 계속 쌓이기 때문\n"),  # right
         "03-added-latency": "2.5분",  # right (150 s)
         "03-loop-total-slow": "401.5 s",  # wrong (tolerance 1 s)
-        "03-cnbc-coding": ["a"],  # partial: 1 of 2 right, no wrong -> 0.5
+        "03-cnbc-coding": ["c"],  # partial: 1 of 2 right, no wrong -> 0.5
         "03-example-order": "A B C E D",  # wrong
-        "03-agent-def": "b",  # wrong
+        "03-agent-def": "a",  # wrong
         "03-levers": ["a", "b", "c"],  # (2 - 1) / 2 = 0.5
         "05-groq-focus": "b",  # a question outside this grading run: ignored with a warning
     }
     _write(d / "bob.json", make_submission("박보검 B", bob))
     # 3. a BOM (Windows Notepad) is fine
-    (d / "carol.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(make_submission("carol", {"03-agent-def": "a"})).encode())
+    (d / "carol.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(make_submission("carol", {"03-agent-def": "b"})).encode())
     # bad files
     (d / "malformed.json").write_text("{not json at all", encoding="utf-8")
     good = json.dumps(make_submission("dave", _key_answers()), ensure_ascii=False)
@@ -154,9 +154,9 @@ def test_an_error_while_grading_one_file_skips_only_that_file(tmp_path, monkeypa
 
     d = tmp_path / "s"
     d.mkdir()
-    _write(d / "a.json", make_submission("alice", {"03-agent-def": "a"}))
+    _write(d / "a.json", make_submission("alice", {"03-agent-def": "b"}))
     _write(d / "b.json", make_submission("bob", {"03-agent-def": "boom"}))
-    _write(d / "c.json", make_submission("carol", {"03-agent-def": "a", "03-added-latency": "150 s"}))
+    _write(d / "c.json", make_submission("carol", {"03-agent-def": "b", "03-added-latency": "150 s"}))
     real = gb.score_response
 
     def fragile(q, response):  # stands in for any bug a hostile answer might still hit
@@ -233,9 +233,9 @@ def test_csv_cells_cannot_be_formulas(tmp_path):
 def test_duplicate_student_keeps_latest_export(tmp_path):
     d = tmp_path / "s"
     d.mkdir()
-    old = make_submission("alice", {"03-agent-def": "b"})
+    old = make_submission("alice", {"03-agent-def": "a"})
     old["exported_at"] = "2026-03-01T09:00:00+00:00"
-    new = make_submission("ALICE", {"03-agent-def": "a"})
+    new = make_submission("ALICE", {"03-agent-def": "b"})
     new["exported_at"] = "2026-03-02T09:00:00+09:00"
     _write(d / "b_new.json", new)
     _write(d / "a_old.json", old)

@@ -85,7 +85,8 @@ def test_release_contains_no_answer_or_explanation(release):
             # an answer that happens to be an ordinary word of some other public prompt cannot be hidden
             # (e.g. "GPU"); every other accepted form must not appear anywhere
             secrets += [s for s in [q.answer, *q.accepted] if normalize_text(s) not in public_text]
-            secrets += [k for group in q.keywords for k in group if len(k) >= 4 and normalize_text(k) not in public_text]
+            secrets += [k for group in q.concepts for k in group if len(k) >= 4 and normalize_text(k) not in public_text]
+            secrets += [m.explanation for m in q.misconceptions]
         for s in secrets:
             for form in _variants(s):
                 assert form not in text, (q.id, form)
@@ -149,7 +150,7 @@ def test_release_loads_as_exam_but_not_as_key(release):
 def test_exam_answers_are_graded_with_the_lecturers_key(release, tmp_path):
     store = AnswerStore(release.quiz_set, tmp_path / "answers")
     store.save("02-tpot-calc", "100 ms")
-    store.save("04-round-order", ["A", "B", "C", "D", "E"])
+    store.save("04-round-order", ["E", "C", "A", "D", "B"])
     store.save("05-check-3", "a")
     subs = tmp_path / "subs"
     subs.mkdir()

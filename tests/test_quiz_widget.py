@@ -29,21 +29,21 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     assert "점수: <b>0 / 16</b>" in w.score_label.value
 
     v = w.views["01-decode-definition"]
-    v.set_response("b")
+    v.set_response("c")
     v.submit_button.click()  # the real button path
     assert v.score == 1.0 and "정답입니다" in v.feedback.value
     assert v.input.disabled and not v.retry_button.disabled
 
     g = w.views["01-greedy"]
-    g.set_response("b")
+    g.set_response("a")
     g.submit()
     assert g.score == 0.0 and "틀렸습니다" in g.feedback.value
     assert "온도가 0보다 큰 샘플링" in g.feedback.value  # why the chosen option is wrong
     g.reveal()
-    assert "a. 확률이 가장 높은 토큰 하나를 고른다" in g.feedback.value
+    assert "c. 확률이 가장 높은 토큰 하나를 고른다" in g.feedback.value
     g.retry()
     assert not g.input.disabled and g.feedback.value == ""
-    g.set_response("a")
+    g.set_response("c")
     g.submit()
     assert g.score == 1.0
 
@@ -62,12 +62,12 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     o.set_response(["A", "B", "C", ""])
     o.submit()
     assert "한 번씩 모두" in o.feedback.value and o.score is None
-    o.set_response(["A", "B", "C", "D"])
+    o.set_response(["C", "D", "A", "B"])
     o.submit()
     assert o.score == 1.0
 
     m = w.views["01-temperature"]
-    m.set_response(["a"])
+    m.set_response(["b"])
     m.submit()
     assert m.score == 0.5 and "부분 점수 0.5" in m.feedback.value
 
@@ -81,18 +81,18 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     # saved as given, one atomic file per question
     store = AnswerStore("course", tmp_path / "answers")
     saved = store.load()
-    assert saved["01-greedy"]["response"] == "a" and saved["01-greedy"]["attempts"] == 2
+    assert saved["01-greedy"]["response"] == "c" and saved["01-greedy"]["attempts"] == 2
     assert saved["01-topk-prob"]["response"] == "영점이팔" and saved["01-topk-prob"]["score"] is None
     assert "01-token-unit" not in saved
 
     # a fresh widget (kernel restart) shows everything again
     w2 = _widget(tmp_path)
-    assert w2.views["01-decode-definition"].input.value == "b"
+    assert w2.views["01-decode-definition"].input.value == "c"
     assert "정답입니다" in w2.views["01-decode-definition"].feedback.value
     assert w2.views["01-topk-prob"].input.value == "영점이팔"
     assert "숫자로 읽을 수 없습니다" in w2.views["01-topk-prob"].feedback.value
-    assert [d.value for d in w2.views["01-phase-order"].input] == ["A", "B", "C", "D"]
-    assert [c.value for c in w2.views["01-temperature"].input] == [True, False, False, False, False]
+    assert [d.value for d in w2.views["01-phase-order"].input] == ["C", "D", "A", "B"]
+    assert [c.value for c in w2.views["01-temperature"].input] == [False, True, False, False, False]
     assert w2.score() == (4.5, 16.0)
 
     # the review widget shares the same answers
@@ -106,7 +106,7 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
 
 def test_export_writes_one_gradable_submission(tmp_path, capsys):
     w = _widget(tmp_path, "03")
-    for qid, resp in [("03-added-latency", "150 s"), ("03-check-2", "지연이 쌓이니까"), ("03-agent-def", "b")]:
+    for qid, resp in [("03-added-latency", "150 s"), ("03-check-2", "지연이 쌓이니까"), ("03-agent-def", "a")]:
         w.views[qid].set_response(resp)
         w.views[qid].submit()
     w.student.value = ""
@@ -118,7 +118,7 @@ def test_export_writes_one_gradable_submission(tmp_path, capsys):
     path = tmp_path / "decodelab-course-2026-001_김하나.json"
     sub = read_submission(path)
     assert sub.student_id == "2026-001 김하나"
-    assert sub.answers == {"03-added-latency": "150 s", "03-check-2": "지연이 쌓이니까", "03-agent-def": "b"}
+    assert sub.answers == {"03-added-latency": "150 s", "03-check-2": "지연이 쌓이니까", "03-agent-def": "a"}
     (row,) = grade_folder(tmp_path, load_quizzes(notebook="03")).rows
     assert row.total == 2.0
     # the student id is remembered for next time
@@ -157,7 +157,7 @@ def test_bad_notebook_id_and_corrupted_answer_file(tmp_path):
     d = tmp_path / "answers" / "course"
     d.mkdir(parents=True)
     (d / "01-greedy.json").write_text("{broken", encoding="utf-8")
-    (d / "01-decode-definition.json").write_text(json.dumps({"question_id": "01-decode-definition", "response": "b"}),
+    (d / "01-decode-definition.json").write_text(json.dumps({"question_id": "01-decode-definition", "response": "c"}),
                                                  encoding="utf-8")
     w = _widget(tmp_path)
     assert "읽지 못한 저장 파일" in w.status.value and "01-greedy.json" in w.status.value

@@ -49,7 +49,7 @@ class GradeRow:
     student_id: str
     quiz_set: str
     file: str
-    scores: dict[str, float]
+    scores: dict[str, float | None]
     total: float
     max: float
     exported_at: str = ""
@@ -85,8 +85,9 @@ def _grade_submission(sub: Submission, questions: Sequence, file: str) -> tuple[
         warnings.append(Problem(file, f"이 채점에 없는 문항 id {len(unknown)}개는 무시했습니다 (예: {unknown[0]})", False))
     scores = {}
     for q in questions:
-        scores[q.id] = score_response(q, sub.answers[q.id]) * q.points if q.id in sub.answers else 0.0
-    total = sum(scores.values())
+        score = score_response(q, sub.answers[q.id]) if q.id in sub.answers else 0.0
+        scores[q.id] = None if score is None else score * q.points  # None: a short answer for review
+    total = sum(v for v in scores.values() if v is not None)
     return GradeRow(sub.student_id, sub.quiz_set, file, scores, total, sum(q.points for q in questions),
                     sub.exported_at), warnings
 
@@ -202,8 +203,8 @@ def _cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def _num(x: float) -> str:
-    return f"{round(x, 4):g}"
+def _num(x: float | None) -> str:
+    return "검토 필요" if x is None else f"{round(x, 4):g}"
 
 
 def gradebook_csv(book: Gradebook) -> str:

@@ -221,6 +221,10 @@ class QuestionView:
                 self.message = "정답"
                 self._show(_OK, f"✅ <b>정답입니다.</b> {_esc(result.explanation)}")
                 self.reveal_button.disabled = True
+            elif result.score is None:  # a short answer the rules cannot decide
+                self.message = "검토 필요"
+                self._show(_INFO, "📝 저장했습니다. 이 답은 규칙으로 판단할 수 없어 강사가 검토합니다.")
+                self.reveal_button.disabled = False
             else:
                 self.message = "오답"
                 part = f" (부분 점수 {_fmt(result.score)})" if result.score > 0 else ""
