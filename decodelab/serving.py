@@ -596,8 +596,8 @@ def start_transformers_serve(
 
     Offline (``HF_HUB_OFFLINE=1``), on CPU, serving one local folder (default: the bundled
     target). ``continuous_batching`` (transformers' ``--continuous-batching``) lets the server
-    decode several requests in one forward pass, as vLLM does; without it requests are served
-    one after another. ``threads`` sets ``OMP_NUM_THREADS`` for the server: on a shared 2-core
+    decode several requests in one forward pass, as vLLM does; without it each request is
+    generated on its own (no forward pass is shared). ``threads`` sets ``OMP_NUM_THREADS`` for the server: on a shared 2-core
     machine one thread made the bundled target's steps about 10x faster than the default
     (measured here: about 30 ms instead of about 300-400 ms per token).
 
