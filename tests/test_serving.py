@@ -328,3 +328,15 @@ def test_sweep_reports_acceptance_from_the_servers_counters():
     assert [r.output_tokens for row in rows for r in row.results] == [5, 5, 5, 5]
     # the usage chunk carries no choice: 5 chunks with a choice -> 4 gaps, as vLLM counts them
     assert all(len(r.itl_ms) == 4 and r.tokens_from_usage for row in rows for r in row.results)
+
+
+def test_measure_is_a_decodelab_command(capsys):
+    from decodelab import cli
+
+    assert cli.main(["--help"]) == 0
+    assert "measure" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["measure", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--endpoint" in out and "--concurrency" in out and "--json" in out
