@@ -162,7 +162,7 @@ def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role
         device: torch device name to move the model to (already resolved, e.g. ``"cuda"``).
 
     Raises:
-        FileNotFoundError: the folder or its config.json is missing.
+        FileNotFoundError: the folder, its config.json or its weights are missing.
         ValueError: the folder holds a model transformers cannot load as a causal LM.
     """
     import torch
@@ -174,6 +174,11 @@ def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role
     hf_logging.disable_progress_bar()  # no "Loading weights" bars in a student's notebook
     try:
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype or torch.float32, local_files_only=True)
+    except OSError as exc:  # config.json without weights, or unreadable weight files
+        raise FileNotFoundError(
+            f"{role} 모델 폴더 {str(folder)!r}에서 가중치를 읽지 못했습니다: {exc}. model.safetensors(또는 "
+            f"pytorch_model.bin)까지 모두 내려받았는지 확인하세요 (README \"내 모델로 돌리기\")."
+        ) from exc
     except (ValueError, KeyError) as exc:
         raise ValueError(
             f"{role} 모델 폴더 {str(folder)!r}를 인과 언어 모델(causal LM)로 읽지 못했습니다: {exc}. "
@@ -330,7 +335,8 @@ def load_models(
         The tokenizer is the one saved with the target.
 
     Raises:
-        FileNotFoundError: a path is not a local model folder (never falls back to a download).
+        FileNotFoundError: a path is not a local model folder, or its weights are missing (never
+            falls back to a download).
         TypeError: a path is neither a str nor a ``PathLike``; ``device``/``dtype`` of the
             wrong type.
         ValueError: a tokenizer mismatch (see :func:`check_same_vocabulary`: the draft folder's

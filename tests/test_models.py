@@ -147,6 +147,13 @@ def test_not_a_causal_lm_is_a_clear_error(tmp_path):
         decodelab.load_models(tmp_path / "vit")
 
 
+def test_config_without_weights_is_a_clear_error(tmp_path):
+    cfg, _ = _config("llama", TOKENS)
+    cfg.save_pretrained(tmp_path / "half")  # config.json only: a download that stopped early
+    with pytest.raises(FileNotFoundError, match="가중치를 읽지 못했습니다"):
+        decodelab.load_models(tmp_path / "half")
+
+
 def test_device_and_dtype_choices():
     assert M.resolve_device("auto", bundled=True) == "cpu"
     assert M.resolve_device("CPU") == "cpu"
