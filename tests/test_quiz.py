@@ -80,14 +80,20 @@ def test_short_answers_are_not_given_away_in_their_own_prompt():
                 assert normalize_text(form) not in normalize_text(q.prompt), (q.id, form)
 
 
-def test_public_view_hides_ordering_answer():
+def test_public_view_orders_ordering_items_per_student():
+    # the practice view keeps the file's items; the widget shows them in a per-student order, so the
+    # answer order is shown to about 1 in n! students, never to all of them
+    from decodelab.quiz.shuffle import choice_order
+
     view = load_public()
     assert not view.exam and view.quiz_set == "course"
     for pq in view.questions:
         if pq.kind == "ordering":
             key = view.keys[pq.id]
-            assert [i.id for i in pq.items] != list(key.answer), pq.id
             assert sorted(i.id for i in pq.items) == sorted(key.answer)
+            shown = [choice_order(pq.id, f"s{k}", [i.id for i in pq.items]) for k in range(400)]
+            assert len({tuple(s) for s in shown}) > 10, pq.id
+            assert sum(s == list(key.answer) for s in shown) < 40, pq.id
 
 
 def test_quizzes_dir_env_override(tmp_path, monkeypatch):
@@ -104,8 +110,9 @@ def test_quizzes_dir_env_override(tmp_path, monkeypatch):
 def test_select_notebook():
     assert select_notebook(1) == "01" and select_notebook("05") == "05"
     assert select_notebook("all") is None and select_notebook("06") is None
-    with pytest.raises(ValueError, match="'01'~'05'"):
-        select_notebook("07")
+    assert select_notebook("07") == "07" and select_notebook(7) == "07"  # the real-server notebook
+    with pytest.raises(ValueError, match="'01'~'07'"):
+        select_notebook("08")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -539,3 +546,32 @@ def test_every_public_function_of_the_quiz_package_has_a_docstring():
 
         walk(tree)
     assert missing == []
+
+
+def test_notebook_07_quiz_file_loads_and_shows(tmp_path):
+    import shutil
+
+    from decodelab.quiz import quiz_widget
+
+    q = tmp_path / "q"
+    shutil.copytree(QUIZ_DIR, q, ignore=shutil.ignore_patterns("exercises"))
+    (q / "07.yaml").write_text(textwrap.dedent(
+        """\
+        notebook: "07"
+        title: 실제 서버 측정
+        questions:
+          - id: 07-server-ttft
+            kind: single
+            prompt: 서버에서 잰 TTFT에 들어가는 것은 무엇인가요?
+            choices:
+              - {id: a, text: 프리필과 대기열 시간}
+              - {id: b, text: 마지막 토큰이 나온 시각, explanation: 그것은 전체 지연의 끝입니다.}
+            answer: a
+            explanation: TTFT는 요청부터 첫 토큰까지의 시간입니다.
+            source: {notebook: "07", passage: 서버 측정}
+        """), encoding="utf-8")
+    qs = load_quizzes(q, notebook="07")
+    assert [x.id for x in qs] == ["07-server-ttft"]
+    w = quiz_widget("07", quizzes_dir=q, answers_dir=tmp_path / "answers")
+    assert list(w.views) == ["07-server-ttft"]
+    assert len(load_quizzes(q)) == len(load_quizzes()) + 1

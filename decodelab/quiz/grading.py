@@ -25,8 +25,11 @@ from typing import Any
 
 from .normalize import ResponseError, normalize_text, parse_quantity, strip_korean_ending
 
-__all__ = ["GradeResult", "answer_text", "check", "grade", "grade_short", "misconception_of", "parse_response",
-           "score_response", "states"]
+__all__ = ["GradeResult", "REVIEW", "answer_text", "check", "grade", "grade_short", "misconception_of",
+           "parse_response", "score_response", "states"]
+
+REVIEW = "검토 필요"
+"""What the gradebook shows for an answer sent to the lecturer's review (score ``None``)."""
 
 MAX_TEXT = 2000
 _SEPARATORS = re.compile(r"[\s,;/>→·\-]+")
@@ -50,6 +53,11 @@ class GradeResult:
     explanation: str
     feedback: list[str] = field(default_factory=list)
     answer: str = ""
+
+    @property
+    def review(self) -> bool:
+        """True when the answer awaits the lecturer's review (``score is None``)."""
+        return self.score is None
 
 
 def _choice_ids(q) -> list[str]:
@@ -305,13 +313,19 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def answer_text(q) -> str:
-    """The right answer of a keyed question, readable by a student (Korean)."""
+def _label(labels: dict[str, str] | None, cid: str) -> str:
+    return labels.get(cid, cid) if labels else cid
+
+
+def answer_text(q, *, labels: dict[str, str] | None = None) -> str:
+    """The right answer of a keyed question, readable by a student (Korean); ``labels`` as in
+    :func:`check` (choices and items under the labels the student saw)."""
     if q.kind == "single":
         c = next(c for c in q.choices if c.id == q.answer)
-        return f"{c.id}. {c.text}"
+        return f"{_label(labels, c.id)}. {c.text}"
     if q.kind == "multiple":
-        return " / ".join(f"{c.id}. {c.text}" for c in q.choices if c.id in q.answer)
+        picked = sorted((_label(labels, c.id), c.text) for c in q.choices if c.id in q.answer)
+        return " / ".join(f"{lab}. {text}" for lab, text in picked)
     if q.kind == "short":
         return q.answer
     if q.kind == "numeric":
@@ -319,12 +333,22 @@ def answer_text(q) -> str:
         return f"{_fmt(q.answer)} {q.unit}".rstrip() + tol
     if q.kind == "ordering":
         text = {i.id: i.text for i in q.items}
-        return " → ".join(f"{a}. {text[a]}" for a in q.answer)
+        return " → ".join(f"{_label(labels, a)}. {text[a]}" for a in q.answer)
     return str(q.answer)  # pragma: no cover
 
 
-def check(q, response: Any) -> GradeResult:
+def check(q, response: Any, *, labels: dict[str, str] | None = None) -> GradeResult:
     """Grade ``response`` against keyed question ``q`` and explain.
+
+    Args:
+        q: a keyed question.
+        response: as for :func:`grade`.
+        labels: choice/item id -> the label the student saw (the widget shows shuffled choices
+            under positional labels, see :func:`decodelab.quiz.shuffle.choice_order`); the feedback
+            and ``answer`` use these labels. Default: the ids themselves.
+
+    Returns:
+        :class:`GradeResult`; ``score`` is ``None`` for a short answer sent to review.
 
     Raises:
         ResponseError: the response cannot be graded as given (see :func:`parse_response`); the
@@ -336,7 +360,7 @@ def check(q, response: Any) -> GradeResult:
         score = 1.0 if value == q.answer else 0.0
         if not score:
             c = next(c for c in q.choices if c.id == value)
-            feedback.append(f"{c.id}: {c.explanation}")
+            feedback.append(f"{_label(labels, c.id)}: {c.explanation}")
     elif q.kind == "multiple":
         right = set(q.answer)
         picked = set(value)
@@ -344,8 +368,8 @@ def check(q, response: Any) -> GradeResult:
         score = max(0.0, (hits - wrong) / len(right))
         for c in q.choices:
             if c.id in picked - right:
-                feedback.append(f"{c.id} (고르지 말아야 할 것): {c.explanation}")
-        missed = sorted(right - picked)
+                feedback.append(f"{_label(labels, c.id)} (고르지 말아야 할 것): {c.explanation}")
+        missed = sorted(_label(labels, m) for m in right - picked)
         if missed:
             feedback.append(f"빠뜨린 정답: {', '.join(missed)}")
     elif q.kind == "short":
@@ -363,32 +387,35 @@ def check(q, response: Any) -> GradeResult:
     else:  # ordering
         score = 1.0 if list(value) == list(q.answer) else 0.0
     return GradeResult(score=score, correct=score == 1.0, explanation=q.explanation, feedback=feedback,
-                       answer=answer_text(q))
+                       answer=answer_text(q, labels=labels))
 
 
-def score_response(q, response: Any) -> float:
-    """Score in [0, 1]; a response that cannot be parsed scores 0 (never raises for bad input)."""
+def score_response(q, response: Any) -> float | None:
+    """Score in [0, 1], or ``None`` for a short answer sent to the lecturer's review; a response that
+    cannot be parsed scores 0 (never raises for bad input)."""
     try:
         return check(q, response).score
     except ResponseError:
         return 0.0
 
 
-def grade(question_id: str, response: Any, *, quizzes: str | None = None) -> float:
-    """Score one response to the question ``question_id``: a float in [0, 1].
+def grade(question: Any, response: Any, *, quizzes: str | None = None) -> float | None:
+    """Score one response: a float in [0, 1] for a decided answer, ``None`` for one sent to the
+    lecturer's review (a short answer the rules cannot decide; the gradebook shows "검토 필요").
 
     Args:
-        question_id: e.g. ``"01-decode-definition"``.
+        question: a question id (e.g. ``"01-decode-definition"``) or a keyed question object.
         response: choice id (``"b"``), list of ids (``["a", "c"]``), Korean text, a number or a
             string with a unit (``"150 s"``), or an order (``["A", "C", "B"]`` / ``"A C B"``).
         quizzes: quiz folder (default: see :func:`decodelab.quiz.loading.quizzes_dir`).
 
     Returns:
-        Score in [0, 1]; malformed responses score 0.
+        Score in [0, 1] or ``None`` (review); malformed responses score 0.
 
     Raises:
-        KeyError: unknown ``question_id``.
+        KeyError: unknown question id.
     """
     from .loading import get_question
 
-    return score_response(get_question(question_id, quizzes), response)
+    q = get_question(question, quizzes) if isinstance(question, str) else question
+    return score_response(q, response)

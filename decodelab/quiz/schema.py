@@ -52,6 +52,7 @@ __all__ = [
     "QUESTION_ID",
     "QUIZ_SET",
     "PublicChoice",
+    "PublicItem",
     "PublicQuestion",
     "Question",
     "QuizFile",
@@ -63,12 +64,14 @@ __all__ = [
     "Source",
 ]
 
-NOTEBOOK_IDS = ("01", "02", "03", "04", "05")
-QUESTION_ID = re.compile(r"^(0[1-5])-[a-z0-9]+(?:-[a-z0-9]+)*$")
-"""A question id: ``NN-name`` (NN = 01..05; lowercase letters, digits, hyphens). Also the file name of
-a saved answer and a key of a submission's ``answers``."""
-QUIZ_SET = re.compile(r"^(course|exam-[0-9a-f]{12})$")
-"""A quiz set: ``course`` (practice quizzes) or ``exam-<release id>`` (12 hex digits)."""
+NOTEBOOK_IDS = ("01", "02", "03", "04", "05", "06", "07")
+"""Notebooks that may have quiz and exercise files (06 = review, 07 = real-server measurement)."""
+QUESTION_ID = re.compile(r"(0[1-7])-[a-z0-9]+(?:-[a-z0-9]+)*")
+"""A question (or exercise) id: ``NN-name`` (NN = 01..07; lowercase letters, digits, hyphens). Also the
+file name of a saved answer and a key of a submission's ``answers``. Always matched whole
+(``fullmatch``; a trailing newline is not allowed)."""
+QUIZ_SET = re.compile(r"course|exam-[0-9a-f]{12}")
+"""A quiz set: ``course`` (practice quizzes) or ``exam-<release id>`` (12 hex digits); matched whole."""
 SEEDS = ("000", "001")
 
 
@@ -84,12 +87,12 @@ class _Strict(BaseModel):
 class Source(_Strict):
     """Where a question comes from: a seed article, a notebook section, or a facts file row.
 
-    At least one of ``seed`` (``"000"`` or ``"001"``), ``notebook`` (``"01"``-``"06"``), ``facts``
+    At least one of ``seed`` (``"000"`` or ``"001"``), ``notebook`` (``"01"``-``"07"``), ``facts``
     (a file in ``facts/``) is given, plus ``passage``: the section, paragraph or table row.
     """
 
     seed: Literal["000", "001"] | None = None
-    notebook: Literal["01", "02", "03", "04", "05", "06"] | None = None
+    notebook: Literal["01", "02", "03", "04", "05", "06", "07"] | None = None
     facts: Literal["hardware.md", "speculative.md", "tiny-model-feasibility.md"] | None = None
     passage: str = Field(min_length=2)
 
@@ -104,7 +107,7 @@ class Choice(_Strict):
     """One option of a single/multiple choice question; ``explanation`` says why it is right or
     wrong (required for wrong options)."""
 
-    id: str = Field(pattern=r"^[a-h]$")
+    id: str = Field(pattern=r"^[a-h]\z")
     text: str = Field(min_length=1)
     explanation: str | None = None
 
@@ -112,7 +115,7 @@ class Choice(_Strict):
 class Item(_Strict):
     """One element of an ordering question."""
 
-    id: str = Field(pattern=r"^[A-H]$")
+    id: str = Field(pattern=r"^[A-H]\z")
     text: str = Field(min_length=1)
 
 
@@ -126,9 +129,9 @@ class _Base(_Strict):
     @field_validator("id")
     @classmethod
     def _id_form(cls, v: str) -> str:
-        if not QUESTION_ID.match(v):
+        if not QUESTION_ID.fullmatch(v):
             raise ValueError(
-                "형식은 'NN-이름' (NN = 01..05, 이름은 소문자/숫자/하이픈)이어야 합니다, 예: 01-decode-definition"
+                "형식은 'NN-이름' (NN = 01..07, 이름은 소문자/숫자/하이픈)이어야 합니다, 예: 01-decode-definition"
             )
         return v
 
@@ -338,7 +341,7 @@ class QuizHeader(_Strict):
     """The fields of a quiz file other than its questions (validated on their own so that a broken
     header and broken questions are all reported at once)."""
 
-    notebook: Literal["01", "02", "03", "04", "05"]
+    notebook: Literal["01", "02", "03", "04", "05", "06", "07"]
     title: str = Field(min_length=1)
 
     @field_validator("notebook", mode="before")
@@ -358,11 +361,23 @@ class QuizFile(QuizHeader):
 # --------------------------------------------------------------------------------------------
 
 
-class PublicChoice(_Strict):
-    """A choice as a student sees it."""
+OPAQUE_CHOICE = r"^(?:[a-h]|[0-9a-f]{6})\z"
+OPAQUE_ITEM = r"^(?:[A-H]|[0-9A-F]{6})\z"
 
-    id: str = Field(pattern=r"^[a-h]$")
+
+class PublicChoice(_Strict):
+    """A choice as a student sees it: the file's id (``a``..``h``) in the practice quizzes, an opaque
+    id (6 hex digits) in an exam release (see :func:`decodelab.quiz.loading.release_ids`)."""
+
+    id: str = Field(pattern=OPAQUE_CHOICE)
     text: str
+
+
+class PublicItem(_Strict):
+    """An ordering item as a student sees it (``A``..``H``, or 6 upper-case hex digits in a release)."""
+
+    id: str = Field(pattern=OPAQUE_ITEM)
+    text: str = Field(min_length=1)
 
 
 class PublicQuestion(_Strict):
@@ -376,13 +391,13 @@ class PublicQuestion(_Strict):
     prompt: str
     points: float = 1.0
     choices: list[PublicChoice] | None = None
-    items: list[Item] | None = None
+    items: list[PublicItem] | None = None
     unit: str | None = None
 
     @field_validator("id")
     @classmethod
     def _id_form(cls, v: str) -> str:
-        if not QUESTION_ID.match(v):
+        if not QUESTION_ID.fullmatch(v):
             raise ValueError("형식은 'NN-이름'이어야 합니다")
         return v
 
@@ -396,7 +411,7 @@ class ReleaseInfo(_Strict):
     """Header of an exam release file: ``id`` names the release; answers saved against it go to
     their own folder (``exam-<id>``) and submissions carry it as ``quiz_set``."""
 
-    id: str = Field(pattern=r"^[0-9a-f]{12}$")
+    id: str = Field(pattern=r"^[0-9a-f]{12}\z")
     format: Literal[1] = 1
 
 
@@ -404,6 +419,6 @@ class ReleaseFile(_Strict):
     """One student file of an exam release (``decodelab quiz release``)."""
 
     release: ReleaseInfo
-    notebook: Literal["01", "02", "03", "04", "05"]
+    notebook: Literal["01", "02", "03", "04", "05", "06", "07"]
     title: str
     questions: list[PublicQuestion] = Field(min_length=1)
