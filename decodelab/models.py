@@ -270,15 +270,17 @@ def format_prompt(tokenizer, prompt) -> list[int]:
         list of int token ids (``decoding.encode_prompt`` calls this).
 
     Raises:
-        ValueError: empty text, a message without str ``role``/``content``, or chat messages for
-            a tokenizer that has no chat template (base models: give plain text instead).
+        TypeError: ``prompt`` is neither a str nor a list of messages; a message is not a dict
+            with str ``role`` and ``content``.
+        ValueError: empty text or message list, or chat messages for a tokenizer that has no
+            chat template (base models: give plain text instead).
     """
     if isinstance(prompt, str):
         if not prompt.strip():
             raise ValueError("prompt: 프롬프트가 비어 있습니다. 한 글자 이상의 문장을 넣어 주세요. / prompt must be a non-empty string")
         return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
     if not isinstance(prompt, (list, tuple)):
-        raise ValueError(
+        raise TypeError(
             f"prompt: 프롬프트는 글(str)이거나 대화 메시지 목록이어야 합니다 (받은 것: {type(prompt).__name__}). "
             f"예: \"모든 국민은\" 또는 [{{\"role\": \"user\", \"content\": \"안녕하세요\"}}]"
         )
@@ -286,7 +288,7 @@ def format_prompt(tokenizer, prompt) -> list[int]:
         raise ValueError("prompt: 대화 메시지 목록이 비어 있습니다. 예: [{\"role\": \"user\", \"content\": \"안녕하세요\"}]")
     for i, m in enumerate(prompt):
         if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
-            raise ValueError(
+            raise TypeError(
                 f"prompt[{i}]: 메시지는 role과 content(글)를 가진 dict여야 합니다. "
                 f"예: {{\"role\": \"user\", \"content\": \"안녕하세요\"}}"
             )

@@ -209,9 +209,12 @@ def test_format_prompt_text_and_chat_messages(tok, tmp_path):
     rendered = "<s>system: 짧게 답하세요.\n<s>user: 모든 국민은\n<s>assistant:"
     assert ids == chat(rendered, add_special_tokens=False)["input_ids"]
     assert ids[0] == chat.bos_token_id
-    for bad, pattern in [("  ", "비어"), ([], "비어"), ([{"role": "user"}], r"prompt\[0\]"),
-                         (42, "대화 메시지 목록"), ([{"role": "user", "content": 3}], "content")]:
+    for bad, pattern in [("  ", "비어"), ([], "비어")]:
         with pytest.raises(ValueError, match=pattern):
+            M.format_prompt(chat, bad)
+    for bad, pattern in [([{"role": "user"}], r"prompt\[0\]"), (42, "대화 메시지 목록"),
+                         ([{"role": "user", "content": 3}], "content")]:
+        with pytest.raises(TypeError, match=pattern):
             M.format_prompt(chat, bad)
 
 
