@@ -59,6 +59,30 @@ def _out(x):
     return x.item() if x.ndim == 0 else x
 
 
+#: The arguments several estimates share: what each is (for the message) and the values it takes.
+_ARGS = {
+    "batch": ("배치 크기", dict(low=1, integer=True)),
+    "n_chips": ("칩 수", dict(low=1, integer=True)),
+    "mfu": ("연산 활용률(MFU)", dict(strict=True, high=1)),
+    "mbu": ("대역폭 활용률(MBU)", dict(strict=True, high=1)),
+    "context_tokens": ("문맥(KV 캐시) 토큰 수", {}),
+    "prompt_tokens": ("프롬프트 토큰 수", dict(integer=True)),
+    "output_tokens": ("출력 토큰 수", dict(low=1, integer=True)),
+    "output_tokens_per_call": ("호출당 출력 토큰 수", dict(low=1, integer=True)),
+    "comm_ms": ("단계당 통신 시간(ms)", {}),
+}
+
+
+def _arg(name, value, **rule):
+    """:func:`_check` of a shared argument, by its :data:`_ARGS` row (``rule`` adds to it)."""
+    what, base = _ARGS[name]
+    return _check(name, value, what, **{**base, **rule})
+
+
+def _util(mfu, mbu, n_chips):
+    return _arg("mfu", mfu), _arg("mbu", mbu), _arg("n_chips", n_chips)
+
+
 # ============================================================================================
 # the roofline: one core, every estimate calls it
 
@@ -120,13 +144,9 @@ def _decode(model, hw, s, batch=1, n_chips=1, mfu=1.0, mbu=1.0) -> Roofline:
     return roofline(model, hw, 1.0, s, s, batch, n_chips=n_chips, mfu=mfu, mbu=mbu)
 
 
-def _tokens(name, value, what="토큰 수"):
-    return _check(name, value, what, array=True)
-
-
-def _util(mfu, mbu, n_chips):
-    return (_check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1), _check("mbu", mbu, "대역폭 활용률(MBU)", strict=True, high=1),
-            _check("n_chips", n_chips, "칩 수", low=1, integer=True))
+def _prefill_tokens(prompt_tokens, past_tokens):
+    return (_check("prompt_tokens", prompt_tokens, "토큰 수", array=True),
+            _check("past_tokens", past_tokens, "토큰 수", array=True))
 
 
 def prefill_flops(model: ModelProfile, prompt_tokens, past_tokens=0):
@@ -134,7 +154,7 @@ def prefill_flops(model: ModelProfile, prompt_tokens, past_tokens=0):
     2 P S + 2 L S^2 a + 4 L S S_past a (a = n_q_heads x d_head). Llama-3-70B, 8k: 1.244e15.
     Source: facts/hardware.md "Prefill FLOPs ~ 2*P*S + 2*L*S^2*d_model". Numbers or arrays (broadcast).
     Raises TypeError / ValueError for a token count that is not a number >= 0."""
-    s, p = _tokens("prompt_tokens", prompt_tokens), _tokens("past_tokens", past_tokens)
+    s, p = _prefill_tokens(prompt_tokens, past_tokens)
     return _out(_prefill(model, None, s, p).flops)
 
 
@@ -149,7 +169,7 @@ def estimate_prefill_ms(model: ModelProfile, hardware: Hardware | str, prompt_to
         TypeError / ValueError: a bad count, rate or name; a format the hardware has no figure for.
     """
     hw, (mfu, mbu, n) = get_hardware(hardware), _util(mfu, mbu, n_chips)
-    s, p = _tokens("prompt_tokens", prompt_tokens), _tokens("past_tokens", past_tokens)
+    s, p = _prefill_tokens(prompt_tokens, past_tokens)
     return _out(_prefill(model, hw, s, p, n, mfu, mbu).ms)
 
 
@@ -191,9 +211,9 @@ def estimate_decode_step(model: ModelProfile, hardware: Hardware | str, context_
         TypeError / ValueError: a bad count, rate or name (named); a format with no FLOP/s figure.
     """
     hw, (mfu, mbu, n) = get_hardware(hardware), _util(mfu, mbu, n_chips)
-    s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
-    b = _check("batch", batch, "배치 크기", low=1, integer=True, array=True)
-    comm = _check("comm_ms", comm_ms, "단계당 통신 시간(ms)")
+    s = _arg("context_tokens", context_tokens, array=True)
+    b = _arg("batch", batch, array=True)
+    comm = _arg("comm_ms", comm_ms)
     r = _decode(model, hw, s, b, n, mfu, mbu)
     fits = None if hw.memory_bytes is None else _out(r.bytes <= n * hw.memory_bytes)
     return StepEstimate(_out(r.ms + comm), _out(r.memory_ms), _out(r.compute_ms), comm, _out(r.bytes), _out(r.flops),
@@ -237,10 +257,10 @@ def estimate_tpot_ms(model: ModelProfile, hardware: Hardware | str, prompt_token
         TypeError / ValueError: as :func:`estimate_decode_step`, or a bad token count.
     """
     hw, (mfu, mbu, n_chips) = get_hardware(hardware), _util(mfu, mbu, n_chips)
-    p = _check("prompt_tokens", prompt_tokens, "프롬프트 토큰 수", integer=True, array=True)
-    n = _check("output_tokens", output_tokens, "출력 토큰 수", low=1, integer=True)
-    b = _check("batch", batch, "배치 크기", low=1, integer=True)
-    return _tpot(model, hw, p, n, b, n_chips, _check("comm_ms", comm_ms, "단계당 통신 시간(ms)"), mfu, mbu)
+    p = _arg("prompt_tokens", prompt_tokens, array=True)
+    n = _arg("output_tokens", output_tokens)
+    b = _arg("batch", batch)
+    return _tpot(model, hw, p, n, b, n_chips, _arg("comm_ms", comm_ms), mfu, mbu)
 
 
 def estimate_e2e_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, output_tokens: int, batch: int = 1,
@@ -265,8 +285,8 @@ def arithmetic_intensity(model: ModelProfile, context_tokens=0, batch=1):
     Raises:
         TypeError / ValueError: context_tokens < 0, batch not an integer >= 1.
     """
-    s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
-    r = _decode(model, None, s, _check("batch", batch, "배치 크기", low=1, integer=True, array=True))
+    s = _arg("context_tokens", context_tokens, array=True)
+    r = _decode(model, None, s, _arg("batch", batch, array=True))
     return _out(r.flops / r.bytes)
 
 
@@ -277,7 +297,7 @@ def weight_matmul_intensity(batch, bytes_per_param: float = 2.0):
     Raises:
         TypeError / ValueError: batch not an integer >= 1, bytes_per_param <= 0.
     """
-    b = _check("batch", batch, "배치 크기", low=1, integer=True, array=True)
+    b = _arg("batch", batch, array=True)
     return 2.0 * b / _check("bytes_per_param", bytes_per_param, "파라미터당 바이트", strict=True)
 
 
@@ -297,8 +317,8 @@ def chips_needed(model: ModelProfile, hardware: Hardware | str, context_tokens=0
     hw = get_hardware(hardware)
     if hw.memory_bytes is None:
         raise ValueError(f"hardware={hw.name!r}: 메모리 용량(memory_bytes)을 알아야 합니다 (허용: 용량이 있는 프로필)")
-    s = _check("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
-    b = _check("batch", batch, "배치 크기", low=1, integer=True)
+    s = _arg("context_tokens", context_tokens)
+    b = _arg("batch", batch)
     return int(math.ceil(_decode(model, hw, s, b).bytes / hw.memory_bytes))
 
 
@@ -315,7 +335,7 @@ def kv_transfer_ms(model: ModelProfile, tokens, link: Link | str):
     Raises:
         TypeError / ValueError: a bad token count; an unknown link name.
     """
-    lk, s = get_link(link), _tokens("tokens", tokens, "전송할 토큰 수")
+    lk, s = get_link(link), _check("tokens", tokens, "전송할 토큰 수", array=True)
     return _out(s * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms)
 
 
@@ -350,11 +370,11 @@ def disaggregated(model: ModelProfile, prefill_hardware: Hardware | str, decode_
         TypeError / ValueError: a bad count, rate or name (each named).
     """
     pre_hw, dec_hw = get_hardware(prefill_hardware), get_hardware(decode_hardware)
-    mfu = _check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1)
+    mfu = _arg("mfu", mfu)
     pc = _check("prefill_chips", prefill_chips, "프리필 칩 수", low=1, integer=True)
     dc = _check("decode_chips", decode_chips, "디코드 칩 수", low=1, integer=True)
-    s = _check("prompt_tokens", prompt_tokens, "프롬프트 토큰 수", integer=True)
-    n = _check("output_tokens", output_tokens, "출력 토큰 수", low=1, integer=True)
+    s = _arg("prompt_tokens", prompt_tokens)
+    n = _arg("output_tokens", output_tokens)
     pre = float(_prefill(model, pre_hw, float(s), 0.0, pc, mfu).ms)
     xfer = kv_transfer_ms(model, s, link)
     tpot, colo = _tpot(model, dec_hw, s, n, 1, dc, 0.0, 1.0, 1.0), _tpot(model, pre_hw, s, n, 1, pc, 0.0, 1.0, 1.0)
@@ -382,8 +402,8 @@ def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lp
         TypeError / ValueError: negative context or hop_ms, batch < 1, an unknown lpu_parallel.
     """
     g, l = get_hardware(gpu), get_hardware(lpu)
-    s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
-    b = _check("batch", batch, "배치 크기", low=1, integer=True)
+    s = _arg("context_tokens", context_tokens, array=True)
+    b = _arg("batch", batch)
     hops = 2 * model.n_layers * _check("hop_ms", hop_ms, "칩 사이를 한 번 건너는 시간(ms)")
     if lpu_parallel not in ("pipeline", "ideal"):
         raise ValueError(f"lpu_parallel={lpu_parallel!r}: LPU가 가중치를 나누는 방식을 골라야 합니다 (허용: pipeline, ideal)")
@@ -518,8 +538,8 @@ def agent_rates(model: ModelProfile, hardware: Hardware | str, depth: int, outpu
     """
     hw = get_hardware(hardware)
     dec_hw = hw if decode_hardware is None else get_hardware(decode_hardware)
-    mfu = _check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1)
-    n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
+    mfu = _arg("mfu", mfu)
+    n = _arg("output_tokens_per_call", output_tokens_per_call)
     depth, ctx, new, past = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
     prefill_rate = np.where(new > 0, new / _prefill(model, hw, new, past, 1, mfu).ms * 1e3, np.inf)
     lk = None if link is None else get_link(link)
@@ -603,7 +623,7 @@ def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, dec
     for name, v in (("decode_ms_per_token", decode_ms_per_token), ("prefill_tokens_per_s", prefill_tokens_per_s)):
         if v is None:
             raise TypeError(f"{name}=None: 속도가 있어야 합니다 (허용: 수 또는 호출별 배열; 하드웨어에서 구하려면 agent_rates)")
-    n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
+    n = _arg("output_tokens_per_call", output_tokens_per_call)
     depth, ctx, new, _ = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
 
     def per_call(name, value, what, **kw):

@@ -37,7 +37,10 @@ DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1
 _DTYPE_ALIASES = {a: d for d, names in {
     "fp32": "fp32 float32 f32", "bf16": "bf16 bfloat16", "fp16": "fp16 float16 half f16",
     "fp8": "fp8 float8 e4m3 mxfp8 int8", "fp4": "fp4 nvfp4 mxfp4"}.items() for a in names.split()}
+
+
 def _norm_dtype(dtype: str, name: str = "dtype") -> str:
+    """The canonical key of :data:`DTYPE_BYTES` for ``dtype`` ("bfloat16" -> "bf16"); ValueError if unknown."""
     key = str(dtype).strip().lower().replace("-", "").replace("_", "")
     if key not in _DTYPE_ALIASES:
         raise ValueError(f"{name}={dtype!r}: 모르는 수 형식(number format)입니다 (허용: {', '.join(DTYPE_BYTES)})")
@@ -45,8 +48,8 @@ def _norm_dtype(dtype: str, name: str = "dtype") -> str:
 
 
 def _key(name: str) -> str:
+    """A name without case, spaces or punctuation ("H100 SXM" -> "h100sxm")."""
     return "".join(ch for ch in str(name).lower() if ch.isalnum())
-
 
 
 @dataclass(frozen=True)
