@@ -240,7 +240,7 @@ def estimate_ttft_ms(model: ModelProfile, hardware: Hardware | str, prompt_token
     return q + estimate_prefill_ms(model, hardware, prompt_tokens, **kwargs) + t
 
 
-def _tpot(model, hw, p, n, b, n_chips, comm, mfu, mbu):
+def _tpot(model, hw, p, n, b=1, n_chips=1, comm=0.0, mfu=1.0, mbu=1.0):
     steps = np.arange(1, n, dtype=float) if n > 1 else np.zeros(1)
     ms = _decode(model, hw, np.asarray(p, dtype=float)[..., None] + steps, b, n_chips, mfu, mbu).ms + comm
     return _out(np.mean(ms, axis=-1))
@@ -377,7 +377,7 @@ def disaggregated(model: ModelProfile, prefill_hardware: Hardware | str, decode_
     n = _arg("output_tokens", output_tokens)
     pre = float(_prefill(model, pre_hw, float(s), 0.0, pc, mfu).ms)
     xfer = kv_transfer_ms(model, s, link)
-    tpot, colo = _tpot(model, dec_hw, s, n, 1, dc, 0.0, 1.0, 1.0), _tpot(model, pre_hw, s, n, 1, pc, 0.0, 1.0, 1.0)
+    tpot, colo = _tpot(model, dec_hw, s, n, n_chips=dc), _tpot(model, pre_hw, s, n, n_chips=pc)
     return DisaggregatedResult(pre, xfer, pre + xfer, tpot, pre + xfer + (n - 1) * tpot, pre + (n - 1) * colo)
 
 
@@ -545,7 +545,7 @@ def agent_rates(model: ModelProfile, hardware: Hardware | str, depth: int, outpu
     lk = None if link is None else get_link(link)
     xfer = np.zeros(depth) if lk is None else np.where(
         new > 0, new * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms, 0.0)
-    tpot = np.asarray(_tpot(model, dec_hw, ctx, n, 1, 1, 0.0, 1.0, 1.0), dtype=float).reshape(depth)
+    tpot = np.asarray(_tpot(model, dec_hw, ctx, n), dtype=float).reshape(depth)
     return AgentRates(tpot, prefill_rate, xfer)
 
 
