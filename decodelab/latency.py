@@ -687,3 +687,7 @@ def __getattr__(name: str):
     alias.__doc__ = f"Deprecated alias of :func:`{new.__name__}` (emits DeprecationWarning)."
     globals()[name] = alias  # made once
     return alias
+
+
+def __dir__():
+    return sorted([*globals(), *_RENAMED, *_MOVED])
