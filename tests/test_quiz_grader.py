@@ -195,7 +195,7 @@ def test_atomic_write_keeps_the_mode_of_an_existing_file(tmp_path):
 
 
 def test_gradebook_csv_columns_and_atomic_write(folder, tmp_path, monkeypatch):
-    book = grade_folder(folder, QUESTIONS)
+    book = grade_folder(folder, QUESTIONS, exercises={})  # question columns only (exercise columns: test_exercises)
     out = tmp_path / "gradebook.csv"
     out.write_text("old gradebook", encoding="utf-8")
     write_gradebook(book, out)
@@ -292,7 +292,10 @@ def test_cli_grade(folder, tmp_path, capsys):
     every = load_quizzes()
     n_nb = len({q.notebook for q in every})
     n_short = sum(q.kind == "short" for q in every)
-    assert len(rows[0]) == 4 + len(every) + n_short + 2 * n_nb + 1 + 3
+    from decodelab.exercises import Written, load_exercises
+
+    n_ex = sum(1 if isinstance(d, Written) else 2 for d in load_exercises().values())  # [예측]+[실제], [서술], [과제]+[값]
+    assert len(rows[0]) == 4 + len(every) + n_short + 2 * n_nb + n_ex + 1 + 3
     assert rows[1][-3:] == ["15", f"{sum(q.points for q in every):g}", f"{100 * 15 / len(every):.1f}"]
     assert rows[1][rows[0].index("03 점수")] == "15" and rows[1][rows[0].index("01 점수")] == "0"
     assert rows[1][rows[0].index("01 만점")] == f"{sum(q.points for q in every if q.notebook == '01'):g}"
