@@ -65,7 +65,7 @@ _ARGS = {
     "n_chips": ("칩 수", dict(low=1, integer=True)),
     "mfu": ("연산 활용률(MFU)", dict(strict=True, high=1)),
     "mbu": ("대역폭 활용률(MBU)", dict(strict=True, high=1)),
-    "context_tokens": ("문맥(KV 캐시) 토큰 수", {}),
+    "context_tokens": ("맥락(KV 캐시) 토큰 수", {}),
     "prompt_tokens": ("프롬프트 토큰 수", dict(integer=True)),
     "output_tokens": ("출력 토큰 수", dict(low=1, integer=True)),
     "output_tokens_per_call": ("호출당 출력 토큰 수", dict(low=1, integer=True)),
@@ -495,8 +495,8 @@ def _schedule(depth, init, growth, prefix_caching):
     """The checked depth and, per call (shape (depth,)): context at its start, tokens it
     prefills, tokens already cached. Shared by :func:`agent_rates` and :func:`agent_loop`."""
     depth = _check("depth", depth, "에이전트 루프 깊이(모델 호출 수)", integer=True)
-    init = _check("initial_context_tokens", init, "처음 문맥 토큰 수", integer=True)
-    growth = _check("context_growth_per_call", growth, "호출당 문맥 증가 토큰 수", integer=True)
+    init = _check("initial_context_tokens", init, "처음 맥락 토큰 수", integer=True)
+    growth = _check("context_growth_per_call", growth, "호출당 맥락 증가 토큰 수", integer=True)
     i = np.arange(depth, dtype=float)
     ctx = init + i * growth
     new = np.where(i == 0, float(init), float(growth)) if prefix_caching else ctx.copy()

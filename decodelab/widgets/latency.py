@@ -300,7 +300,7 @@ def rate_presets(model: lat.ModelProfile | None = None, context_tokens: int = 81
         TypeError / ValueError: context_tokens not an integer >= 0.
     """
     m = model if model is not None else lat.get_model("Llama-3-70B", "fp8")
-    s = _check("context_tokens", context_tokens, "문맥 토큰 수", integer=True)
+    s = _check("context_tokens", context_tokens, "맥락 토큰 수", integer=True)
 
     def roof(hw, mm, ss):
         assumed = " [프리필은 가정(assumption)한 FLOP/s: 공개 수치 아님]" if mm.dtype in hw.assumed else ""
@@ -313,7 +313,7 @@ def rate_presets(model: lat.ModelProfile | None = None, context_tokens: int = 81
             continue
         dec, pre, assumed = roof(hw, m, s)
         out.append(RatePreset(f"{hw.name} (루프라인)", dec, pre,
-                              f"루프라인: {m.name} {m.dtype.upper()}, 문맥 {s} 토큰, 칩 1개; {hw.source}{assumed}"))
+                              f"루프라인: {m.name} {m.dtype.upper()}, 맥락 {s} 토큰, 칩 1개; {hw.source}{assumed}"))
     _, rubin_pre, assumed = roof(lat.get_hardware("Rubin"), m, s)
     out.append(RatePreset("Rubin + Groq 3 LPX (NVIDIA 주장)", 1.0, rubin_pre,
                           f"디코드: '사용자당 초당 약 1,000 토큰' 주장(facts/hardware.md); 프리필: Rubin 루프라인{assumed}"))
@@ -323,7 +323,7 @@ def rate_presets(model: lat.ModelProfile | None = None, context_tokens: int = 81
         here, tm, short = lat.measure_this_computer(), lat.get_model("bundled-target", "fp32"), min(s, 256)
         dec, pre, _ = roof(here, tm, short)
         out.append(RatePreset("이 컴퓨터 + 번들 대상 모델 (루프라인)", dec, pre,
-                              f"루프라인: 번들 대상 모델 FP32, 문맥 {short} 토큰; {here.source}"))
+                              f"루프라인: 번들 대상 모델 FP32, 맥락 {short} 토큰; {here.source}"))
     return out
 
 
