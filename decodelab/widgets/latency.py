@@ -250,8 +250,8 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
     rows = [
         ("H100 1개 (루프라인)", lat.estimate_decode_step_ms(m, "H100", context_tokens)),
         ("Rubin 1개 (루프라인)", lat.estimate_decode_step_ms(m, "Rubin", context_tokens)),
-        ("Rubin + LPX 레이어 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
-        ("Rubin + LPX 레이어 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
+        ("Rubin + LPX 층별 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
+        ("Rubin + LPX 층별 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
         ("NVIDIA 주장\n(사용자당 ~1,000 토큰/초)", 1.0),
     ]
     y = np.arange(len(rows))[::-1]
@@ -366,7 +366,7 @@ class LatencyExplorer:
                                   style=style, layout=layout, continuous_update=False)
         self.speculative = W.Checkbox(
             value=False, description=f"투기적 디코딩 (γ={SPECULATIVE_GAMMA}, c={SPECULATIVE_C:g})", indent=False)
-        self.alpha = W.FloatSlider(value=0.75, min=0.0, max=0.95, step=0.05, description="수락률 α",
+        self.alpha = W.FloatSlider(value=0.75, min=0.0, max=0.95, step=0.05, description="수락 확률 α",
                                    style=style, layout=W.Layout(width="360px"), continuous_update=False)
         self.summary = W.HTML()
         self.source = W.HTML()
