@@ -7,6 +7,7 @@ Public API (see each function's docstring):
 - :func:`generate`, :func:`stream`: token-by-token generation with timings (TTFT, TPOT).
 - :func:`speculative_generate`, :func:`expected_speedup`: speculative decoding.
 - :mod:`decodelab.latency`: hardware/model latency model (numpy only).
+- :mod:`decodelab.serving`: TTFT/TPOT/ITL of any OpenAI-compatible server (``decodelab measure``).
 - :mod:`decodelab.quiz`: comprehension quizzes and grading.
 
 Names are imported lazily (PEP 562), so ``import decodelab.quiz`` or ``decodelab grade`` does

@@ -2,127 +2,55 @@
 
 Read top to bottom:
 
-1. **profiles**: :class:`Hardware` (memory, bandwidth, dense FLOP/s per number format),
-   :class:`Link` (KV transfer) and :class:`ModelProfile` (sizes from a Hugging Face config), read
-   from one table, ``decodelab/assets/presets.csv`` (a source column per row: facts/hardware.md or
-   the published config.json), plus ``"this-computer"``, measured at run time;
-2. **the roofline** (Williams et al., "Roofline", CACM 2009): :func:`roofline` is the one place
+1. **the roofline** (Williams et al., "Roofline", CACM 2009): :func:`roofline` is the one place
    that turns FLOPs and bytes into time, ``max(FLOP / FLOP/s, bytes / bandwidth)``; every estimate
    (prefill, decode step, TTFT, TPOT, E2E, intensity, chips needed, layer split) calls it, on
    numbers or numpy arrays alike (formulas: kipp.ly, "Transformer Inference Arithmetic", 2022;
    facts/hardware.md "back-of-envelope");
-3. **disaggregated serving** and the **layer split** NVIDIA described for Rubin + Groq 3 LPX;
-4. **speculative decoding**'s expected tokens and speed-up (Leviathan et al. 2023, arXiv 2211.17192);
-5. the **agent loop**: prefill, decode, tool call, repeated, on rates (:func:`agent_loop`), with
+2. **disaggregated serving** and the **layer split** NVIDIA described for Rubin + Groq 3 LPX;
+3. **speculative decoding**'s expected tokens and speed-up (Leviathan et al. 2023, arXiv 2211.17192);
+4. the **agent loop**: prefill, decode, tool call, repeated, on rates (:func:`agent_loop`), with
    :func:`agent_rates` turning a hardware profile into those rates.
 
-The times are lower bounds: no kernel launch or framework overhead (which dominates tiny models on
-a CPU), no queueing or scheduler, no chip-to-chip time unless passed (``comm_ms``, ``hop_ms``),
-perfect utilisation unless ``mfu`` / ``mbu`` < 1. Units: bytes, bytes/s, FLOP, FLOP/s, tokens,
-ms (``_ms``), s (``_s``). Bad input: TypeError for a non-number, ValueError for a value outside
-what is allowed, both shaped ``name=value: 설명 (허용: ...)``.
+The profiles it runs on (:class:`Hardware`, :class:`Link`, :class:`ModelProfile`, ``get_*``) live
+in :mod:`decodelab.profiles` and are re-exported here. The times are lower bounds: no kernel
+launch or framework overhead (which dominates tiny models on a CPU), no queueing or scheduler, no
+chip-to-chip time unless passed (``comm_ms``, ``hop_ms``), perfect utilisation unless ``mfu`` /
+``mbu`` < 1. Units: bytes, bytes/s, FLOP, FLOP/s, tokens, ms (``_ms``), s (``_s``). Bad input:
+TypeError for a non-number, ValueError for a value outside what is allowed, both shaped
+``name=value: 설명 (허용: ...)``.
 """
 
 from __future__ import annotations
 
-import csv
-import json
+import functools
+import importlib
 import math
-import os
-import time
 import warnings
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._validate import check as _check
+from .profiles import (DTYPE_BYTES, HARDWARE_NAMES, LINK_NAMES, MODEL_NAMES, Hardware, Link, ModelProfile,
+                       get_hardware, get_link, get_model, measure_this_computer, model_from_config)
+
 __all__ = [
-    "DTYPE_BYTES", "HARDWARE_NAMES", "LINK_NAMES", "MODEL_NAMES",
-    "Hardware", "Link", "ModelProfile", "Roofline", "StepEstimate", "DisaggregatedResult",
-    "SpeculativeConfig", "AgentRates", "AgentLoopResult", "RatePreset",
+    # profiles (decodelab.profiles)
+    "DTYPE_BYTES", "HARDWARE_NAMES", "LINK_NAMES", "MODEL_NAMES", "Hardware", "Link", "ModelProfile",
     "get_hardware", "get_link", "get_model", "model_from_config", "measure_this_computer",
+    # the latency model
+    "Roofline", "StepEstimate", "DisaggregatedResult", "SpeculativeConfig", "AgentRates", "AgentLoopResult",
     "roofline", "kv_bytes_per_token", "prefill_flops", "estimate_prefill_ms", "estimate_decode_step",
     "estimate_decode_step_ms", "estimate_ttft_ms", "estimate_tpot_ms", "estimate_e2e_ms",
     "arithmetic_intensity", "weight_matmul_intensity", "ridge_point", "chips_needed",
     "kv_transfer_ms", "disaggregated", "layer_split_decode_ms",
     "expected_tokens_per_call", "expected_speedup", "optimal_gamma",
-    "agent_rates", "agent_loop", "rate_presets", "amdahl_speedup",
+    "agent_rates", "agent_loop", "amdahl_speedup",
     # deprecated aliases (one release)
     "prefill_ms", "decode_step", "decode_step_ms", "ttft_ms", "tpot_ms", "e2e_ms", "speculative_speedup",
 ]
-
-#: Bytes per stored value (``fp4`` = NVFP4/MXFP4, ignoring the small per-block scales).
-DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
-_DTYPE_ALIASES = {a: d for d, names in {
-    "fp32": "fp32 float32 f32", "bf16": "bf16 bfloat16", "fp16": "fp16 float16 half f16",
-    "fp8": "fp8 float8 e4m3 mxfp8 int8", "fp4": "fp4 nvfp4 mxfp4"}.items() for a in names.split()}
-_PACKAGE = Path(__file__).resolve().parent
-_PRESETS_CSV = _PACKAGE / "assets" / "presets.csv"
-_ASSETS = _PACKAGE / "assets" / "models"  # the bundled pair's config.json files
-
-
-# ============================================================================================
-# validation: one helper, called by public functions only
-
-
-def _check(name: str, value: Any, what: str, *, low: float = 0.0, strict: bool = False,
-           high: float | None = None, integer: bool = False, inf: bool = False, array: bool = False):
-    """``value`` checked as a real number (numpy scalars too, never a bool), or with ``array`` a
-    number or array-like of them; returned as int/float, or a float array for array input.
-
-    Raises TypeError (not a number) or ValueError (NaN, out of range, not whole), message
-    ``name=value: what에 맞지 않는 값입니다 (허용: rule)``.
-    """
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        v = float(value)  # one number: plain Python comparisons (fast; the widget calls this per redraw)
-        if (v > low if strict else v >= low) and (inf or math.isfinite(v)) and (high is None or v <= high) and (
-                not integer or v.is_integer()):
-            return int(v) if integer else v
-        raise ValueError(_message(name, value, what, low, strict, high, integer, inf, array))
-    if array and not isinstance(value, (str, bytes, bool, np.bool_)) and value is not None:
-        try:
-            arr = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(_message(name, value, what, low, strict, high, integer, inf, array)) from None
-    else:
-        raise TypeError(_message(name, value, what, low, strict, high, integer, inf, array))
-    bad = np.isnan(arr) | ((arr <= low) if strict else (arr < low)) | (np.isinf(arr) & (not inf))
-    if high is not None:
-        bad |= arr > high
-    if integer:
-        bad |= np.isfinite(arr) & (arr != np.round(arr))
-    if bad.any():
-        raise ValueError(_message(name, value, what, low, strict, high, integer, inf, array))
-    if arr.ndim:
-        return arr
-    return int(arr) if integer else float(arr)
-
-
-def _message(name, value, what, low, strict, high, integer, inf, array) -> str:
-    """The one message shape: ``name=value: what에 맞지 않는 값입니다 (허용: rule)``."""
-    if high is not None:
-        rng = f"{low:g}보다 크고 {high:g} 이하인" if strict else f"{low:g} 이상 {high:g} 이하인"
-    else:
-        rng = f"{low:g}보다 큰" if strict else f"{low:g} 이상의"
-    rule = f"{rng} {'정수' if integer else ('수(inf 포함)' if inf else '유한한 수')}" + (" 또는 그 배열" if array else "")
-    try:
-        shown = repr(value) if np.size(value) <= 8 else f"array{np.shape(value)}"
-    except ValueError:  # a ragged sequence
-        shown = repr(value)
-    return f"{name}={shown}: {what}에 맞지 않는 값입니다 (허용: {rule})"
-
-
-def _norm_dtype(dtype: str, name: str = "dtype") -> str:
-    key = str(dtype).strip().lower().replace("-", "").replace("_", "")
-    if key not in _DTYPE_ALIASES:
-        raise ValueError(f"{name}={dtype!r}: 모르는 수 형식(number format)입니다 (허용: {', '.join(DTYPE_BYTES)})")
-    return _DTYPE_ALIASES[key]
-
-
-def _key(name: str) -> str:
-    return "".join(ch for ch in str(name).lower() if ch.isalnum())
 
 
 def _out(x):
@@ -131,325 +59,28 @@ def _out(x):
     return x.item() if x.ndim == 0 else x
 
 
-# ============================================================================================
-# profiles
+#: The arguments several estimates share: what each is (for the message) and the values it takes.
+_ARGS = {
+    "batch": ("배치 크기", dict(low=1, integer=True)),
+    "n_chips": ("칩 수", dict(low=1, integer=True)),
+    "mfu": ("연산 활용률(MFU)", dict(strict=True, high=1)),
+    "mbu": ("대역폭 활용률(MBU)", dict(strict=True, high=1)),
+    "context_tokens": ("맥락(KV 캐시) 토큰 수", {}),
+    "prompt_tokens": ("프롬프트 토큰 수", dict(integer=True)),
+    "output_tokens": ("출력 토큰 수", dict(low=1, integer=True)),
+    "output_tokens_per_call": ("호출당 출력 토큰 수", dict(low=1, integer=True)),
+    "comm_ms": ("단계당 통신 시간(ms)", {}),
+}
 
 
-@dataclass(frozen=True)
-class Hardware:
-    """One accelerator (or a rack treated as one device).
-
-    Attributes:
-        name; memory_bytes (HBM, or SRAM for Groq; None when unknown); bandwidth (bytes/s);
-        flops: dense FLOP/s per number format; source: facts-file row, spec sheet or "measured";
-        notes: caveats, starting with "가정(assumption)" where a figure is ours, not published;
-        n_chips: chips behind the figures (256 for the LPX rack, whose figures are rack totals);
-        assumed: formats whose FLOP/s figure is an assumption (e.g. every format on Rubin).
-
-    Raises:
-        TypeError / ValueError: a non-positive bandwidth, memory or FLOP/s, an unknown format.
-    """
-
-    name: str
-    memory_bytes: float | None
-    bandwidth: float
-    flops: Mapping[str, float]
-    source: str
-    notes: str = ""
-    n_chips: int = 1
-    assumed: frozenset = field(default_factory=frozenset)
-
-    def __post_init__(self) -> None:
-        _check("bandwidth", self.bandwidth, "메모리 대역폭(memory bandwidth, bytes/s)", strict=True)
-        if self.memory_bytes is not None:
-            _check("memory_bytes", self.memory_bytes, "메모리 용량(bytes)", strict=True)
-        if not self.flops:
-            raise ValueError("flops={}: 수 형식별 FLOP/s가 하나 이상 있어야 합니다 (허용: 예 {'bf16': 989e12})")
-        flops = {_norm_dtype(k, "flops"): _check(f"flops[{k!r}]", v, "연산 성능(FLOP/s)", strict=True)
-                 for k, v in self.flops.items()}
-        object.__setattr__(self, "flops", flops)
-        object.__setattr__(self, "assumed", frozenset(_norm_dtype(d, "assumed") for d in self.assumed))
-        _check("n_chips", self.n_chips, "칩 수", low=1, integer=True)
-
-    def flops_for(self, dtype: str) -> float:
-        """Dense FLOP/s for ``dtype``. Raises ValueError listing the formats it has."""
-        d = _norm_dtype(dtype)
-        if d not in self.flops:
-            raise ValueError(f"dtype={dtype!r}: {self.name}에는 이 수 형식의 연산 성능 수치가 없습니다 "
-                             f"(허용: {', '.join(self.flops)})")
-        return self.flops[d]
-
-    def ridge_point(self, dtype: str = "bf16") -> float:
-        """FLOP/s / bandwidth, FLOP/byte (see :func:`ridge_point`)."""
-        return self.flops_for(dtype) / self.bandwidth
+def _arg(name, value, **rule):
+    """:func:`_check` of a shared argument, by its :data:`_ARGS` row (``rule`` adds to it)."""
+    what, base = _ARGS[name]
+    return _check(name, value, what, **{**base, **rule})
 
 
-@dataclass(frozen=True)
-class Link:
-    """A link that carries the KV cache: bandwidth (bytes/s, one direction), latency_ms per transfer."""
-
-    name: str
-    bandwidth: float
-    latency_ms: float = 0.0
-    source: str = ""
-
-    def __post_init__(self) -> None:
-        _check("bandwidth", self.bandwidth, "링크 대역폭(link bandwidth, bytes/s)", strict=True)
-        _check("latency_ms", self.latency_ms, "링크 지연(ms)")
-
-
-@dataclass(frozen=True)
-class ModelProfile:
-    """The sizes of a decoder-only transformer that set its latency.
-
-    Attributes:
-        name; n_params (P, tied embeddings counted once); n_layers (L); d_model; n_q_heads and
-        n_kv_heads (grouped-query attention when fewer KV heads); d_head; vocab_size;
-        intermediate_size; dtype (weights) and kv_dtype (KV cache), keys of :data:`DTYPE_BYTES`;
-        source: the config it was built from.
-    """
-
-    name: str
-    n_params: int
-    n_layers: int
-    d_model: int
-    n_q_heads: int
-    n_kv_heads: int
-    d_head: int
-    vocab_size: int
-    intermediate_size: int
-    dtype: str = "bf16"
-    kv_dtype: str = "bf16"
-    source: str = ""
-
-    def __post_init__(self) -> None:
-        for f in ("n_params", "n_layers", "d_model", "n_q_heads", "n_kv_heads", "d_head"):
-            _check(f, getattr(self, f), "모델 크기(config 항목)", low=1, integer=True)
-        object.__setattr__(self, "dtype", _norm_dtype(self.dtype))
-        object.__setattr__(self, "kv_dtype", _norm_dtype(self.kv_dtype, "kv_dtype"))
-
-    @property
-    def bytes_per_param(self) -> float:
-        return DTYPE_BYTES[self.dtype]
-
-    @property
-    def kv_bytes_per_value(self) -> float:
-        return DTYPE_BYTES[self.kv_dtype]
-
-    @property
-    def weight_bytes(self) -> float:
-        """n_params x bytes_per_param (70.6 GB for Llama-3-70B FP8)."""
-        return self.n_params * self.bytes_per_param
-
-    @property
-    def attn_width(self) -> int:
-        """a = n_q_heads x d_head (= d_model for Llama; 8192 vs d_model 5120 for Qwen3-32B)."""
-        return self.n_q_heads * self.d_head
-
-    def with_dtype(self, dtype: str, kv_dtype: str | None = None) -> "ModelProfile":
-        """The same model in another format; KV stays 16-bit under fp8/fp4 weights unless given."""
-        d = _norm_dtype(dtype)
-        return replace(self, dtype=d, kv_dtype=kv_dtype or _default_kv_dtype(d))
-
-
-def _default_kv_dtype(dtype: str) -> str:
-    """KV cache stays in 16 bits when weights are quantised (facts/hardware.md's FP8 example)."""
-    return dtype if dtype in ("fp32", "bf16", "fp16") else "bf16"
-
-
-@lru_cache(maxsize=1)
-def _presets() -> dict[str, dict[str, dict[str, str]]]:
-    """presets.csv as ``{kind: {key: row}}`` (lines starting with ``#`` are comments)."""
-    with _PRESETS_CSV.open(encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
-    out: dict[str, dict[str, dict[str, str]]] = {"hardware": {}, "link": {}, "model": {}}
-    for r in rows:
-        out[r["kind"]][r["key"]] = r
-    return out
-
-
-def _aliases(kind: str, extra: Mapping[str, str] = {}) -> dict[str, str]:
-    table = {_key(k): k for k in _presets()[kind]}
-    for k, r in _presets()[kind].items():
-        table.update({_key(a): k for a in r["aliases"].split()})
-    return {**table, **extra}
-
-
-def _bytes(text: str) -> float:
-    return float(text[:-3]) * 2**30 if text.endswith("GiB") else float(text)
-
-
-def _hardware_row(r: Mapping[str, str]) -> Hardware:
-    flops = {d: float(r[d]) for d in ("bf16", "fp8", "fp4") if r[d]}
-    if "bf16" in flops:
-        flops["fp16"] = flops["bf16"]
-    assumed = set(r["assumed"].split()) | ({"fp16"} if "bf16" in r["assumed"].split() else set())
-    return Hardware(r["name"], _bytes(r["memory_bytes"]), float(r["bandwidth"]), flops, r["source"],
-                    r["notes"], int(r["n_chips"]), frozenset(assumed))
-
-
-_THIS_COMPUTER: dict[tuple[int, int], Hardware] = {}
-_THIS_COMPUTER_ALIASES = {"thiscomputer": "this-computer", "local": "this-computer", "cpu": "this-computer",
-                          "이컴퓨터": "this-computer"}
-
-
-def measure_this_computer(refresh: bool = False, *, copy_mib: int = 128, matmul_n: int = 1024) -> Hardware:
-    """This computer's memory bandwidth and matmul FLOP/s, measured with numpy (~0.5 s, cached).
-
-    Bandwidth: best of 5 ``np.copyto`` of a ``copy_mib`` MiB float32 array, 2 x size / time (a
-    copy reads and writes every byte; STREAM "Copy", McCalpin). FLOP/s: best of 3 float32
-    ``matmul_n``-square matmuls, 2 n^3 FLOP each, used for fp32/bf16/fp16. Cached per
-    ``(copy_mib, matmul_n)``; ``refresh`` measures again. Shared machines vary ~30% between runs
-    (facts/tiny-model-feasibility.md): compare numbers from one run only.
-
-    Returns:
-        :class:`Hardware` "this computer" (memory = physical RAM when the OS reports it).
-
-    Raises:
-        TypeError / ValueError: ``copy_mib`` or ``matmul_n`` not an integer >= 1.
-    """
-    copy_mib = _check("copy_mib", copy_mib, "복사할 배열 크기(MiB)", low=1, integer=True)
-    matmul_n = _check("matmul_n", matmul_n, "행렬 곱의 행렬 크기(n)", low=1, integer=True)
-    if (copy_mib, matmul_n) in _THIS_COMPUTER and not refresh:
-        return _THIS_COMPUTER[copy_mib, matmul_n]
-    src = np.ones(copy_mib * 2**20 // 4, dtype=np.float32)
-    dst = np.empty_like(src)
-    bandwidth = 2 * src.nbytes / _best_time(lambda: np.copyto(dst, src), 5)
-    a, b = np.random.default_rng(0).standard_normal((2, matmul_n, matmul_n), dtype=np.float32)
-    a @ b  # warm-up (thread pool start)
-    flops = 2.0 * matmul_n**3 / _best_time(lambda: a @ b, 3)
-    try:
-        memory = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):  # not POSIX
-        memory = None
-    hw = _THIS_COMPUTER[copy_mib, matmul_n] = Hardware(
-        "this computer", memory, bandwidth, {"fp32": flops, "bf16": flops, "fp16": flops},
-        source=f"measured on this computer (numpy copy of {copy_mib} MiB; float32 {matmul_n}x{matmul_n} matmul)",
-        notes="실행할 때 측정한 값: 같은 실행 안에서만 비교하세요")
-    return hw
-
-
-def _best_time(fn, repeats: int) -> float:
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def get_hardware(name: str | Hardware) -> Hardware:
-    """A hardware profile: ``"H100"``, ``"H200"``, ``"B200"``, ``"Rubin"``, ``"Groq3-LPU"``,
-    ``"Groq3-LPX"``, ``"Trainium2"``, ``"Trainium3"`` (rows of presets.csv, each citing
-    facts/hardware.md) or ``"this-computer"`` (measured on first use). Case, spaces and
-    punctuation are ignored; aliases such as ``"H100 SXM"``, ``"trn2"``, ``"LPX"`` work; a
-    :class:`Hardware` is returned unchanged.
-
-    Raises:
-        ValueError: an unknown name (the message lists the allowed ones).
-    """
-    if isinstance(name, Hardware):
-        return name
-    canon = _aliases("hardware", _THIS_COMPUTER_ALIASES).get(_key(name))
-    if canon is None:
-        raise ValueError(f"hardware={name!r}: 모르는 하드웨어 이름입니다 (허용: {', '.join(HARDWARE_NAMES)})")
-    return measure_this_computer() if canon == "this-computer" else _hardware_row(_presets()["hardware"][canon])
-
-
-def get_link(name: str | Link, *, latency_ms: float | None = None) -> Link:
-    """A KV link: ``"NVLink"`` (450 GB/s), ``"400G-NIC"`` (50 GB/s), ``"NVLink6"`` (3.6 TB/s),
-    ``"LPX-C2C"`` (2.5 TB/s), sources in presets.csv (facts/hardware.md). Latency is 0 unless
-    ``latency_ms`` is given (no sourced figure).
-
-    Raises:
-        ValueError: an unknown name (lists the allowed ones) or a negative latency.
-    """
-    if not isinstance(name, Link):
-        canon = _aliases("link").get(_key(name))
-        if canon is None:
-            raise ValueError(f"link={name!r}: 모르는 링크 이름입니다 (허용: {', '.join(LINK_NAMES)})")
-        r = _presets()["link"][canon]
-        name = Link(r["name"], float(r["bandwidth"]), 0.0, r["source"])
-    return name if latency_ms is None else replace(name, latency_ms=latency_ms)
-
-
-def _count_params(c: Mapping[str, Any]) -> int:
-    """Parameters of a Llama/Qwen-style decoder (gated MLP): embeddings V d (x2 if untied) + per
-    layer [q, k, v, o projections, 3 d ff MLP, 2 RMSNorms, q/k norms for qwen3, biases] + final
-    norm. Equals ``sum(p.numel())`` of the transformers model (tested on every preset)."""
-    V, d, L = c["vocab_size"], c["hidden_size"], c["num_hidden_layers"]
-    hq, hkv, dh, ff = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["intermediate_size"]
-    attn = d * hq * dh + 2 * d * hkv * dh + hq * dh * d + ((hq * dh + 2 * hkv * dh + d) if c.get("attention_bias") else 0)
-    mlp = 3 * d * ff + ((2 * ff + d) if c.get("mlp_bias") else 0)
-    norms = 2 * d + (2 * dh if c.get("model_type") == "qwen3" else 0)
-    return int(V * d * (1 if c.get("tie_word_embeddings", False) else 2) + L * (attn + mlp + norms) + d)
-
-
-def model_from_config(config: Mapping[str, Any] | Any, name: str | None = None, *, dtype: str = "bf16",
-                      kv_dtype: str | None = None, source: str = "") -> ModelProfile:
-    """A :class:`ModelProfile` from a Hugging Face config (``dict`` or ``PretrainedConfig``).
-
-    Reads hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default =
-    heads), head_dim (default hidden / heads), intermediate_size, vocab_size,
-    tie_word_embeddings, attention_bias, mlp_bias, model_type.
-
-    Raises:
-        ValueError: a missing field (named) or an unknown dtype.
-    """
-    c = dict(config.to_dict() if hasattr(config, "to_dict") else config)
-    for f in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size"):
-        if c.get(f) is None:
-            raise ValueError(f"config[{f!r}]=None: Llama 형식 Hugging Face config.json에는 {f} 항목이 있어야 합니다 "
-                             "(허용: config.json의 dict 또는 PretrainedConfig)")
-    c["num_key_value_heads"] = c.get("num_key_value_heads") or c["num_attention_heads"]
-    c["head_dim"] = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
-    d = _norm_dtype(dtype)
-    return ModelProfile(
-        name or c.get("_name_or_path") or c.get("model_type", "model"), _count_params(c),
-        *(int(c[k]) for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
-                              "head_dim", "vocab_size", "intermediate_size")),
-        dtype=d, kv_dtype=_norm_dtype(kv_dtype, "kv_dtype") if kv_dtype else _default_kv_dtype(d), source=source)
-
-
-_CONFIG_INTS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-                "num_key_value_heads", "head_dim")
-
-
-def _model_config(name: str) -> dict:
-    """The HF config of preset ``name``: from its presets.csv row, or (bundled pair) its
-    config.json read now, since the bundled weights may be retrained and replaced."""
-    r = _presets()["model"][name]
-    if r["bundled_dir"]:
-        path = _ASSETS / r["bundled_dir"] / "config.json"
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: 번들 모델 설정 파일이 없습니다. decodelab을 다시 설치하세요")
-        return json.loads(path.read_text(encoding="utf-8"))
-    return {"model_type": r["model_type"], **{k: int(r[k]) for k in _CONFIG_INTS},
-            "tie_word_embeddings": r["tie_word_embeddings"] == "true"}
-
-
-def get_model(name: str | ModelProfile, dtype: str = "bf16", *, kv_dtype: str | None = None) -> ModelProfile:
-    """A model profile: ``"Llama-3-8B"``, ``"Llama-3-70B"``, ``"Qwen3-32B"``, ``"Qwen3-0.6B"``
-    (published config.json, presets.csv) or ``"bundled-target"`` / ``"bundled-draft"`` (read at
-    call time), stored in ``dtype`` (fp32, bf16, fp16, fp8, fp4). KV format: ``kv_dtype``, default
-    ``dtype`` for 16/32-bit weights, bf16 under fp8/fp4. A :class:`ModelProfile` is re-typed.
-
-    Raises:
-        ValueError: an unknown name or dtype (the message lists the allowed values).
-    """
-    if isinstance(name, ModelProfile):
-        return name.with_dtype(dtype, kv_dtype)
-    canon = _aliases("model").get(_key(name))
-    if canon is None:
-        raise ValueError(f"model={name!r}: 모르는 모델 이름입니다 (허용: {', '.join(MODEL_NAMES)})")
-    return model_from_config(_model_config(canon), canon, dtype=dtype, kv_dtype=kv_dtype,
-                             source=_presets()["model"][canon]["source"])
-
-
-#: Names accepted by :func:`get_hardware`, :func:`get_link`, :func:`get_model`.
-HARDWARE_NAMES: tuple[str, ...] = (*_presets()["hardware"], "this-computer")
-LINK_NAMES: tuple[str, ...] = tuple(_presets()["link"])
-MODEL_NAMES: tuple[str, ...] = tuple(_presets()["model"])
+def _util(mfu, mbu, n_chips):
+    return _arg("mfu", mfu), _arg("mbu", mbu), _arg("n_chips", n_chips)
 
 
 # ============================================================================================
@@ -513,13 +144,9 @@ def _decode(model, hw, s, batch=1, n_chips=1, mfu=1.0, mbu=1.0) -> Roofline:
     return roofline(model, hw, 1.0, s, s, batch, n_chips=n_chips, mfu=mfu, mbu=mbu)
 
 
-def _tokens(name, value, what="토큰 수"):
-    return _check(name, value, what, array=True)
-
-
-def _util(mfu, mbu, n_chips):
-    return (_check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1), _check("mbu", mbu, "대역폭 활용률(MBU)", strict=True, high=1),
-            _check("n_chips", n_chips, "칩 수", low=1, integer=True))
+def _prefill_tokens(prompt_tokens, past_tokens):
+    return (_check("prompt_tokens", prompt_tokens, "토큰 수", array=True),
+            _check("past_tokens", past_tokens, "토큰 수", array=True))
 
 
 def prefill_flops(model: ModelProfile, prompt_tokens, past_tokens=0):
@@ -527,7 +154,7 @@ def prefill_flops(model: ModelProfile, prompt_tokens, past_tokens=0):
     2 P S + 2 L S^2 a + 4 L S S_past a (a = n_q_heads x d_head). Llama-3-70B, 8k: 1.244e15.
     Source: facts/hardware.md "Prefill FLOPs ~ 2*P*S + 2*L*S^2*d_model". Numbers or arrays (broadcast).
     Raises TypeError / ValueError for a token count that is not a number >= 0."""
-    s, p = _tokens("prompt_tokens", prompt_tokens), _tokens("past_tokens", past_tokens)
+    s, p = _prefill_tokens(prompt_tokens, past_tokens)
     return _out(_prefill(model, None, s, p).flops)
 
 
@@ -542,7 +169,7 @@ def estimate_prefill_ms(model: ModelProfile, hardware: Hardware | str, prompt_to
         TypeError / ValueError: a bad count, rate or name; a format the hardware has no figure for.
     """
     hw, (mfu, mbu, n) = get_hardware(hardware), _util(mfu, mbu, n_chips)
-    s, p = _tokens("prompt_tokens", prompt_tokens), _tokens("past_tokens", past_tokens)
+    s, p = _prefill_tokens(prompt_tokens, past_tokens)
     return _out(_prefill(model, hw, s, p, n, mfu, mbu).ms)
 
 
@@ -584,9 +211,9 @@ def estimate_decode_step(model: ModelProfile, hardware: Hardware | str, context_
         TypeError / ValueError: a bad count, rate or name (named); a format with no FLOP/s figure.
     """
     hw, (mfu, mbu, n) = get_hardware(hardware), _util(mfu, mbu, n_chips)
-    s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
-    b = _check("batch", batch, "배치 크기", low=1, integer=True, array=True)
-    comm = _check("comm_ms", comm_ms, "단계당 통신 시간(ms)")
+    s = _arg("context_tokens", context_tokens, array=True)
+    b = _arg("batch", batch, array=True)
+    comm = _arg("comm_ms", comm_ms)
     r = _decode(model, hw, s, b, n, mfu, mbu)
     fits = None if hw.memory_bytes is None else _out(r.bytes <= n * hw.memory_bytes)
     return StepEstimate(_out(r.ms + comm), _out(r.memory_ms), _out(r.compute_ms), comm, _out(r.bytes), _out(r.flops),
@@ -613,7 +240,7 @@ def estimate_ttft_ms(model: ModelProfile, hardware: Hardware | str, prompt_token
     return q + estimate_prefill_ms(model, hardware, prompt_tokens, **kwargs) + t
 
 
-def _tpot(model, hw, p, n, b, n_chips, comm, mfu, mbu):
+def _tpot(model, hw, p, n, b=1, n_chips=1, comm=0.0, mfu=1.0, mbu=1.0):
     steps = np.arange(1, n, dtype=float) if n > 1 else np.zeros(1)
     ms = _decode(model, hw, np.asarray(p, dtype=float)[..., None] + steps, b, n_chips, mfu, mbu).ms + comm
     return _out(np.mean(ms, axis=-1))
@@ -630,10 +257,10 @@ def estimate_tpot_ms(model: ModelProfile, hardware: Hardware | str, prompt_token
         TypeError / ValueError: as :func:`estimate_decode_step`, or a bad token count.
     """
     hw, (mfu, mbu, n_chips) = get_hardware(hardware), _util(mfu, mbu, n_chips)
-    p = _check("prompt_tokens", prompt_tokens, "프롬프트 토큰 수", integer=True, array=True)
-    n = _check("output_tokens", output_tokens, "출력 토큰 수", low=1, integer=True)
-    b = _check("batch", batch, "배치 크기", low=1, integer=True)
-    return _tpot(model, hw, p, n, b, n_chips, _check("comm_ms", comm_ms, "단계당 통신 시간(ms)"), mfu, mbu)
+    p = _arg("prompt_tokens", prompt_tokens, array=True)
+    n = _arg("output_tokens", output_tokens)
+    b = _arg("batch", batch)
+    return _tpot(model, hw, p, n, b, n_chips, _arg("comm_ms", comm_ms), mfu, mbu)
 
 
 def estimate_e2e_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, output_tokens: int, batch: int = 1,
@@ -658,8 +285,8 @@ def arithmetic_intensity(model: ModelProfile, context_tokens=0, batch=1):
     Raises:
         TypeError / ValueError: context_tokens < 0, batch not an integer >= 1.
     """
-    s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
-    r = _decode(model, None, s, _check("batch", batch, "배치 크기", low=1, integer=True, array=True))
+    s = _arg("context_tokens", context_tokens, array=True)
+    r = _decode(model, None, s, _arg("batch", batch, array=True))
     return _out(r.flops / r.bytes)
 
 
@@ -670,7 +297,7 @@ def weight_matmul_intensity(batch, bytes_per_param: float = 2.0):
     Raises:
         TypeError / ValueError: batch not an integer >= 1, bytes_per_param <= 0.
     """
-    b = _check("batch", batch, "배치 크기", low=1, integer=True, array=True)
+    b = _arg("batch", batch, array=True)
     return 2.0 * b / _check("bytes_per_param", bytes_per_param, "파라미터당 바이트", strict=True)
 
 
@@ -690,8 +317,8 @@ def chips_needed(model: ModelProfile, hardware: Hardware | str, context_tokens=0
     hw = get_hardware(hardware)
     if hw.memory_bytes is None:
         raise ValueError(f"hardware={hw.name!r}: 메모리 용량(memory_bytes)을 알아야 합니다 (허용: 용량이 있는 프로필)")
-    s = _check("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
-    b = _check("batch", batch, "배치 크기", low=1, integer=True)
+    s = _arg("context_tokens", context_tokens)
+    b = _arg("batch", batch)
     return int(math.ceil(_decode(model, hw, s, b).bytes / hw.memory_bytes))
 
 
@@ -708,7 +335,7 @@ def kv_transfer_ms(model: ModelProfile, tokens, link: Link | str):
     Raises:
         TypeError / ValueError: a bad token count; an unknown link name.
     """
-    lk, s = get_link(link), _tokens("tokens", tokens, "전송할 토큰 수")
+    lk, s = get_link(link), _check("tokens", tokens, "전송할 토큰 수", array=True)
     return _out(s * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms)
 
 
@@ -743,14 +370,14 @@ def disaggregated(model: ModelProfile, prefill_hardware: Hardware | str, decode_
         TypeError / ValueError: a bad count, rate or name (each named).
     """
     pre_hw, dec_hw = get_hardware(prefill_hardware), get_hardware(decode_hardware)
-    mfu = _check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1)
+    mfu = _arg("mfu", mfu)
     pc = _check("prefill_chips", prefill_chips, "프리필 칩 수", low=1, integer=True)
     dc = _check("decode_chips", decode_chips, "디코드 칩 수", low=1, integer=True)
-    s = _check("prompt_tokens", prompt_tokens, "프롬프트 토큰 수", integer=True)
-    n = _check("output_tokens", output_tokens, "출력 토큰 수", low=1, integer=True)
+    s = _arg("prompt_tokens", prompt_tokens)
+    n = _arg("output_tokens", output_tokens)
     pre = float(_prefill(model, pre_hw, float(s), 0.0, pc, mfu).ms)
     xfer = kv_transfer_ms(model, s, link)
-    tpot, colo = _tpot(model, dec_hw, s, n, 1, dc, 0.0, 1.0, 1.0), _tpot(model, pre_hw, s, n, 1, pc, 0.0, 1.0, 1.0)
+    tpot, colo = _tpot(model, dec_hw, s, n, n_chips=dc), _tpot(model, pre_hw, s, n, n_chips=pc)
     return DisaggregatedResult(pre, xfer, pre + xfer, tpot, pre + xfer + (n - 1) * tpot, pre + (n - 1) * colo)
 
 
@@ -775,8 +402,8 @@ def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lp
         TypeError / ValueError: negative context or hop_ms, batch < 1, an unknown lpu_parallel.
     """
     g, l = get_hardware(gpu), get_hardware(lpu)
-    s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
-    b = _check("batch", batch, "배치 크기", low=1, integer=True)
+    s = _arg("context_tokens", context_tokens, array=True)
+    b = _arg("batch", batch)
     hops = 2 * model.n_layers * _check("hop_ms", hop_ms, "칩 사이를 한 번 건너는 시간(ms)")
     if lpu_parallel not in ("pipeline", "ideal"):
         raise ValueError(f"lpu_parallel={lpu_parallel!r}: LPU가 가중치를 나누는 방식을 골라야 합니다 (허용: pipeline, ideal)")
@@ -868,8 +495,8 @@ def _schedule(depth, init, growth, prefix_caching):
     """The checked depth and, per call (shape (depth,)): context at its start, tokens it
     prefills, tokens already cached. Shared by :func:`agent_rates` and :func:`agent_loop`."""
     depth = _check("depth", depth, "에이전트 루프 깊이(모델 호출 수)", integer=True)
-    init = _check("initial_context_tokens", init, "처음 문맥 토큰 수", integer=True)
-    growth = _check("context_growth_per_call", growth, "호출당 문맥 증가 토큰 수", integer=True)
+    init = _check("initial_context_tokens", init, "처음 맥락 토큰 수", integer=True)
+    growth = _check("context_growth_per_call", growth, "호출당 맥락 증가 토큰 수", integer=True)
     i = np.arange(depth, dtype=float)
     ctx = init + i * growth
     new = np.where(i == 0, float(init), float(growth)) if prefix_caching else ctx.copy()
@@ -911,14 +538,14 @@ def agent_rates(model: ModelProfile, hardware: Hardware | str, depth: int, outpu
     """
     hw = get_hardware(hardware)
     dec_hw = hw if decode_hardware is None else get_hardware(decode_hardware)
-    mfu = _check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1)
-    n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
+    mfu = _arg("mfu", mfu)
+    n = _arg("output_tokens_per_call", output_tokens_per_call)
     depth, ctx, new, past = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
     prefill_rate = np.where(new > 0, new / _prefill(model, hw, new, past, 1, mfu).ms * 1e3, np.inf)
     lk = None if link is None else get_link(link)
     xfer = np.zeros(depth) if lk is None else np.where(
         new > 0, new * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms, 0.0)
-    tpot = np.asarray(_tpot(model, dec_hw, ctx, n, 1, 1, 0.0, 1.0, 1.0), dtype=float).reshape(depth)
+    tpot = np.asarray(_tpot(model, dec_hw, ctx, n), dtype=float).reshape(depth)
     return AgentRates(tpot, prefill_rate, xfer)
 
 
@@ -996,7 +623,7 @@ def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, dec
     for name, v in (("decode_ms_per_token", decode_ms_per_token), ("prefill_tokens_per_s", prefill_tokens_per_s)):
         if v is None:
             raise TypeError(f"{name}=None: 속도가 있어야 합니다 (허용: 수 또는 호출별 배열; 하드웨어에서 구하려면 agent_rates)")
-    n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
+    n = _arg("output_tokens_per_call", output_tokens_per_call)
     depth, ctx, new, _ = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
 
     def per_call(name, value, what, **kw):
@@ -1017,61 +644,7 @@ def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, dec
 
 
 # ============================================================================================
-# presets for the explorer widget, and Amdahl
-
-
-@dataclass(frozen=True)
-class RatePreset:
-    """One row of the explorer's hardware dropdown: label, decode_ms_per_token (TPOT, ms),
-    prefill_tokens_per_s (None: keep the slider), source."""
-
-    label: str
-    decode_ms_per_token: float
-    prefill_tokens_per_s: float | None
-    source: str
-
-
-def rate_presets(model: ModelProfile | None = None, context_tokens: int = 8192, *,
-                 include_this_computer: bool = False) -> list[RatePreset]:
-    """Decode and prefill speeds per hardware preset for ``model`` (default Llama-3-70B FP8).
-
-    GPU / Trainium rows: the ideal roofline on ONE chip (:func:`estimate_decode_step` at
-    ``context_tokens``, :func:`estimate_prefill_ms` of a ``context_tokens`` prompt); chips that
-    cannot hold the model are skipped; a prefill from assumed FLOP/s says so in its source.
-    Rows from published claims: "Rubin + Groq 3 LPX" 1.0 ms/token ("generation speeds approach
-    1,000 tokens per second per user", NVIDIA, facts/hardware.md; prefill: Rubin roofline) and
-    "Groq LPU v1 (GroqCloud 2024)" ~300 tokens/s = 3.3 ms/token. ``include_this_computer`` adds
-    the bundled target in fp32 measured here (context capped at 256).
-
-    Raises:
-        TypeError / ValueError: context_tokens not an integer >= 0.
-    """
-    m = model if model is not None else get_model("Llama-3-70B", "fp8")
-    s = _check("context_tokens", context_tokens, "문맥 토큰 수", integer=True)
-
-    def roof(hw, mm, ss):
-        assumed = " [프리필은 가정(assumption)한 FLOP/s: 공개 수치 아님]" if mm.dtype in hw.assumed else ""
-        return float(_decode(mm, hw, float(ss)).ms), ss / float(_prefill(mm, hw, float(ss)).ms) * 1e3, assumed
-
-    out = []
-    for name in ("H100", "H200", "B200", "Rubin", "Trainium2", "Trainium3"):
-        hw = get_hardware(name)
-        if _decode(m, hw, float(s)).bytes > hw.memory_bytes:
-            continue
-        dec, pre, assumed = roof(hw, m, s)
-        out.append(RatePreset(f"{hw.name} (루프라인)", dec, pre,
-                              f"루프라인: {m.name} {m.dtype.upper()}, 문맥 {s} 토큰, 칩 1개; {hw.source}{assumed}"))
-    _, rubin_pre, assumed = roof(get_hardware("Rubin"), m, s)
-    out.append(RatePreset("Rubin + Groq 3 LPX (NVIDIA 주장)", 1.0, rubin_pre,
-                          f"디코드: '사용자당 초당 약 1,000 토큰' 주장(facts/hardware.md); 프리필: Rubin 루프라인{assumed}"))
-    out.append(RatePreset("Groq LPU v1 (GroqCloud 2024 공개 속도)", 1000.0 / 300.0, None,
-                          "Llama-2-70B 약 300 tokens/s (facts/hardware.md, GroqCloud 2024)"))
-    if include_this_computer:
-        here, tm, short = measure_this_computer(), get_model("bundled-target", "fp32"), min(s, 256)
-        dec, pre, _ = roof(here, tm, short)
-        out.append(RatePreset("이 컴퓨터 + 번들 대상 모델 (루프라인)", dec, pre,
-                              f"루프라인: 번들 대상 모델 FP32, 문맥 {short} 토큰; {here.source}"))
-    return out
+# Amdahl
 
 
 def amdahl_speedup(fraction, factor):
@@ -1088,25 +661,33 @@ def amdahl_speedup(fraction, factor):
 
 
 # ============================================================================================
-# deprecated aliases (one release): the roofline estimates were renamed so that
-# ``decode_step`` means one thing (decodelab.decode_step, a real model step)
+# deprecated aliases (one release; the roofline estimates were renamed so that ``decode_step``
+# means one thing, decodelab.decode_step) and names that moved, both resolved on access (PEP 562)
+
+_RENAMED = {"prefill_ms": estimate_prefill_ms, "decode_step": estimate_decode_step,
+            "decode_step_ms": estimate_decode_step_ms, "ttft_ms": estimate_ttft_ms, "tpot_ms": estimate_tpot_ms,
+            "e2e_ms": estimate_e2e_ms, "speculative_speedup": expected_speedup}
+_MOVED = {"rate_presets": "decodelab.widgets.latency", "RatePreset": "decodelab.widgets.latency"}
 
 
-def _deprecated(old: str, new):
+def __getattr__(name: str):
+    if name in _MOVED:
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    if name not in _RENAMED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    new = _RENAMED[name]
+
+    @functools.wraps(new)  # help() shows the new signature
     def alias(*args, **kwargs):
-        warnings.warn(f"latency.{old}는 다음 릴리스에서 없어집니다: latency.{new.__name__}를 쓰세요",
+        warnings.warn(f"latency.{name}는 다음 릴리스에서 없어집니다: latency.{new.__name__}를 쓰세요",
                       DeprecationWarning, stacklevel=2)
         return new(*args, **kwargs)
 
-    alias.__name__, alias.__qualname__, alias.__wrapped__ = old, old, new  # the new signature for help()
+    alias.__name__ = alias.__qualname__ = name
     alias.__doc__ = f"Deprecated alias of :func:`{new.__name__}` (emits DeprecationWarning)."
+    globals()[name] = alias  # made once
     return alias
 
 
-prefill_ms = _deprecated("prefill_ms", estimate_prefill_ms)
-decode_step = _deprecated("decode_step", estimate_decode_step)
-decode_step_ms = _deprecated("decode_step_ms", estimate_decode_step_ms)
-ttft_ms = _deprecated("ttft_ms", estimate_ttft_ms)
-tpot_ms = _deprecated("tpot_ms", estimate_tpot_ms)
-e2e_ms = _deprecated("e2e_ms", estimate_e2e_ms)
-speculative_speedup = _deprecated("speculative_speedup", expected_speedup)
+def __dir__():
+    return sorted([*globals(), *_RENAMED, *_MOVED])

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from decodelab import latency as L
+from decodelab import profiles as P
 
 REL = 0.01  # "match to 1%"
 
@@ -216,7 +217,7 @@ def _numel(config) -> int:
 def test_param_count_equals_transformers(name):
     from transformers import LlamaConfig, Qwen3Config
 
-    c = dict(L._model_config(name))
+    c = dict(P._model_config(name))
     cls = Qwen3Config if c.get("model_type") == "qwen3" else LlamaConfig
     keys = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
             "num_key_value_heads", "head_dim", "tie_word_embeddings")
@@ -235,12 +236,12 @@ def test_published_sizes():
 
 def test_bundled_config_read_at_call_time(tmp_path, monkeypatch):
     for which in ("target", "draft"):
-        c = L._model_config(f"bundled-{which}")
+        c = P._model_config(f"bundled-{which}")
         c["num_hidden_layers"] = 1
         (tmp_path / which).mkdir()
         (tmp_path / which / "config.json").write_text(json.dumps(c))
     before = L.get_model("bundled-target", "fp32")
-    monkeypatch.setattr(L, "_ASSETS", tmp_path)
+    monkeypatch.setattr(P, "_ASSETS", tmp_path)
     after = L.get_model("bundled-target", "fp32")
     assert after.n_layers == 1 and after.n_params < before.n_params
     assert before.weight_bytes == 4 * before.n_params
@@ -270,7 +271,7 @@ def test_hardware_presets_and_aliases():
 
 
 def test_measure_this_computer_is_cached_and_positive(monkeypatch):
-    monkeypatch.setattr(L, "_THIS_COMPUTER", {})  # restored after the test
+    monkeypatch.setattr(P, "_THIS_COMPUTER", {})  # restored after the test
     hw = L.measure_this_computer(refresh=True, copy_mib=8, matmul_n=128)
     assert hw.bandwidth > 1e8 and hw.flops["fp32"] > 1e7  # any computer beats 100 MB/s, 10 MFLOP/s
     assert L.measure_this_computer(copy_mib=8, matmul_n=128) is hw  # same arguments: cached
@@ -279,7 +280,7 @@ def test_measure_this_computer_is_cached_and_positive(monkeypatch):
 
 
 def test_measure_this_computer_cache_is_keyed_on_arguments(monkeypatch):
-    monkeypatch.setattr(L, "_THIS_COMPUTER", {})
+    monkeypatch.setattr(P, "_THIS_COMPUTER", {})
     small = L.measure_this_computer(copy_mib=8, matmul_n=128)
     # new sizes measure again (the old cache returned the 8 MiB result here)
     other = L.measure_this_computer(copy_mib=4, matmul_n=64)
@@ -289,7 +290,7 @@ def test_measure_this_computer_cache_is_keyed_on_arguments(monkeypatch):
     again = L.measure_this_computer(refresh=True, copy_mib=8, matmul_n=128)
     assert again is not small and L.measure_this_computer(copy_mib=8, matmul_n=128) is again
     # get_hardware("this-computer") is the measurement with the default sizes (128 MiB, 1024)
-    monkeypatch.setitem(L._THIS_COMPUTER, (128, 1024), small)  # stand-in, so no 128 MiB copy runs here
+    monkeypatch.setitem(P._THIS_COMPUTER, (128, 1024), small)  # stand-in, so no 128 MiB copy runs here
     assert L.get_hardware("this-computer") is small
     for bad in ({"copy_mib": 0}, {"matmul_n": -1}, {"copy_mib": 1.5}):
         with pytest.raises(ValueError, match=next(iter(bad))):
@@ -503,20 +504,26 @@ def test_measure_helpers(pair):
         M.measure_tpot(pair.target, pair.tokenizer, (2, 4), prompt_tokens=0)
 
 
-def test_latency_module_needs_no_torch():
+def test_profiles_and_latency_import_without_torch():
+    import os
     import subprocess
     import sys
+    from pathlib import Path
 
+    root = str(Path(L.__file__).resolve().parents[1])  # this checkout's decodelab, not an installed one
     code = (
-        "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('lat_alone', {L.__file__!r})\n"
-        "mod = importlib.util.module_from_spec(spec); sys.modules['lat_alone'] = mod\n"
-        "spec.loader.exec_module(mod)\n"
-        "m = mod.get_model('Llama-3-70B', 'fp8')\n"
-        "assert round(mod.decode_step_ms(m, 'H100', 8192), 1) == 21.9\n"
-        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "import sys\n"
+        "import decodelab.profiles, decodelab.latency as lat\n"
+        "m = lat.get_model('Llama-3-70B', 'fp8')\n"
+        "assert lat.get_model is decodelab.profiles.get_model and lat.Hardware is decodelab.profiles.Hardware\n"
+        "assert round(lat.estimate_decode_step_ms(m, 'H100', 8192), 1) == 21.9\n"
+        f"assert decodelab.__file__.startswith({root!r})\n"
+        "assert lat.rate_presets()[0].decode_ms_per_token > 0  # moved to the widget module, still here\n"
+        "bad = sorted(k for k in sys.modules if k.split('.')[0] in ('torch', 'transformers'))\n"
+        "assert not bad, bad\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60, env=env)
 
 
 # ------------------------------------------------------------------------------------------
@@ -644,14 +651,14 @@ def test_speculative_formulas_defined_once_and_vectorised():
 def test_presets_table_has_a_source_per_row():
     import csv
 
-    lines = [x for x in L._PRESETS_CSV.read_text(encoding="utf-8").splitlines() if not x.startswith("#")]
+    lines = [x for x in P._PRESETS_CSV.read_text(encoding="utf-8").splitlines() if not x.startswith("#")]
     rows = list(csv.DictReader(lines))
     assert {r["kind"] for r in rows} == {"hardware", "link", "model"} and len(rows) == 18
     for r in rows:
         assert r["source"].strip(), r["key"]
         if r["kind"] != "model":
             assert r["source"].startswith("facts/hardware.md"), r["key"]
-    facts = (L._PACKAGE.parent / "facts" / "hardware.md").read_text(encoding="utf-8")
+    facts = (P._PACKAGE.parent / "facts" / "hardware.md").read_text(encoding="utf-8")
     for row in ("H100 SXM", "H200", "B200 (HGX)", "Rubin", "Groq 3 LPU (LP30)", "AWS Trainium2", "AWS Trainium3"):
         assert f"| {row} |" in facts  # each cited row exists in the facts file
 

@@ -164,10 +164,10 @@ class DecodeExplorer(W.VBox):
 
 
 def decode_explorer(pair=None, **kwargs) -> DecodeExplorer:
-    """A :class:`DecodeExplorer` on the bundled target (or ``pair.target``), run once."""
-    from ..models import bundled
+    """A :class:`DecodeExplorer` on the course pair's target (``models.default_pair()``, or ``pair.target``), run once."""
+    from ..models import default_pair
 
-    pair = pair or bundled()
+    pair = pair or default_pair()
     w = DecodeExplorer(pair.target, pair.tokenizer, **kwargs)
     w.run()
     return w

@@ -4,6 +4,8 @@
   agent-loop depth, tokens per call, speculative decoding on/off; a stacked bar per model call
   (prefill / decode / tool) with totals, redrawn IN PLACE: one reused matplotlib figure (not
   tracked by pyplot, so nothing leaks), rendered to one PNG that replaces the output's content.
+* :func:`rate_presets` — the rows of its hardware dropdown (decode and prefill speed per preset,
+  each with its source).
 * :func:`plot_agent_loop`, :func:`plot_roofline`, :func:`plot_measured_vs_roofline`,
   :func:`plot_layer_split` — static figures for notebooks 02, 03 and 05. Made with
   ``decodelab.plots.new_figure`` (pyplot-tracked): in Jupyter the inline backend shows each at the
@@ -16,15 +18,19 @@ from __future__ import annotations
 
 import base64
 import io
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from .. import latency as lat
+from .._validate import check as _check
 
 __all__ = [
     "LatencyExplorer",
     "latency_explorer",
+    "RatePreset",
+    "rate_presets",
     "plot_agent_loop",
     "plot_roofline",
     "plot_measured_vs_roofline",
@@ -244,8 +250,8 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
     rows = [
         ("H100 1개 (루프라인)", lat.estimate_decode_step_ms(m, "H100", context_tokens)),
         ("Rubin 1개 (루프라인)", lat.estimate_decode_step_ms(m, "Rubin", context_tokens)),
-        ("Rubin + LPX 레이어 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
-        ("Rubin + LPX 레이어 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
+        ("Rubin + LPX 층별 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
+        ("Rubin + LPX 층별 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
         ("NVIDIA 주장\n(사용자당 ~1,000 토큰/초)", 1.0),
     ]
     y = np.arange(len(rows))[::-1]
@@ -267,6 +273,60 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
 # the explorer widget
 
 
+@dataclass(frozen=True)
+class RatePreset:
+    """One row of the explorer's hardware dropdown: label, decode_ms_per_token (TPOT, ms),
+    prefill_tokens_per_s (None: keep the slider), source."""
+
+    label: str
+    decode_ms_per_token: float
+    prefill_tokens_per_s: float | None
+    source: str
+
+
+def rate_presets(model: lat.ModelProfile | None = None, context_tokens: int = 8192, *,
+                 include_this_computer: bool = False) -> list[RatePreset]:
+    """Decode and prefill speeds per hardware preset for ``model`` (default Llama-3-70B FP8).
+
+    GPU / Trainium rows: the ideal roofline on ONE chip (:func:`decodelab.latency.estimate_decode_step`
+    at ``context_tokens``, :func:`~decodelab.latency.estimate_prefill_ms` of a ``context_tokens``
+    prompt); chips that cannot hold the model are skipped; a prefill from assumed FLOP/s says so in
+    its source. Rows from published claims: "Rubin + Groq 3 LPX" 1.0 ms/token ("generation speeds
+    approach 1,000 tokens per second per user", NVIDIA, facts/hardware.md; prefill: Rubin roofline)
+    and "Groq LPU v1 (GroqCloud 2024)" ~300 tokens/s = 3.3 ms/token. ``include_this_computer`` adds
+    the bundled target in fp32 measured here (context capped at 256).
+
+    Raises:
+        TypeError / ValueError: context_tokens not an integer >= 0.
+    """
+    m = model if model is not None else lat.get_model("Llama-3-70B", "fp8")
+    s = _check("context_tokens", context_tokens, "맥락 토큰 수", integer=True)
+
+    def roof(hw, mm, ss):
+        assumed = " [프리필은 가정(assumption)한 FLOP/s: 공개 수치 아님]" if mm.dtype in hw.assumed else ""
+        return lat.estimate_decode_step_ms(mm, hw, ss), ss / lat.estimate_prefill_ms(mm, hw, ss) * 1e3, assumed
+
+    out = []
+    for name in ("H100", "H200", "B200", "Rubin", "Trainium2", "Trainium3"):
+        hw = lat.get_hardware(name)
+        if not lat.estimate_decode_step(m, hw, s).fits:
+            continue
+        dec, pre, assumed = roof(hw, m, s)
+        out.append(RatePreset(f"{hw.name} (루프라인)", dec, pre,
+                              f"루프라인: {m.name} {m.dtype.upper()}, 맥락 {s} 토큰, 칩 1개; {hw.source}{assumed}"))
+    _, rubin_pre, assumed = roof(lat.get_hardware("Rubin"), m, s)
+    out.append(RatePreset("Rubin + Groq 3 LPX (NVIDIA 주장)", 1.0, rubin_pre,
+                          f"디코드: '사용자당 초당 약 1,000 토큰' 주장(facts/hardware.md); 프리필: Rubin 루프라인{assumed}"))
+    out.append(RatePreset("Groq LPU v1 (GroqCloud 2024 공개 속도)", 1000.0 / 300.0, None,
+                          "Llama-2-70B 약 300 tokens/s (facts/hardware.md, GroqCloud 2024)"))
+    if include_this_computer:
+        here, tm, short = lat.measure_this_computer(), lat.get_model("bundled-target", "fp32"), min(s, 256)
+        dec, pre, _ = roof(here, tm, short)
+        out.append(RatePreset("이 컴퓨터 + 번들 대상 모델 (루프라인)", dec, pre,
+                              f"루프라인: 번들 대상 모델 FP32, 맥락 {short} 토큰; {here.source}"))
+    return out
+
+
 class LatencyExplorer:
     """The latency explorer: controls + one figure redrawn in place.
 
@@ -285,7 +345,7 @@ class LatencyExplorer:
                  include_this_computer: bool = False):
         import ipywidgets as W
 
-        self.presets = lat.rate_presets(model, context_tokens, include_this_computer=include_this_computer)
+        self.presets = rate_presets(model, context_tokens, include_this_computer=include_this_computer)
         first = self.presets[0]
         style = {"description_width": "150px"}
         layout = W.Layout(width="520px")
@@ -306,7 +366,7 @@ class LatencyExplorer:
                                   style=style, layout=layout, continuous_update=False)
         self.speculative = W.Checkbox(
             value=False, description=f"투기적 디코딩 (γ={SPECULATIVE_GAMMA}, c={SPECULATIVE_C:g})", indent=False)
-        self.alpha = W.FloatSlider(value=0.75, min=0.0, max=0.95, step=0.05, description="수락률 α",
+        self.alpha = W.FloatSlider(value=0.75, min=0.0, max=0.95, step=0.05, description="수락 확률 α",
                                    style=style, layout=W.Layout(width="360px"), continuous_update=False)
         self.summary = W.HTML()
         self.source = W.HTML()
