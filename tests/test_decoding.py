@@ -148,36 +148,44 @@ def test_greedy_probabilities_are_one_hot(next_logits):
 
 
 @pytest.mark.parametrize(
-    "kwargs,needle",
+    "kwargs,needle,exc",
     [
-        (dict(prompt=""), "prompt"),
-        (dict(prompt="   "), "prompt"),
-        (dict(max_new_tokens=0), "max_new_tokens"),
-        (dict(max_new_tokens=2.5), "max_new_tokens"),
-        (dict(temperature=-0.1), "temperature"),
-        (dict(top_p=0.0), "top_p"),
-        (dict(top_p=1.5), "top_p"),
-        (dict(top_k=0), "top_k"),
-        (dict(max_new_tokens=10_000), "max_new_tokens"),
-        (dict(prompt=123), "prompt"),
-        (dict(temperature=float("inf")), "temperature"),
-        (dict(seed="abc"), "seed"),
-        (dict(seed=-1), "seed"),
-        (dict(top_candidates="3"), "top_candidates"),
+        (dict(prompt=""), "prompt", ValueError),
+        (dict(prompt="   "), "prompt", ValueError),
+        (dict(max_new_tokens=0), "max_new_tokens", ValueError),
+        (dict(max_new_tokens=2.5), "max_new_tokens", TypeError),
+        (dict(temperature=-0.1), "temperature", ValueError),
+        (dict(top_p=0.0), "top_p", ValueError),
+        (dict(top_p=1.5), "top_p", ValueError),
+        (dict(top_p="0.9"), "top_p", TypeError),
+        (dict(top_k=0), "top_k", ValueError),
+        (dict(top_k=2.0), "top_k", TypeError),
+        (dict(max_new_tokens=10_000), "max_new_tokens", ValueError),
+        (dict(prompt=123), "prompt", TypeError),
+        (dict(temperature=float("inf")), "temperature", ValueError),
+        (dict(temperature="hot"), "temperature", TypeError),
+        (dict(seed="abc"), "seed", TypeError),
+        (dict(seed=-1), "seed", ValueError),
+        (dict(top_candidates="3"), "top_candidates", TypeError),
     ],
 )
-def test_bad_input_names_the_parameter(pair, kwargs, needle):
+def test_bad_input_names_the_parameter(pair, kwargs, needle, exc):
+    """Wrong types raise TypeError, wrong values ValueError; every message has one shape:
+    ``name=value: 설명 (허용: ...)``."""
     args = dict(prompt="모든 국민은", max_new_tokens=4)
     args.update(kwargs)
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(exc) as e:
         decodelab.generate(pair.target, pair.tokenizer, args.pop("prompt"), args.pop("max_new_tokens"), **args)
-    assert needle in str(e.value)
+    assert type(e.value) is exc
+    assert str(e.value).startswith(f"{needle}=") and "(허용: " in str(e.value), str(e.value)
 
 
 def test_context_length_error_says_what_to_change(pair):
     limit = pair.target.config.max_position_embeddings
-    with pytest.raises(ValueError, match="이하로 줄이"):
+    with pytest.raises(ValueError, match="줄이세요") as e:
         decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", limit)
+    n = len(pair.tokenizer("모든 국민은", add_special_tokens=False)["input_ids"])
+    assert f"(허용: {limit - n} 이하)" in str(e.value)
 
 
 def test_unknown_model_path_is_a_clear_error_not_a_download(tmp_path):

@@ -12,7 +12,7 @@ import ipywidgets as W
 import torch
 
 from .. import decoding
-from ..sampling import SamplingConfig, probabilities
+from ..sampling import SamplingConfig
 
 _PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
 
@@ -173,13 +173,12 @@ def distribution_figure(logits: torch.Tensor, tokenizer, settings: list[dict], k
     """
     from ..plots import new_figure
 
-    base = torch.softmax(logits.float(), -1)
-    idx = torch.topk(base, k).indices
+    idx = torch.topk(decoding.shown_probabilities(logits, SamplingConfig()), k).indices
     labels = [_visible(tokenizer.decode([int(i)])).replace("·", " ").strip() or "␣" for i in idx]
     fig, axes = new_figure(1, len(settings), figsize=(2.9 * len(settings), 3.2), sharey=True, squeeze=False)
     for ax, s in zip(axes[0], settings):
         cfg = SamplingConfig(**s)
-        p = (torch.softmax(logits.float(), -1) if cfg.greedy else probabilities(logits, cfg))[idx]
+        p = decoding.shown_probabilities(logits, cfg)[idx]
         ax.bar(range(k), p.numpy(), color="#3b82f6")
         ax.set_xticks(range(k), labels, rotation=60, fontsize=10)
         ax.set_title(", ".join(f"{a}={b}" for a, b in s.items()), fontsize=9)
