@@ -364,6 +364,7 @@ class DraftModelProposer(Proposer):
         self.forward_calls = 0
         self._runner = LlamaRunner(model, vocab_size=self.vocab_size) if backend == "lean" else None
         self._device = next(model.parameters()).device
+        self._n_embed = int(model.get_input_embeddings().weight.shape[0])
         self.reset()
 
     @property
@@ -383,6 +384,8 @@ class DraftModelProposer(Proposer):
     def _step(self, new: list[int]) -> torch.Tensor:
         self.forward_calls += 1
         self.history.extend(new)
+        if max(new) >= self._n_embed:  # a token from the target's padded rows: the draft has no
+            new = [t if t < self._n_embed else 0 for t in new]  # embedding for it; any input keeps q valid
         if self._runner is not None:
             return self._runner.forward(new)[0]
         return forward(self.model, torch.tensor([new], device=self._device), self._hf_cache)[0, -1, : self.vocab_size]
