@@ -26,10 +26,10 @@ N_TOKENS = 24
 def one_thread():
     """Tiny models run fastest on one thread; with a busy 2-core machine two OpenMP threads can
     be 10-25x slower (measured). Restored afterwards."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+    from decodelab._torch import threads
+
+    with threads(1):
+        yield
 
 
 class OracleProposer(Proposer):

@@ -356,8 +356,9 @@ def tiny_pair():
 
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    from decodelab._torch import set_threads
+
+    n_threads = set_threads(1)
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=V_TINY, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                       num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=32,

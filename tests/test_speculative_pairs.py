@@ -65,10 +65,10 @@ def _noisy_copy(model, scale: float, seed: int):
 
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+    from decodelab._torch import threads
+
+    with threads(1):
+        yield
 
 
 @pytest.fixture(scope="module")
