@@ -282,23 +282,40 @@ def check_budget(model, n_prompt: int, max_new_tokens: int) -> None:
 
 
 class _Detok:
-    """Incremental detokenizer: the text each new token adds (holds back incomplete UTF-8)."""
+    """Incremental detokenizer: the text each new token adds (holds back incomplete UTF-8).
+
+    It decodes only the tokens since the last point where the text was complete (one earlier
+    token is decoded with them as context, for decoders that treat a first token specially), so
+    a step costs the same at token 1000 as at token 1. The pieces are those of re-decoding all
+    ids at every step (tested). ``tokenizers.decoders.DecodeStream`` was tried in its place: its
+    pieces differ (it holds a whole token back until it is complete, and drops an incomplete
+    tail at the end, so its pieces do not always join to the text), so the course keeps this.
+    """
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
         self.ids: list[int] = []
-        self.text = ""
+        self.start = 0  # ids[:start] decode to complete text, all of it already returned
+        self.shown = ""  # what was returned of the text of ids[start:]
+
+    def _text_since_start(self) -> str:
+        ctx = max(0, self.start - 1)
+        head = self.tokenizer.decode(self.ids[ctx:self.start], skip_special_tokens=True)
+        text = self.tokenizer.decode(self.ids[ctx:], skip_special_tokens=True)
+        return text[len(head):] if text.startswith(head) else text
 
     def push(self, token_id: int, final: bool = False) -> str:
         """Add a token; return the text it completes. Trailing replacement characters (an
         incomplete UTF-8 sequence) are held back until a later token completes them, or until
         ``final`` (then they are emitted as they are, so the pieces always join to the text)."""
         self.ids.append(int(token_id))
-        full = self.tokenizer.decode(self.ids, skip_special_tokens=True)
-        stable = full if final else full.rstrip("\ufffd")
-        if not stable.startswith(self.text):  # cannot happen for byte-level BPE; stay consistent
-            stable = full
-        piece, self.text = stable[len(self.text):], stable
+        window = self._text_since_start()
+        stable = window if final else window.rstrip("\ufffd")
+        if not stable.startswith(self.shown):  # cannot happen for byte-level BPE; stay consistent
+            stable = window
+        piece, self.shown = stable[len(self.shown):], stable
+        if not window.endswith("\ufffd"):  # the text is complete here: start a new window
+            self.start, self.shown = len(self.ids), ""
         return piece
 
 
