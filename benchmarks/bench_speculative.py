@@ -6,8 +6,9 @@ For gamma = 1..8 it prints: vLLM's acceptance rate, Leviathan et al.'s alpha (ac
 draft positions), mean acceptance length (measured tokens per drafting round) next to the paper's
 E[len] = (1 - a**(g+1)) / (1 - a) for that alpha (it assumes independent acceptances), tokens per
 target forward pass (prefill included), the paper's predicted speedup with the measured alpha and c
-("pred"), the per-round overhead (mean round time minus the draft and verification forward passes
-it ran, from the median step times), and ms per generated token of
+("pred"), the per-round overhead (a round's inter-token latency minus its drafting time and its
+verification forward pass, measured inside the same round, so load changes cancel), and ms per
+generated token of
 
 * target-only greedy decoding (``decodelab.generate``),
 * ``decodelab.speculative_generate`` (greedy; its output is checked token-identical),
@@ -133,18 +134,17 @@ def main(argv=None) -> int:
     saved = (gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold)
     hf_ms: list[float] = []  # transformers' ms/token per prompt, of the gamma being swept
     overhead: list[float] = []  # per-round overhead per prompt, ms
+    round_ms: list[float] = []  # mean round time per prompt, ms
     exact = [True]
 
     def run_hf(g, p, base, spec):
         """speedup_sweep's hook: after its target-only and speculative runs of prompt p, run
         transformers' assisted generation (interleaved, so load changes hit all three alike)."""
         exact[0] &= spec.token_ids == refs[p]
-        rounds = [r for r in spec.rounds if r.proposed]
-        if rounds and g in st["verify_ms"]:
-            # a round = its draft passes + one verification of len(proposed) + 1 tokens + the rest
-            forward_ms = sum(st["draft_step_ms"] * len(r.proposed) for r in rounds) + sum(
-                st["verify_ms"].get(len(r.proposed), st["verify_ms"][g]) for r in rounds)
-            overhead.append((sum(r.draft_ms + r.verify_ms for r in rounds) - forward_ms) / len(rounds))
+        # a round = drafting + one verification forward pass + the rest (accepting, cropping, the
+        # loop's bookkeeping): the rest is the overhead
+        overhead.append(statistics.mean(itl - r.draft_ms - r.verify_forward_ms for itl, r in zip(spec.itl_ms, spec.rounds)))
+        round_ms.append(statistics.mean(spec.itl_ms))
         if args.no_hf:
             return
         out, ms = _time(lambda: hf_generate(t, encode_prompt(tok, p), n, d))
@@ -162,6 +162,7 @@ def main(argv=None) -> int:
         gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = g, "constant", 0.0
         hf_ms.clear()
         overhead.clear()
+        round_ms.clear()
         exact[0] = True
         # the pooled counts and ms/token come from the library's sweep (it raises RuntimeError if
         # the greedy speculative output ever differs from target-only decoding)
@@ -169,10 +170,10 @@ def main(argv=None) -> int:
         a, ms, mb = r.alpha, r.spec_ms_per_token, r.base_ms_per_token
         mh = statistics.mean(hf_ms) if hf_ms else float("nan")
         ovh = statistics.mean(overhead) if overhead else float("nan")
-        rows.append((g, a, ms, mb, mh, ovh))
+        rows.append((g, a, ms, mb, mh, ovh, statistics.mean(round_ms)))
         print(f"{g:>5} {r.acceptance_rate:>7.3f} {a:>6.3f} {r.mean_acceptance_length:>8.2f} "
               f"{expected_tokens_per_call(a, g):>6.2f} {r.tokens_per_target_call:>8.2f} {expected_speedup(a, g, c):>5.2f} "
-              f"{ovh:>6.2f} | "
+              f"{ovh:>6.3f} | "
               f"{mb:>11.2f} {ms:>11.2f} {mb / ms:>6.2f}x | {mh:>14.2f} {mb / mh:>9.2f}x {mh / ms:>6.2f}x | "
               f"{'yes' if exact[0] else 'NO'}")
     gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = saved
@@ -182,8 +183,9 @@ def main(argv=None) -> int:
     best = max(rows, key=lambda r: r[3] / r[2])
     print(f"best gamma {best[0]}: speculative_generate {best[3] / best[2]:.2f}x faster than target-only greedy"
           + ("" if args.no_hf else f", {best[4] / best[2]:.2f}x faster than transformers' assisted generation"))
-    print(f"per-round overhead at gamma {best[0]}: {best[5]:.2f} ms (round time minus {best[0]} draft passes and one "
-          f"verification of {best[0] + 1} tokens at their median times)")
+    print(f"per-round overhead at gamma {best[0]}: {best[5]:.3f} ms of a {best[6]:.2f} ms round "
+          f"({100 * best[5] / best[6]:.1f}%; round time minus drafting and the verification forward pass, "
+          f"measured inside each round)")
     print(f"formula (Leviathan et al. 2023, Thm 3.8) with measured alpha {best[1]:.3f}, c {c:.3f}: "
           f"{expected_speedup(best[1], best[0], c):.2f}x, E[tokens/call] {expected_tokens_per_call(best[1], best[0]):.2f}"
           f" (assumes a verification costs one target step; measured {st['verify_cost'][4]:.2f}x for 5 tokens)")

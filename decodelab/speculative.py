@@ -369,6 +369,8 @@ class Round:
             accept/reject decisions and cache cropping, ms.
         target_cache_len: positions in the target's KV cache after the round, read from the
             cache itself (the invariant: prompt + tokens so far - 1).
+        verify_forward_ms: the target's verification forward pass alone, ms (``verify_ms`` minus
+            it is the round's own work: accepting, cropping the caches).
     """
 
     proposed: list[int]
@@ -379,6 +381,7 @@ class Round:
     draft_ms: float
     verify_ms: float
     target_cache_len: int
+    verify_forward_ms: float = 0.0
 
 
 def _from_stats(name: str) -> property:
@@ -568,6 +571,7 @@ def speculative_generate(
         drafted = prop.tokens[:g]
         t1 = time.perf_counter()
         logits = forward(target, torch.tensor([[ids[-1]] + drafted]), cache, logits_to_keep=len(drafted) + 1)[0]
+        t_fwd = time.perf_counter()
         k, token = verify(logits, drafted, cfg, prop.q, gen)
         k, token = _cut_at_eos(drafted, k, token, stop)
         emitted = drafted[:k] + ([] if token is None else [token])
@@ -581,7 +585,8 @@ def speculative_generate(
         kind = "plain" if not drafted else "eos" if token is None else "bonus" if k == len(drafted) else "recovered"
         if drafted:
             stats.observe_draft(len(drafted), k, rejected=kind == "recovered")
-        rnd = Round(drafted, k, token, kind, emitted, (t1 - t0) * 1000.0, (t2 - t1) * 1000.0, cache_length(cache))
+        rnd = Round(drafted, k, token, kind, emitted, (t1 - t0) * 1000.0, (t2 - t1) * 1000.0, cache_length(cache),
+                    (t_fwd - t1) * 1000.0)
         rounds.append(rnd)
         emit = clock.ms(t2)
         itl.append(emit - last_emit)
