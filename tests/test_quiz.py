@@ -80,14 +80,20 @@ def test_short_answers_are_not_given_away_in_their_own_prompt():
                 assert normalize_text(form) not in normalize_text(q.prompt), (q.id, form)
 
 
-def test_public_view_hides_ordering_answer():
+def test_public_view_orders_ordering_items_per_student():
+    # the practice view keeps the file's items; the widget shows them in a per-student order, so the
+    # answer order is shown to about 1 in n! students, never to all of them
+    from decodelab.quiz.shuffle import choice_order
+
     view = load_public()
     assert not view.exam and view.quiz_set == "course"
     for pq in view.questions:
         if pq.kind == "ordering":
             key = view.keys[pq.id]
-            assert [i.id for i in pq.items] != list(key.answer), pq.id
             assert sorted(i.id for i in pq.items) == sorted(key.answer)
+            shown = [choice_order(pq.id, f"s{k}", [i.id for i in pq.items]) for k in range(400)]
+            assert len({tuple(s) for s in shown}) > 10, pq.id
+            assert sum(s == list(key.answer) for s in shown) < 40, pq.id
 
 
 def test_quizzes_dir_env_override(tmp_path, monkeypatch):
@@ -104,8 +110,9 @@ def test_quizzes_dir_env_override(tmp_path, monkeypatch):
 def test_select_notebook():
     assert select_notebook(1) == "01" and select_notebook("05") == "05"
     assert select_notebook("all") is None and select_notebook("06") is None
-    with pytest.raises(ValueError, match="'01'~'05'"):
-        select_notebook("07")
+    assert select_notebook("07") == "07" and select_notebook(7) == "07"  # the real-server notebook
+    with pytest.raises(ValueError, match="'01'~'07'"):
+        select_notebook("08")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -325,7 +332,7 @@ def test_short_answer_forms_grade_the_same(form):
     "토큰",
 ])
 def test_short_answer_wrong_forms(form):
-    assert grade("01-check-1", form) == 0.0
+    assert grade("01-check-1", form) in (0.0, None)  # never credited; undecidable ones go to review
 
 
 def test_short_answer_keywords_and_forbidden():
@@ -336,6 +343,7 @@ def test_short_answer_keywords_and_forbidden():
     assert grade("02-decode-bottleneck-term", "메모리 대역폭입니다") == 1.0
     assert grade("02-decode-bottleneck-term", "Memory Bandwidth") == 1.0
     assert grade("02-decode-bottleneck-term", "FLOP/s") == 0.0
+    assert grade("02-decode-bottleneck-term", "DRAM 대역폭") == 1.0
     assert grade("01-prereq-processor", "gpu") == grade("01-prereq-processor", "ＧＰＵ") == 1.0
     assert grade("01-prereq-processor", "CPU") == 0.0
 
@@ -404,26 +412,22 @@ RIGHT_SHORT = [
 
 @pytest.mark.parametrize(("qid", "form"), WRONG_SHORT)
 def test_short_answer_negated_or_wrong_domain_scores_zero(qid, form):
-    assert grade(qid, form) == 0.0
-    assert grade(qid, unicodedata.normalize("NFD", form)) == 0.0
+    assert grade(qid, form) in (0.0, None)  # never credited (a misconception is 0, the rest is reviewed)
+    assert grade(qid, unicodedata.normalize("NFD", form)) == grade(qid, form)
 
 
 @pytest.mark.parametrize(("qid", "form"), RIGHT_SHORT)
 def test_short_answer_right_forms_survive_the_negation_guard(qid, form):
-    assert grade(qid, form) == 1.0
+    assert grade(qid, form) == (None if qid == "03-check-2" and "지연" not in form else 1.0)
 
 
-def test_accepted_short_forms_pass_even_by_keywords_alone():
-    from decodelab.quiz.grading import _keywords_match
-
+def test_accepted_short_forms_pass_with_a_polite_ending():
     shorts = [q for q in load_quizzes() if q.kind == "short"]
     assert len(shorts) == 5
     for q in shorts:
         for form in [q.answer, *q.accepted]:
             assert check(q, form).score == 1.0, (q.id, form)
             assert check(q, unicodedata.normalize("NFD", f" {form}입니다.")).score == 1.0, (q.id, form)
-            if q.keywords:  # the guard would not reject them even if they were not exact forms
-                assert _keywords_match(q, form), (q.id, form)
 
 
 def _numeric(answer: float, tolerance: float, unit: str = "s") -> NumericQuestion:
@@ -469,37 +473,37 @@ def test_numeric_bad_input_scores_zero_and_parse_explains():
 
 
 def test_single_choice_forms():
-    assert grade("01-decode-definition", "b") == 1.0
-    assert grade("01-decode-definition", " B ") == 1.0
+    assert grade("01-decode-definition", "c") == 1.0
+    assert grade("01-decode-definition", " C ") == 1.0
     assert grade("01-decode-definition", "a") == 0.0
     assert grade("01-decode-definition", "z") == 0.0
     assert grade("01-decode-definition", 2) == 0.0
 
 
 def test_multiple_choice_partial_credit():
-    qid = "04-when-not"  # right: a, b, c
-    assert grade(qid, ["a", "b", "c"]) == 1.0
-    assert grade(qid, "c, b, a") == 1.0
-    assert grade(qid, "abc") == 1.0
-    assert grade(qid, ["a", "b"]) == pytest.approx(2 / 3)
+    qid = "04-when-not"  # right: b, c, d
+    assert grade(qid, ["b", "c", "d"]) == 1.0
+    assert grade(qid, "d, c, b") == 1.0
+    assert grade(qid, "bcd") == 1.0
+    assert grade(qid, ["b", "c"]) == pytest.approx(2 / 3)
     assert grade(qid, ["a", "b", "c", "d"]) == pytest.approx(2 / 3)
-    assert grade(qid, ["a", "d"]) == 0.0
-    assert grade(qid, ["d"]) == 0.0
-    assert grade(qid, ["a", "x"]) == 0.0  # unknown option: unreadable, not graded
-    res = check(next(q for q in load_quizzes() if q.id == qid), ["a", "d"])
-    assert any(line.startswith("d (고르지 말아야 할 것)") for line in res.feedback)
-    assert "빠뜨린 정답: b, c" in res.feedback
+    assert grade(qid, ["b", "a"]) == 0.0
+    assert grade(qid, ["a"]) == 0.0
+    assert grade(qid, ["b", "x"]) == 0.0  # unknown option: unreadable, not graded
+    res = check(next(q for q in load_quizzes() if q.id == qid), ["b", "a"])
+    assert any(line.startswith("a (고르지 말아야 할 것)") for line in res.feedback)
+    assert "빠뜨린 정답: c, d" in res.feedback
 
 
 def test_ordering_forms():
-    qid = "04-round-order"  # A B C D E
-    assert grade(qid, ["A", "B", "C", "D", "E"]) == 1.0
-    assert grade(qid, "a b c d e") == 1.0
-    assert grade(qid, "A → B → C → D → E") == 1.0
-    assert grade(qid, "ABCDE") == 1.0
-    assert grade(qid, "A B C E D") == 0.0
-    assert grade(qid, "A B C D") == 0.0  # an item missing
-    assert grade(qid, "A A B C D") == 0.0
+    qid = "04-round-order"  # E C A D B
+    assert grade(qid, ["E", "C", "A", "D", "B"]) == 1.0
+    assert grade(qid, "e c a d b") == 1.0
+    assert grade(qid, "E → C → A → D → B") == 1.0
+    assert grade(qid, "ECADB") == 1.0
+    assert grade(qid, "E C A B D") == 0.0
+    assert grade(qid, "E C A D") == 0.0  # an item missing
+    assert grade(qid, "E E C A D") == 0.0
 
 
 def test_grade_unknown_question():
@@ -512,8 +516,8 @@ def test_check_explains_wrong_choice():
     res = check(q, "a")
     assert res.score == 0.0 and not res.correct
     assert res.feedback == ["a: " + q.choices[0].explanation]
-    assert res.answer.startswith("b. ")
-    assert check(q, "b").explanation == q.explanation
+    assert res.answer.startswith("c. ")
+    assert check(q, "c").explanation == q.explanation
 
 
 def test_id_and_quiz_set_patterns_are_defined_once():
@@ -542,3 +546,32 @@ def test_every_public_function_of_the_quiz_package_has_a_docstring():
 
         walk(tree)
     assert missing == []
+
+
+def test_notebook_07_quiz_file_loads_and_shows(tmp_path):
+    import shutil
+
+    from decodelab.quiz import quiz_widget
+
+    q = tmp_path / "q"
+    shutil.copytree(QUIZ_DIR, q, ignore=shutil.ignore_patterns("exercises"))
+    (q / "07.yaml").write_text(textwrap.dedent(
+        """\
+        notebook: "07"
+        title: 실제 서버 측정
+        questions:
+          - id: 07-server-ttft
+            kind: single
+            prompt: 서버에서 잰 TTFT에 들어가는 것은 무엇인가요?
+            choices:
+              - {id: a, text: 프리필과 대기열 시간}
+              - {id: b, text: 마지막 토큰이 나온 시각, explanation: 그것은 전체 지연의 끝입니다.}
+            answer: a
+            explanation: TTFT는 요청부터 첫 토큰까지의 시간입니다.
+            source: {notebook: "07", passage: 서버 측정}
+        """), encoding="utf-8")
+    qs = load_quizzes(q, notebook="07")
+    assert [x.id for x in qs] == ["07-server-ttft"]
+    w = quiz_widget("07", quizzes_dir=q, answers_dir=tmp_path / "answers")
+    assert list(w.views) == ["07-server-ttft"]
+    assert len(load_quizzes(q)) == len(load_quizzes()) + 1

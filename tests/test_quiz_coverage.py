@@ -18,7 +18,7 @@ from decodelab.quiz import load_quizzes
 
 REPO = Path(__file__).resolve().parents[1]
 COVERAGE = REPO / "quizzes" / "COVERAGE.md"
-ROW = re.compile(r"^\|\s*([CXN][0-9A-Z-]+)\s*\|(.*)\|(.*)\|(.*)\|\s*$")
+ROW = re.compile(r"^\|\s*([CXN][0-9A-Z-]+)\s*\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|\s*$")
 LABEL = re.compile(r"^(확인문제|정답|해설) \d\.$")
 PARAPHRASE_WINDOW = 14  # characters, whitespace removed
 
@@ -46,10 +46,11 @@ def _rows() -> list[dict]:
         m = ROW.match(line)
         if not m:
             continue
-        rid, text, anchors, qids = (g.strip() for g in m.groups())
+        rid, text, anchors, section, qids = (g.strip() for g in m.groups())
         rows.append({
             "id": rid,
             "text": text,
+            "section": section,
             "anchors": re.findall(r"`([^`]+)`", anchors),
             "qids": [] if qids == "-" else [q.strip() for q in qids.split(",") if q.strip()],
         })

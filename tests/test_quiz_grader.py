@@ -40,15 +40,15 @@ def folder(tmp_path: Path) -> Path:
         "03-check-2": unicodedata.normalize("NFD", " 작은 지연이 계속 쌓이기 때문\n"),  # right
         "03-added-latency": "2.5분",  # right (150 s)
         "03-loop-total-slow": "401.5 s",  # wrong (tolerance 1 s)
-        "03-cnbc-coding": ["a"],  # partial: 1 of 2 right, no wrong -> 0.5
+        "03-cnbc-coding": ["c"],  # partial: 1 of 2 right, no wrong -> 0.5
         "03-example-order": "A B C E D",  # wrong
-        "03-agent-def": "b",  # wrong
+        "03-agent-def": "a",  # wrong
         "03-levers": ["a", "b", "c"],  # (2 - 1) / 2 = 0.5
         "05-groq-focus": "b",  # a question outside this grading run: ignored with a warning
     }
     _write(d / "bob.json", make_submission("박보검 B", bob))
     # 3. a BOM (Windows Notepad) is fine
-    (d / "carol.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(make_submission("carol", {"03-agent-def": "a"})).encode())
+    (d / "carol.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(make_submission("carol", {"03-agent-def": "b"})).encode())
     # bad files
     (d / "malformed.json").write_text("{not json at all", encoding="utf-8")
     good = json.dumps(make_submission("dave", _key_answers()), ensure_ascii=False)
@@ -74,7 +74,8 @@ def folder(tmp_path: Path) -> Path:
     _write(d / "evil.json", make_submission("mallory", {"03-check-2": f"__import__('pathlib').Path({str(canary)!r}).touch()",
                                                          "03-added-latency": "__import__('os').system('touch PWNED')"}))
     (d / "notes.txt").write_text("not a submission", encoding="utf-8")
-    (d / ".DS_Store").write_bytes(b"\x00\x01")  # dot files are ignored silently
+    (d / ".DS_Store").write_bytes(b"\x00\x01")  # dot files are reported and counted, never dropped silently
+    _write(d / ".hidden.json", make_submission("nina", {"03-agent-def": "a"}))
     (d / "sub").mkdir()
     os.symlink(d / "alice.json", d / "link.json")
     if hasattr(os, "mkfifo"):
@@ -97,8 +98,10 @@ EXPECTED_BAD = {
     "wrongformat.json": "decodelab 제출 파일이 아닙니다",
     "list.json": "객체",
     "future.json": "버전",
-    "badanswer.json": "answers.03-agent-def: 답은",
-    "hugeanswer.json": "answers.03-check-2: 답은 2000자 이내",
+    "badanswer.json": "문항 03-agent-def: 답은",
+    ".DS_Store": "숨김 파일",
+    ".hidden.json": "숨김 파일",
+    "hugeanswer.json": "문항 03-check-2: 답은 2000자 이내",
     "notes.txt": ".json 파일이 아닙니다",
     "sub": "폴더",
     "link.json": "심볼릭 링크",
@@ -131,8 +134,9 @@ def test_grade_folder_keeps_good_rows_and_reports_bad_files(folder):
     assert set(skipped) == set(expected)
     for name, fragment in expected.items():
         assert fragment in skipped[name], (name, skipped[name])
-    warnings = [p for p in book.problems if not p.skipped]
-    assert [(w.file, "05-groq-focus" in w.message) for w in warnings] == [("bob.json", True)]
+    # an id outside this grading run: counted once for the summary line, no notice per file
+    assert book.warnings == [] and dict(book.unknown_ids) == {"05-groq-focus": 1}
+    assert f"건너뛴 파일 {len(expected)}개" in book.summary() and "05-groq-focus" in book.summary()
 
 
 def test_numbers_in_answers_are_bounded(tmp_path):
@@ -154,9 +158,9 @@ def test_an_error_while_grading_one_file_skips_only_that_file(tmp_path, monkeypa
 
     d = tmp_path / "s"
     d.mkdir()
-    _write(d / "a.json", make_submission("alice", {"03-agent-def": "a"}))
+    _write(d / "a.json", make_submission("alice", {"03-agent-def": "b"}))
     _write(d / "b.json", make_submission("bob", {"03-agent-def": "boom"}))
-    _write(d / "c.json", make_submission("carol", {"03-agent-def": "a", "03-added-latency": "150 s"}))
+    _write(d / "c.json", make_submission("carol", {"03-agent-def": "b", "03-added-latency": "150 s"}))
     real = gb.score_response
 
     def fragile(q, response):  # stands in for any bug a hostile answer might still hit
@@ -198,12 +202,20 @@ def test_gradebook_csv_columns_and_atomic_write(folder, tmp_path, monkeypatch):
     raw = out.read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf")
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"))))
-    assert rows[0] == ["student_id", "quiz_set", "file", *IDS, "total", "max", "percent"]
+    shorts = [q.id for q in QUESTIONS if q.kind == "short"]
+    assert rows[0] == ["student_id", "quiz_set", "file", "shuffle_key", *IDS, *(f"{q} [답]" for q in shorts),
+                       "03 점수", "03 만점", "검토 필요", "total", "max", "percent"]
     by_id = {r[0]: r for r in rows[1:]}
     assert len(rows) == 1 + 4
-    assert by_id["박보검 B"][-3:] == ["3", "15", "20.0"]
+    assert by_id["박보검 B"][-6:] == ["3", "15", "0", "3", "15", "20.0"]
     assert by_id["alice"][-3:] == ["15", "15", "100.0"]
-    assert by_id["박보검 B"][3 + IDS.index("03-cnbc-coding")] == "0.5"
+    assert by_id["박보검 B"][4 + IDS.index("03-cnbc-coding")] == "0.5"
+    # blank = not answered, 0 = wrong
+    assert by_id["박보검 B"][4 + IDS.index("03-agent-def")] == "0"
+    unanswered = [q for q in IDS if q not in ("03-check-2", "03-added-latency", "03-loop-total-slow", "03-cnbc-coding",
+                                              "03-example-order", "03-agent-def", "03-levers")]
+    assert unanswered and all(by_id["박보검 B"][4 + IDS.index(q)] == "" for q in unanswered)
+    assert by_id["박보검 B"][rows[0].index("03-check-2 [답]")].strip() == "작은 지연이 계속 쌓이기 때문"
 
     # a failing write leaves the previous gradebook intact and no temporary file behind
     def boom(src, dst):
@@ -233,15 +245,17 @@ def test_csv_cells_cannot_be_formulas(tmp_path):
 def test_duplicate_student_keeps_latest_export(tmp_path):
     d = tmp_path / "s"
     d.mkdir()
-    old = make_submission("alice", {"03-agent-def": "b"})
+    old = make_submission("alice", {"03-agent-def": "a"})
     old["exported_at"] = "2026-03-01T09:00:00+00:00"
-    new = make_submission("ALICE", {"03-agent-def": "a"})
+    new = make_submission("ALICE", {"03-agent-def": "b"})
     new["exported_at"] = "2026-03-02T09:00:00+09:00"
     _write(d / "b_new.json", new)
     _write(d / "a_old.json", old)
     book = grade_folder(d, QUESTIONS)
     assert [(r.student_id, r.total) for r in book.rows] == [("ALICE", 1.0)]
-    assert [p.file for p in book.skipped] == ["a_old.json"]
+    assert book.skipped == [] and book.duplicates == 1
+    (dup,) = book.warnings
+    assert dup.file == "a_old.json" and "b_new.json" in dup.message and "규칙" in dup.message
     # a practice submission and an exam submission of the same student are separate rows
     exam = make_submission("alice", {"03-agent-def": "a"}, quiz_set="exam-0123456789ab")
     _write(d / "c_exam.json", exam)
@@ -262,17 +276,26 @@ def test_cli_grade(folder, tmp_path, capsys):
     rc = grade_main([str(folder), "-o", str(out), "--notebook", "03"])
     assert rc == 1  # written, but some files were skipped
     captured = capsys.readouterr()
-    assert "학생 4명 채점, 문항 15개" in captured.out
+    assert captured.out.startswith("학생 4명 채점 · 문항 15개 · 검토 필요 ")
+    assert captured.out.count("\n") == 1  # one summary line
     assert "건너뜀: truncated.json: JSON 형식이 아닙니다" in captured.err
+    assert "05-groq-focus" not in captured.err  # an answer to another notebook is no notice with --notebook
+    n_short = sum(q.kind == "short" for q in QUESTIONS)
     rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8-sig"))))
-    assert len(rows) == 5 and len(rows[0]) == 3 + 15 + 3
+    assert len(rows) == 5 and len(rows[0]) == 4 + 15 + n_short + 2 + 1 + 3
 
     clean = tmp_path / "clean"
     clean.mkdir()
     _write(clean / "a.json", make_submission("alice", _key_answers()))
     assert grade_main([str(clean), "-o", str(tmp_path / "c.csv")]) == 0
     rows = list(csv.reader(io.StringIO((tmp_path / "c.csv").read_text(encoding="utf-8-sig"))))
-    assert len(rows[0]) == 3 + 87 + 3 and rows[1][-3:] == ["15", "87", "17.2"]
+    every = load_quizzes()
+    n_nb = len({q.notebook for q in every})
+    n_short = sum(q.kind == "short" for q in every)
+    assert len(rows[0]) == 4 + len(every) + n_short + 2 * n_nb + 1 + 3
+    assert rows[1][-3:] == ["15", f"{sum(q.points for q in every):g}", f"{100 * 15 / len(every):.1f}"]
+    assert rows[1][rows[0].index("03 점수")] == "15" and rows[1][rows[0].index("01 점수")] == "0"
+    assert rows[1][rows[0].index("01 만점")] == f"{sum(q.points for q in every if q.notebook == '01'):g}"
 
     assert grade_main([str(tmp_path / "missing"), "-o", str(tmp_path / "x.csv")]) == 2
     assert "제출 폴더가 없습니다" in capsys.readouterr().err
@@ -310,7 +333,9 @@ def test_grading_the_current_folder_twice_ignores_its_own_gradebook(tmp_path, mo
     err = capsys.readouterr().err
     assert "건너뜀" not in err and "주의" not in err
     book = grade_folder(d, QUESTIONS, exclude=[d / "results.txt"])
-    assert [r.student_id for r in book.rows] == ["alice"] and book.problems == [] and book.submission_files == 1
+    assert [r.student_id for r in book.rows] == ["alice"] and book.skipped == [] and book.submission_files == 1
+    assert sorted(p.file for p in book.ignored) == [".gradebook.csv.x1y2.tmp", "gradebook.csv", "results.txt",
+                                                    "성적-지난주.csv"]  # each listed as not read, with its reason
 
 
 def test_an_empty_folder_warns_and_writes_nothing(tmp_path, capsys):

@@ -29,21 +29,21 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     assert "점수: <b>0 / 16</b>" in w.score_label.value
 
     v = w.views["01-decode-definition"]
-    v.set_response("b")
+    v.set_response("c")
     v.submit_button.click()  # the real button path
     assert v.score == 1.0 and "정답입니다" in v.feedback.value
     assert v.input.disabled and not v.retry_button.disabled
 
     g = w.views["01-greedy"]
-    g.set_response("b")
+    g.set_response("a")
     g.submit()
     assert g.score == 0.0 and "틀렸습니다" in g.feedback.value
     assert "온도가 0보다 큰 샘플링" in g.feedback.value  # why the chosen option is wrong
     g.reveal()
-    assert "a. 확률이 가장 높은 토큰 하나를 고른다" in g.feedback.value
+    assert f"{g.labels['c']}. 확률이 가장 높은 토큰 하나를 고른다" in g.feedback.value  # under the label shown
     g.retry()
     assert not g.input.disabled and g.feedback.value == ""
-    g.set_response("a")
+    g.set_response("c")
     g.submit()
     assert g.score == 1.0
 
@@ -62,12 +62,12 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     o.set_response(["A", "B", "C", ""])
     o.submit()
     assert "한 번씩 모두" in o.feedback.value and o.score is None
-    o.set_response(["A", "B", "C", "D"])
+    o.set_response(["C", "D", "A", "B"])
     o.submit()
     assert o.score == 1.0
 
     m = w.views["01-temperature"]
-    m.set_response(["a"])
+    m.set_response(["b"])
     m.submit()
     assert m.score == 0.5 and "부분 점수 0.5" in m.feedback.value
 
@@ -81,18 +81,20 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     # saved as given, one atomic file per question
     store = AnswerStore("course", tmp_path / "answers")
     saved = store.load()
-    assert saved["01-greedy"]["response"] == "a" and saved["01-greedy"]["attempts"] == 2
+    assert saved["01-greedy"]["response"] == "c" and saved["01-greedy"]["attempts"] == 2
     assert saved["01-topk-prob"]["response"] == "영점이팔" and saved["01-topk-prob"]["score"] is None
     assert "01-token-unit" not in saved
 
     # a fresh widget (kernel restart) shows everything again
     w2 = _widget(tmp_path)
-    assert w2.views["01-decode-definition"].input.value == "b"
+    assert w2.views["01-decode-definition"].input.value == "c"
     assert "정답입니다" in w2.views["01-decode-definition"].feedback.value
     assert w2.views["01-topk-prob"].input.value == "영점이팔"
     assert "숫자로 읽을 수 없습니다" in w2.views["01-topk-prob"].feedback.value
-    assert [d.value for d in w2.views["01-phase-order"].input] == ["A", "B", "C", "D"]
-    assert [c.value for c in w2.views["01-temperature"].input] == [True, False, False, False, False]
+    assert [d.value for d in w2.views["01-phase-order"].input] == ["C", "D", "A", "B"]
+    t2 = w2.views["01-temperature"]
+    assert {c: box.value for c, box in zip(t2.order, t2.input)} == {"a": False, "b": True, "c": False, "d": False,
+                                                                   "e": False}
     assert w2.score() == (4.5, 16.0)
 
     # the review widget shares the same answers
@@ -106,7 +108,7 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
 
 def test_export_writes_one_gradable_submission(tmp_path, capsys):
     w = _widget(tmp_path, "03")
-    for qid, resp in [("03-added-latency", "150 s"), ("03-check-2", "지연이 쌓이니까"), ("03-agent-def", "b")]:
+    for qid, resp in [("03-added-latency", "150 s"), ("03-check-2", "지연이 쌓이니까"), ("03-agent-def", "a")]:
         w.views[qid].set_response(resp)
         w.views[qid].submit()
     w.student.value = ""
@@ -118,7 +120,7 @@ def test_export_writes_one_gradable_submission(tmp_path, capsys):
     path = tmp_path / "decodelab-course-2026-001_김하나.json"
     sub = read_submission(path)
     assert sub.student_id == "2026-001 김하나"
-    assert sub.answers == {"03-added-latency": "150 s", "03-check-2": "지연이 쌓이니까", "03-agent-def": "b"}
+    assert sub.answers == {"03-added-latency": "150 s", "03-check-2": "지연이 쌓이니까", "03-agent-def": "a"}
     (row,) = grade_folder(tmp_path, load_quizzes(notebook="03")).rows
     assert row.total == 2.0
     # the student id is remembered for next time
@@ -153,14 +155,18 @@ def test_exam_mode_saves_without_feedback(tmp_path):
 
 def test_bad_notebook_id_and_corrupted_answer_file(tmp_path):
     with pytest.raises(ValueError, match="노트북 번호"):
+        quiz_widget("08")
+    with pytest.raises(ValueError, match="노트북 07의 퀴즈 파일"):  # 07 is a valid notebook without quizzes here
         quiz_widget("07")
     d = tmp_path / "answers" / "course"
     d.mkdir(parents=True)
     (d / "01-greedy.json").write_text("{broken", encoding="utf-8")
-    (d / "01-decode-definition.json").write_text(json.dumps({"question_id": "01-decode-definition", "response": "b"}),
+    (d / "01-decode-definition.json").write_text(json.dumps({"question_id": "01-decode-definition", "response": "c"}),
                                                  encoding="utf-8")
     w = _widget(tmp_path)
-    assert "읽지 못한 저장 파일" in w.status.value and "01-greedy.json" in w.status.value
+    # named as the student sees the question (its number), in Korean, never a raw JSON error
+    assert "읽지 못한 저장된 답" in w.status.value and f"{_number(w, '01-greedy')}번 문항" in w.status.value
+    assert "잘렸거나 손상" in w.status.value and "Expecting" not in w.status.value
     assert w.views["01-decode-definition"].score == 1.0
     assert w.views["01-greedy"].input.value is None
 
@@ -269,3 +275,55 @@ def test_export_fits_the_file_size_cap_by_leaving_out_the_longest_answers(tmp_pa
     assert set(sub.answers) | set(store.left_out) == set(ids) and not set(sub.answers) & set(store.left_out)
     assert set(store.left_out) == set(ids[: len(store.left_out)])  # the longest ones went first
     assert 0 < len(store.left_out) < 10 and "크기 한도" in next(iter(store.left_out.values()))
+
+
+def test_choices_are_shown_in_a_per_student_order_under_positional_labels(tmp_path):
+    from decodelab.quiz import get_question, student_view
+
+    a = quiz_widget("01", answers_dir=tmp_path / "a", student_id="2026-00001")
+    b = quiz_widget("01", answers_dir=tmp_path / "b", student_id="2026-00002")
+    orders_a = {qid: v.order for qid, v in a.views.items() if v.order}
+    orders_b = {qid: v.order for qid, v in b.views.items() if v.order}
+    assert orders_a and orders_a != orders_b  # students see different orders
+    for qid, v in a.views.items():
+        if not v.order:
+            continue
+        q = get_question(qid)
+        # the lecturer reproduces exactly what this student saw
+        assert [(lab, oid) for lab, oid, _ in student_view(q, "2026-00001")] == [(v.labels[o], o) for o in v.order]
+        labels = [v.labels[o] for o in v.order]
+        assert labels == (["1", "2", "3", "4", "5", "6", "7", "8"] if q.kind != "ordering" else list("가나다라마바사아"))[:len(labels)]
+        html = v.prompt.value
+        for lab, oid, text in student_view(q, "2026-00001"):
+            assert f"<b>{lab}.</b>" in html
+        if q.kind == "single":
+            assert [opt for opt in v.input.options] == [(v.labels[o], o) for o in v.order]
+    # stable: reopening on the same computer shows the same order, even with another id typed later
+    a2 = quiz_widget("01", answers_dir=tmp_path / "a", student_id="someone-else")
+    assert {qid: v.order for qid, v in a2.views.items() if v.order} == orders_a
+    assert a2.shuffle_key == "2026-00001"
+
+
+def test_the_submission_carries_the_shuffle_key(tmp_path):
+    w = quiz_widget("01", answers_dir=tmp_path / "answers")  # no id yet: a random key, kept
+    key = w.shuffle_key
+    assert key.startswith("anon-")
+    v = w.views["01-greedy"]
+    v.set_response(v.order[0])
+    v.submit()
+    path = w.export("2026-12345", tmp_path)
+    data = read_submission(path)
+    assert data.shuffle_key == key and data.student_id == "2026-12345"
+    assert quiz_widget("01", answers_dir=tmp_path / "answers").shuffle_key == key
+
+
+def test_lecturer_cli_shows_what_a_student_saw(tmp_path, capsys):
+    from decodelab.quiz.cli import quiz_main
+
+    w = quiz_widget("01", answers_dir=tmp_path / "answers", student_id="2026-00001")
+    v = w.views["01-greedy"]
+    assert quiz_main(["view", "01-greedy", "2026-00001"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [ln.split("]")[0].strip() for ln in lines] == [f"{v.labels[o]}. [{o}" for o in v.order]
+    assert quiz_main(["view", "01-nope", "x"]) == 2
+    assert "찾을 수 없습니다" in capsys.readouterr().err

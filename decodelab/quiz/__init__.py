@@ -5,10 +5,16 @@ Entry points:
 - :func:`load_quizzes` -> every question (each with ``id``, ``kind``, ``prompt``, ``answer``,
   ``explanation``, ``source``, ``points``); quiz files live in the repository's ``quizzes/``
   (or ``$DECODELAB_QUIZZES``), see :mod:`decodelab.quiz.loading`.
-- :func:`grade` ``(question_id, response)`` -> score in [0, 1]; :func:`check` for the explanation.
+- :func:`grade` ``(question_id, response)`` -> score in [0, 1], or ``None`` for an answer sent to the
+  lecturer's review ("검토 필요"); :func:`check` for the explanation.
+- :func:`student_view` ``(question, shuffle_key)``: the order and labels in which a student saw the
+  choices (the widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
 - :func:`quiz_widget` ``("01")`` -> the notebook widget (``"all"`` for the review notebook).
 - :func:`grade_folder` / :func:`write_gradebook`: ``decodelab grade DIR -o CSV``.
-- :func:`build_release`: ``decodelab quiz release OUT_DIR``.
+- :func:`build_release`: ``decodelab quiz release OUT_DIR`` (opaque option ids, see
+  :func:`release_ids` / :func:`decodelab.quiz.release.release_salt`).
+- The exercises of the notebooks (predict, reveal, written, check) are in :mod:`decodelab.exercises`;
+  they are saved with the quiz answers and exported in the same submission file.
 
 The widget is imported lazily, so grading does not need ipywidgets.
 """
@@ -16,7 +22,7 @@ The widget is imported lazily, so grading does not need ipywidgets.
 from __future__ import annotations
 
 from .gradebook import Gradebook, GradeRow, Problem, grade_folder, write_gradebook
-from .grading import GradeResult, check, grade, parse_response, score_response
+from .grading import REVIEW, GradeResult, check, grade, grade_short, parse_response, score_response
 from .loading import (
     QuizError,
     QuizProblem,
@@ -26,9 +32,11 @@ from .loading import (
     load_quiz_files,
     load_quizzes,
     quizzes_dir,
+    release_ids,
 )
 from .normalize import ResponseError, normalize_text, parse_quantity
 from .release import build_release
+from .shuffle import choice_order, student_view
 from .store import AnswerStore
 from .submission import Submission, SubmissionError, read_submission
 
@@ -40,13 +48,16 @@ __all__ = [
     "Problem",
     "QuizError",
     "QuizProblem",
+    "REVIEW",
     "ResponseError",
     "Submission",
     "SubmissionError",
     "build_release",
     "check",
+    "choice_order",
     "get_question",
     "grade",
+    "grade_short",
     "grade_folder",
     "load_public",
     "load_quiz_file",
@@ -58,12 +69,14 @@ __all__ = [
     "quiz_widget",
     "quizzes_dir",
     "read_submission",
+    "release_ids",
     "score_response",
+    "student_view",
     "write_gradebook",
 ]
 
 
-def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export_dir=None):
+def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export_dir=None, student_id=None):
     """The quiz widget at the end of a notebook: ``quiz_widget("01")``; ``"all"`` (or ``"06"``) for the review.
 
     Answers are saved as they are given to ``answers_dir`` (default ``$DECODELAB_ANSWERS_DIR``, else
@@ -75,4 +88,5 @@ def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export
     """
     from .widget import quiz_widget as _quiz_widget
 
-    return _quiz_widget(notebook_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir, export_dir=export_dir)
+    return _quiz_widget(notebook_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir, export_dir=export_dir,
+                        student_id=student_id)

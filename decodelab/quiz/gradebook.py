@@ -2,93 +2,283 @@
 
 :func:`grade_folder` never stops at a bad file: a malformed, truncated, oversized, non-JSON or
 hostile file (also one whose grading raises an unexpected error) is recorded in
-``Gradebook.problems`` and skipped, and every good file still gets its row. :func:`write_gradebook` writes the CSV atomically (temporary file + ``os.replace``), so an
-interrupted run leaves the previous gradebook intact.
+``Gradebook.problems`` with a Korean reason and skipped, and every good file still gets its row.
+Every entry of the folder that is not graded is reported and counted (:attr:`Gradebook.skipped`:
+unusable files, dot-files included; :attr:`Gradebook.ignored`: earlier gradebooks ``*.csv`` and the
+output file). :func:`write_gradebook` writes the CSV atomically (temporary file + ``os.replace``), so
+an interrupted run leaves the previous gradebook intact.
 
-CSV columns: ``student_id``, ``quiz_set``, ``file``, one column per question id (points earned:
-score in [0, 1] x the question's points), ``total``, ``max``, ``percent``. UTF-8 with a BOM so that
-spreadsheet programs show Hangul correctly. One row per (student, quiz set); when a student
-submitted twice, the file with the later ``exported_at`` (then the later file name) is used and the
-other is reported.
+CSV columns (:func:`gradebook_csv`), one row per (student, quiz set):
+
+- ``student_id``, ``quiz_set``, ``file``, ``shuffle_key`` (reproduces the order the student saw,
+  :func:`decodelab.quiz.shuffle.student_view`);
+- one column per question id: the points earned (score x points); **blank** = not answered,
+  ``0`` = answered wrong, ``검토 필요`` = a short answer the rules cannot decide (the lecturer
+  reviews it; it counts in no total);
+- ``<id> [답]`` for each short question: the student's text, for the review;
+- exercises (:mod:`decodelab.exercises`): ``<id> [예측]`` and ``<id> [실제]`` side by side,
+  ``<id> [서술]`` (written answers as text, never scored; the rubric is in the file written by
+  :func:`write_rubrics`), ``<id> [과제]`` (``통과`` / ``미통과``) and ``<id> [값]``;
+- per notebook ``NN 점수`` and ``NN 만점``: the maximum is computed from the questions that notebook
+  has (an unanswered question counts in it; one awaiting review is left out until reviewed);
+- ``검토 필요`` (how many answers await review), ``total``, ``max``, ``percent``.
+
+UTF-8 with a BOM so that spreadsheet programs show Hangul correctly; free text that a spreadsheet
+would read as a formula is prefixed with ``'``.
+
+**Duplicate submissions** of one student (same student id, case-insensitive, and quiz set) are
+resolved by :data:`DUPLICATE_RULE`, which the report quotes: files with the same content are one
+submission; otherwise the file with more answers wins (an export holds every answer saved so far,
+so a later export of the same student normally holds more), then the later ``exported_at`` (a time
+in the future of the grading run is not trusted: it counts as no time and is reported), then the
+later file name. A timestamp the student controls therefore never wins on its own against a file
+with more answers.
+
+LMS exports (:func:`lms_csv`) write the same results in the import format of Moodle or Canvas.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import os
+import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from .._atomic import atomic_write_bytes, os_reason
-from .grading import score_response
+from .grading import REVIEW, score_response
+from .loading import release_ids
 from .submission import MAX_BYTES, Submission, SubmissionError, read_submission
 
-__all__ = ["GradeRow", "Gradebook", "Problem", "grade_folder", "gradebook_csv", "write_gradebook"]
+__all__ = [
+    "DUPLICATE_RULE",
+    "GradeRow",
+    "Gradebook",
+    "LMS_FORMATS",
+    "Problem",
+    "grade_folder",
+    "gradebook_csv",
+    "lms_csv",
+    "predictions_markdown",
+    "rubrics_markdown",
+    "write_gradebook",
+    "write_lms_csv",
+    "write_predictions",
+    "write_rubrics",
+]
 
 MAX_FILES = 5000
+FUTURE_SLACK = timedelta(minutes=10)
+"""An ``exported_at`` more than this after the grading run is treated as missing (clock skew allowed)."""
+
+DUPLICATE_RULE = ("같은 학생의 제출이 여럿이면: 내용이 같은 파일은 하나로 보고, 다르면 답이 더 많은 파일 → "
+                  "내보낸 시각(exported_at)이 더 늦은 파일(채점 시각보다 미래인 시각은 무시) → 파일 이름이 뒤인 파일을 씁니다")
+"""The rule that picks one of a student's several submissions (quoted in every duplicate report)."""
 
 
 @dataclass(frozen=True)
 class Problem:
-    """A file that was skipped (``skipped=True``) or a warning about a file that was graded."""
+    """A file that was skipped (``kind="skipped"``), ignored on purpose (``"ignored"``: an earlier
+    gradebook ``*.csv``, the output file), or a warning about a file that was graded (``"warning"``)."""
 
     file: str
     message: str
     skipped: bool = True
+    kind: str = ""
+
+    def __post_init__(self):
+        if not self.kind:
+            object.__setattr__(self, "kind", "skipped" if self.skipped else "warning")
 
     def __str__(self) -> str:
-        return f"{'건너뜀' if self.skipped else '주의'}: {self.file}: {self.message}"
+        head = {"skipped": "건너뜀", "ignored": "읽지 않음", "warning": "주의"}[self.kind]
+        return f"{head}: {self.file}: {self.message}"
 
 
 @dataclass
 class GradeRow:
-    """One student's result: points earned per question id, ``total`` and ``max`` in points."""
+    """One student's result.
+
+    Attributes:
+        scores: question id -> points earned (score x points) for every **answered** question, or
+            ``None`` for an answer awaiting review; an unanswered question has no key.
+        answers: question id -> the response as submitted (choice ids mapped back to the quiz
+            file's ids for an exam release).
+        exercises: exercise id -> the submission's entry (``kind``, ``response``, ``revealed``, ``passed``).
+        total, max: points over the decided answers / over every question graded, minus those
+            awaiting review.
+        notebooks: notebook -> ``(points, max points)`` computed from that notebook's questions.
+    """
 
     student_id: str
     quiz_set: str
     file: str
-    scores: dict[str, float]
+    scores: dict[str, float | None]
     total: float
     max: float
     exported_at: str = ""
+    answers: dict[str, Any] = field(default_factory=dict)
+    exercises: dict[str, dict] = field(default_factory=dict)
+    notebooks: dict[str, tuple[float, float]] = field(default_factory=dict)
+    shuffle_key: str = ""
 
     @property
     def percent(self) -> float:
         """``100 * total / max`` (0 when there is nothing to grade)."""
         return 100.0 * self.total / self.max if self.max else 0.0
 
+    @property
+    def review(self) -> list[str]:
+        """Question ids whose answers await the lecturer's review."""
+        return [q for q, s in self.scores.items() if s is None]
+
 
 @dataclass
 class Gradebook:
-    """Rows (sorted by student id), the question ids (columns, in quiz order), the problems, and
-    ``submission_files``: how many ``*.json`` files the folder held (read or skipped; 0 means the
-    folder had no submission file at all)."""
+    """Rows (sorted by student id), the question ids (columns, in quiz order), the problems,
+    ``submission_files`` (how many ``*.json`` files the folder held, read or skipped), and the
+    definitions behind the columns: ``questions`` (keyed) and ``exercises`` (id -> definition)."""
 
     question_ids: list[str]
     rows: list[GradeRow] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     submission_files: int = 0
+    questions: list = field(default_factory=list)
+    exercises: dict = field(default_factory=dict)
+    duplicates: int = 0
+    unknown_ids: Counter = field(default_factory=Counter)
 
     @property
     def skipped(self) -> list[Problem]:
-        """Only the files that were skipped."""
-        return [p for p in self.problems if p.skipped]
+        """The folder entries that could not be graded (each with its reason)."""
+        return [p for p in self.problems if p.kind == "skipped"]
+
+    @property
+    def ignored(self) -> list[Problem]:
+        """The folder entries not read on purpose (earlier gradebooks, the output file)."""
+        return [p for p in self.problems if p.kind == "ignored"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        """Warnings about graded files (duplicates, future timestamps, ids unknown to this key)."""
+        return [p for p in self.problems if p.kind == "warning"]
+
+    def summary(self) -> str:
+        """One Korean line: students, questions, reviews, skipped files by reason, ignored files,
+        duplicates, answers to ids this key does not have."""
+        review = sum(len(r.review) for r in self.rows)
+        parts = [f"학생 {len(self.rows)}명 채점", f"문항 {len(self.question_ids)}개"]
+        if self.exercises:
+            parts.append(f"연습 {len(self.exercises)}개")
+        parts.append(f"검토 필요 {review}건")
+        reasons = Counter(p.message.split(":")[0].split(" (")[0] for p in self.skipped)
+        why = ", ".join(f"{k} {n}" for k, n in reasons.most_common(3))
+        parts.append(f"건너뛴 파일 {len(self.skipped)}개" + (f" ({why})" if why else ""))
+        if self.ignored:
+            parts.append(f"읽지 않은 파일 {len(self.ignored)}개 (이전 성적표 .csv 등)")
+        if self.duplicates:
+            parts.append(f"중복 제출 {self.duplicates}건")
+        if self.unknown_ids:
+            ex = next(iter(self.unknown_ids))
+            parts.append(f"이 채점에 없는 id의 답 {sum(self.unknown_ids.values())}개 무시 (예: {ex})")
+        return " · ".join(parts)
 
 
-def _grade_submission(sub: Submission, questions: Sequence, file: str) -> tuple[GradeRow, list[Problem]]:
+# --------------------------------------------------------------------------------------------
+# One submission
+# --------------------------------------------------------------------------------------------
+
+
+def _map_release(q, answer: Any, salt: str = "") -> tuple[Any, bool]:
+    """Map an exam release's opaque option ids back to the quiz file's ids: ``(answer, ok)``;
+    ``ok`` is False when an id belongs neither to this key's release nor to the quiz file."""
+    ids = release_ids(q, salt)
+    if not ids:
+        return answer, True
+    back = {v: k for k, v in ids.items()}
+    own = set(ids)
+
+    def one(x: Any) -> tuple[Any, bool]:
+        if not isinstance(x, str):
+            return x, False
+        key = x.strip()
+        for cand in (key, key.lower(), key.upper()):
+            if cand in back:
+                return back[cand], True
+            if cand in own:
+                return cand, True
+        return x, False
+
+    if isinstance(answer, list):
+        out = [one(x) for x in answer]
+        return [x for x, _ in out], all(ok for _, ok in out)
+    if isinstance(answer, str) and q.kind == "single":
+        return one(answer)
+    return answer, False
+
+
+def _grade_submission(sub: Submission, questions: Sequence, file: str,
+                      known: set[str] | frozenset = frozenset(), salt: str = "") -> tuple[GradeRow, list[Problem], list[str]]:
+    """Grade one submission: ``(row, warnings, ids answered that this key does not have)``."""
     by_id = {q.id: q for q in questions}
-    warnings = []
-    unknown = [k for k in sub.answers if k not in by_id]
-    if unknown:
-        warnings.append(Problem(file, f"이 채점에 없는 문항 id {len(unknown)}개는 무시했습니다 (예: {unknown[0]})", False))
-    scores = {}
+    unknown = [k for k in sub.answers if k not in by_id and k not in known]
+    warnings: list[Problem] = []
+    exam = sub.quiz_set.startswith("exam-")
+    scores: dict[str, float | None] = {}
+    answers: dict[str, Any] = {}
+    unmapped = []
+    notebooks: dict[str, list[float]] = {}
     for q in questions:
-        scores[q.id] = score_response(q, sub.answers[q.id]) * q.points if q.id in sub.answers else 0.0
-    total = sum(scores.values())
-    return GradeRow(sub.student_id, sub.quiz_set, file, scores, total, sum(q.points for q in questions),
-                    sub.exported_at), warnings
+        nb = notebooks.setdefault(q.notebook, [0.0, 0.0])
+        if q.id not in sub.answers:
+            nb[1] += q.points
+            continue
+        answer = sub.answers[q.id]
+        if exam:
+            answer, ok = _map_release(q, answer, salt)
+            if not ok:
+                unmapped.append(q.id)
+                scores[q.id] = None
+                answers[q.id] = answer
+                continue
+        answers[q.id] = answer
+        s = score_response(q, answer)
+        scores[q.id] = None if s is None else s * q.points
+        if s is not None:
+            nb[0] += s * q.points
+            nb[1] += q.points
+    if unmapped:
+        warnings.append(Problem(file, f"시험 배포본의 선택지 id를 정답 파일로 되돌릴 수 없는 답 {len(unmapped)}개는 "
+                                      f"'{REVIEW}'로 두었습니다 (예: 문항 {unmapped[0]}): 배포본을 만든 퀴즈 파일 전체로 "
+                                      "채점하세요 (key_questions)",
+                                False))
+    total = sum(s for s in scores.values() if s is not None)
+    review_pts = sum(by_id[q].points for q, s in scores.items() if s is None)
+    row = GradeRow(sub.student_id, sub.quiz_set, file, scores, total,
+                   sum(q.points for q in questions) - review_pts, sub.exported_at, answers,
+                   {k: v.model_dump(exclude_none=True) for k, v in sub.exercises.items()},
+                   {nb: (v[0], v[1]) for nb, v in notebooks.items()}, sub.shuffle_key)
+    return row, warnings, unknown
+
+
+def _content_hash(sub: Submission) -> str:
+    body = {"answers": sub.answers, "exercises": {k: v.model_dump() for k, v in sub.exercises.items()}}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _when(exported_at: str, now: datetime) -> float | None:
+    """``exported_at`` as a timestamp, or None when missing or in the future of ``now``."""
+    if not exported_at:
+        return None
+    t = datetime.fromisoformat(exported_at)
+    t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return None if t > now + FUTURE_SLACK else t.timestamp()
 
 
 def grade_folder(
@@ -98,28 +288,38 @@ def grade_folder(
     max_bytes: int = MAX_BYTES,
     max_files: int = MAX_FILES,
     exclude: Iterable[str | os.PathLike] = (),
+    exercises: dict | None = None,
+    other_ids: Iterable[str] = (),
+    now: datetime | None = None,
+    key_questions: Sequence | None = None,
 ) -> Gradebook:
     """Grade every ``*.json`` file in ``submissions_dir`` (not recursive).
 
-    Ignored silently: dot files (also the temporary files of an interrupted gradebook write),
-    ``*.csv`` files (a gradebook written into the folder by an earlier run), and the paths in
-    ``exclude``. Every other entry that is not a ``*.json`` file is reported as skipped.
+    Every other entry is reported: dot-files (``.x.json``, ``.DS_Store``), folders, non-JSON files are
+    skipped with a reason; ``*.csv`` files (earlier gradebooks) and the paths in ``exclude`` are
+    listed as not read. Duplicate submissions are resolved by :data:`DUPLICATE_RULE`.
 
     Args:
         submissions_dir: the folder of submission files.
         questions: the keyed questions to grade against (default: :func:`decodelab.quiz.load_quizzes`).
         max_bytes: per-file size cap (bytes).
         max_files: at most this many files are read; the rest are reported.
-        exclude: files never to read, e.g. the gradebook being written (whatever its name), so that
-            ``cd 제출폴더 && decodelab grade .`` gives the same result every time.
+        exclude: files never to read, e.g. the gradebook being written (whatever its name).
+        exercises: exercise id -> definition, for the exercise columns (default:
+            :func:`decodelab.exercises.load_exercises` of the default quiz folder).
+        other_ids: ids of questions that exist but are not graded this time (``--notebook``):
+            their answers are left out without a warning.
+        now: the grading time (default: now, UTC), against which future ``exported_at`` are judged.
+        key_questions: every keyed question of the quiz files an exam release was made from, for
+            mapping its opaque ids back (:func:`decodelab.quiz.release.release_salt`); default:
+            ``questions`` (pass all of them when ``questions`` is a selection).
 
     Returns:
-        :class:`Gradebook` with good rows and every problem; ``submission_files == 0`` when the
-        folder holds no ``*.json`` file.
+        :class:`Gradebook`; ``submission_files == 0`` when the folder holds no ``*.json`` file.
 
     Raises:
-        NotADirectoryError: (Korean) ``submissions_dir`` does not exist, or is a file rather than a
-            folder. Nothing inside a file raises.
+        NotADirectoryError: (Korean) ``submissions_dir`` does not exist, or is a file.
+        decodelab.exercises.ExerciseError: the exercise definitions are invalid (default ``exercises``).
     """
     folder = Path(submissions_dir)
     if not folder.is_dir():
@@ -133,30 +333,59 @@ def grade_folder(
         from .loading import load_quizzes
 
         questions = load_quizzes()
+    if exercises is None:
+        from ..exercises import load_exercises
+
+        exercises = load_exercises()
     questions = list(questions)
-    book = Gradebook([q.id for q in questions])
+    now = now or datetime.now(timezone.utc)
+    book = Gradebook([q.id for q in questions], questions=questions, exercises=dict(exercises))
+    salt_cache: list[str] = []
+
+    def salt() -> str:  # computed once, only when an exam submission needs it
+        if not salt_cache:
+            from .release import release_salt
+
+            salt_cache.append(release_salt(key_questions if key_questions is not None else questions))
+        return salt_cache[0]
+
+    known = frozenset(other_ids) | frozenset(exercises)
     here = folder.resolve()
     skip = set()
     for x in exclude:
         x = Path(x).expanduser()
         skip.add(x.parent.resolve() / x.name)
-    entries = sorted((e for e in os.scandir(folder)
-                      if not e.name.startswith(".") and not e.name.lower().endswith(".csv")
-                      and here / e.name not in skip), key=lambda e: e.name)
-    chosen: dict[tuple[str, str], tuple[GradeRow, list[Problem]]] = {}
-    for n, entry in enumerate(entries):
+    entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    candidates: dict[tuple[str, str], list[tuple[GradeRow, list[Problem], Submission]]] = {}
+    read = 0
+    for entry in entries:
         name = entry.name
-        if name.lower().endswith(".json") and not entry.is_dir(follow_symlinks=False):
-            book.submission_files += 1
-        if n >= max_files:
-            book.problems.append(Problem(name, f"파일이 너무 많아 {max_files}개까지만 읽었습니다"))
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if here / name in skip:
+            book.problems.append(Problem(name, "이번에 쓰는 성적표 파일이라 읽지 않았습니다", kind="ignored"))
             continue
-        if entry.is_dir(follow_symlinks=False):
+        if name.lower().endswith(".csv") and not name.startswith("."):
+            book.problems.append(Problem(name, "CSV 파일(이전 성적표)이라 읽지 않았습니다", kind="ignored"))
+            continue
+        if name.startswith(".") and name.endswith(".tmp") and not is_dir:
+            book.problems.append(Problem(name, "중단된 쓰기가 남긴 임시 파일이라 읽지 않았습니다", kind="ignored"))
+            continue
+        if name.lower().endswith(".json") and not is_dir:
+            book.submission_files += 1
+        if name.startswith("."):
+            book.problems.append(Problem(name, "숨김 파일 (이름이 '.'으로 시작): 읽지 않았습니다. 제출 파일이면 이름 앞의 "
+                                               "'.'을 지우고 다시 채점하세요"))
+            continue
+        if is_dir:
             book.problems.append(Problem(name, "폴더입니다 (하위 폴더는 읽지 않습니다)"))
             continue
         if not name.lower().endswith(".json"):
             book.problems.append(Problem(name, ".json 파일이 아닙니다"))
             continue
+        if read >= max_files:
+            book.problems.append(Problem(name, f"파일이 너무 많아 {max_files}개까지만 읽었습니다"))
+            continue
+        read += 1
         try:
             sub = read_submission(entry.path, max_bytes=max_bytes)
         except SubmissionError as e:
@@ -166,39 +395,51 @@ def grade_folder(
             book.problems.append(Problem(name, f"읽는 중 예상하지 못한 오류: {type(e).__name__}"))
             continue
         try:
-            row, warnings = _grade_submission(sub, questions, name)
+            row, warnings, unknown = _grade_submission(sub, questions, name, known,
+                                                       salt() if sub.quiz_set.startswith("exam-") else "")
         except Exception as e:  # noqa: BLE001 - one hostile answer must never stop the run
             book.problems.append(Problem(name, f"채점 중 예상하지 못한 오류: {type(e).__name__} (이 파일만 건너뛰었습니다)"))
             continue
-        key = (sub.student_id.casefold(), sub.quiz_set)
-        if key in chosen:
-            old_row, old_warnings = chosen[key]
-            new_is_later = _order_key(row) >= _order_key(old_row)
-            keep, drop = ((row, warnings), old_row) if new_is_later else ((old_row, old_warnings), row)
-            book.problems.append(Problem(drop.file, f"학생 {row.student_id}의 다른 제출 파일 {keep[0].file}이(가) 더 최신이라 이 파일은 쓰지 않았습니다"))
-            chosen[key] = keep
-        else:
-            chosen[key] = (row, warnings)
-    for row, warnings in chosen.values():
-        book.rows.append(row)
-        book.problems.extend(warnings)
+        for k in unknown:
+            book.unknown_ids[k] += 1
+        for k in sub.exercises:
+            if k not in exercises:
+                book.unknown_ids[k] += 1
+        if sub.exported_at and _when(sub.exported_at, now) is None:
+            warnings.append(Problem(name, f"exported_at {sub.exported_at}이(가) 채점 시각보다 미래라 믿지 않았습니다 "
+                                          "(중복 제출을 고를 때 시각이 없는 것으로 봅니다)", False))
+        candidates.setdefault((sub.student_id.casefold(), sub.quiz_set), []).append((row, warnings, sub))
+    for group in candidates.values():
+        def rank(c):
+            row, _, sub = c
+            t = _when(sub.exported_at, now)
+            return (len(sub.answers) + len(sub.exercises), t if t is not None else float("-inf"), row.file)
+
+        group.sort(key=rank)
+        keep_row, keep_warnings, keep_sub = group[-1]
+        book.rows.append(keep_row)
+        book.problems.extend(keep_warnings)
+        for row, dropped_warnings, sub in group[:-1]:
+            book.problems.extend(dropped_warnings)
+            book.duplicates += 1
+            same = _content_hash(sub) == _content_hash(keep_sub)
+            what = "내용이 같은 중복 파일이라" if same else "답이 다른 제출이지만 규칙에 따라"
+            book.problems.append(Problem(
+                row.file, f"학생 {row.student_id}의 다른 제출 파일 {keep_row.file}을(를) 썼고 이 파일은 {what} 쓰지 않았습니다 "
+                          f"(이 파일: 답 {len(sub.answers) + len(sub.exercises)}개, 쓴 파일: 답 "
+                          f"{len(keep_sub.answers) + len(keep_sub.exercises)}개). 규칙: {DUPLICATE_RULE}", False))
     book.rows.sort(key=lambda r: (r.student_id.casefold(), r.quiz_set))
     return book
 
 
-def _order_key(row: GradeRow) -> tuple[float, str]:
-    """Later submissions sort last: by ``exported_at`` (missing = earliest), then file name."""
-    from datetime import datetime, timezone
-
-    if not row.exported_at:
-        return (float("-inf"), row.file)
-    t = datetime.fromisoformat(row.exported_at)
-    t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
-    return (t.timestamp(), row.file)
+# --------------------------------------------------------------------------------------------
+# CSV
+# --------------------------------------------------------------------------------------------
 
 
-def _cell(text: str) -> str:
-    """Neutralize spreadsheet formulas in free text (file names)."""
+def _cell(text: Any) -> str:
+    """Neutralize spreadsheet formulas in free text."""
+    text = "" if text is None else str(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
@@ -206,15 +447,80 @@ def _num(x: float) -> str:
     return f"{round(x, 4):g}"
 
 
+def _value(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return _num(v)
+    if isinstance(v, list):
+        return _cell(" ".join(str(x) for x in v))
+    return _cell(unicodedata.normalize("NFC", v) if isinstance(v, str) else v)
+
+
+def _notebooks(book: Gradebook) -> list[str]:
+    return sorted({q.notebook for q in book.questions} or {q[:2] for q in book.question_ids})
+
+
+def _exercise_columns(book: Gradebook) -> list[tuple[str, str, str]]:
+    """(header, exercise id, part) for the exercise columns, in definition order."""
+    from ..exercises import exercise_kind
+
+    cols = []
+    for eid, ex in book.exercises.items():
+        kind = exercise_kind(ex)
+        if kind == "prediction":
+            cols += [(f"{eid} [예측]", eid, "response"), (f"{eid} [실제]", eid, "revealed")]
+        elif kind == "written":
+            cols.append((f"{eid} [서술]", eid, "response"))
+        else:
+            cols += [(f"{eid} [과제]", eid, "passed"), (f"{eid} [값]", eid, "response")]
+    return cols
+
+
 def gradebook_csv(book: Gradebook) -> str:
     """The gradebook as CSV text (see the module docstring for the columns)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["student_id", "quiz_set", "file", *book.question_ids, "total", "max", "percent"])
+    shorts = [q.id for q in book.questions if q.kind == "short"]
+    ex_cols = _exercise_columns(book)
+    nbs = _notebooks(book)
+    w.writerow(["student_id", "quiz_set", "file", "shuffle_key", *book.question_ids,
+                *(f"{q} [답]" for q in shorts), *(h for h, _, _ in ex_cols),
+                *(h for nb in nbs for h in (f"{nb} 점수", f"{nb} 만점")), REVIEW, "total", "max", "percent"])
     for r in book.rows:
-        w.writerow([_cell(r.student_id), r.quiz_set, _cell(r.file), *(_num(r.scores[q]) for q in book.question_ids),
-                    _num(r.total), _num(r.max), f"{r.percent:.1f}"])
+        cells = []
+        for q in book.question_ids:
+            if q not in r.scores:
+                cells.append("")
+            elif r.scores[q] is None:
+                cells.append(REVIEW)
+            else:
+                cells.append(_num(r.scores[q]))
+        texts = [_value(r.answers.get(q)) for q in shorts]
+        ex_cells = []
+        for _, eid, part in ex_cols:
+            v = r.exercises.get(eid, {}).get(part)
+            if part == "passed":
+                ex_cells.append("" if v is None else ("통과" if v else "미통과"))
+            else:
+                ex_cells.append(_value(v))
+        nb_cells = []
+        for nb in nbs:
+            pts, mx = r.notebooks.get(nb, (0.0, 0.0))
+            nb_cells += [_num(pts), _num(mx)]
+        w.writerow([_cell(r.student_id), r.quiz_set, _cell(r.file), _cell(r.shuffle_key), *cells, *texts, *ex_cells,
+                    *nb_cells, str(len(r.review)), _num(r.total), _num(r.max), f"{r.percent:.1f}"])
     return buf.getvalue()
+
+
+def _write(path: str | os.PathLike, data: bytes, what: str) -> Path:
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"{what}을(를) 쓸 폴더가 없습니다: {path.parent}: -o 로 있는 폴더 안의 경로를 지정하세요.")
+    try:
+        return atomic_write_bytes(path, data)
+    except OSError as e:
+        raise type(e)(f"{what} {path}을(를) 쓸 수 없습니다 ({os_reason(e)}): -o 로 쓰기 권한이 있는 다른 경로를 지정하세요.") from None
 
 
 def write_gradebook(book: Gradebook, path: str | os.PathLike) -> Path:
@@ -224,10 +530,141 @@ def write_gradebook(book: Gradebook, path: str | os.PathLike) -> Path:
         FileNotFoundError: (Korean) the output folder does not exist.
         OSError: (Korean, same subclass) the write failed; any previous gradebook at ``path`` is left untouched.
     """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"성적표를 쓸 폴더가 없습니다: {path.parent}: -o 로 있는 폴더 안의 경로를 지정하세요.")
-    try:
-        return atomic_write_bytes(path, gradebook_csv(book).encode("utf-8-sig"))
-    except OSError as e:
-        raise type(e)(f"성적표 {path}을(를) 쓸 수 없습니다 ({os_reason(e)}): -o 로 쓰기 권한이 있는 다른 경로를 지정하세요.") from None
+    return _write(path, gradebook_csv(book).encode("utf-8-sig"), "성적표")
+
+
+def rubrics_markdown(book: Gradebook) -> str:
+    """The written exercises for hand grading (Korean Markdown): for each, the question, the rubric
+    (what a full answer mentions) and the model answer; ``""`` when there is none."""
+    from ..exercises import Written
+
+    parts = []
+    for eid, ex in book.exercises.items():
+        if isinstance(ex, Written):
+            rubric = "\n".join(f"- {p}" for p in ex.rubric)
+            parts.append(f"## {eid}\n\n**질문**: {ex.prompt}\n\n**채점 기준** (온전한 답이 말하는 것):\n\n{rubric}\n\n"
+                         f"**모범 답안**: {ex.model_answer}\n")
+    if not parts:
+        return ""
+    return ("# 서술형 답 채점 기준\n\n성적표의 `[서술]` 열에 있는 학생 답을 아래 기준으로 직접 채점하세요 "
+            "(자동으로 채점하지 않습니다).\n\n" + "\n".join(parts))
+
+
+def write_rubrics(book: Gradebook, path: str | os.PathLike) -> Path | None:
+    """Write :func:`rubrics_markdown` to ``path`` (UTF-8); None (nothing written) when there is no
+    written exercise."""
+    text = rubrics_markdown(book)
+    return _write(path, text.encode("utf-8"), "채점 기준 파일") if text else None
+
+
+def predictions_markdown(book: Gradebook) -> str:
+    """How far the class's intuition was off (Korean Markdown), one section per prediction:
+
+    - ``number``: how many predicted, the median prediction, the median revealed value, and the
+      median and range of prediction / revealed (only where both are positive);
+    - ``choice``: how many picked each choice, and how many matched the revealed one.
+
+    ``""`` when no prediction is defined.
+    """
+    from statistics import median
+
+    from ..exercises import Prediction
+
+    parts = []
+    for eid, ex in book.exercises.items():
+        if not isinstance(ex, Prediction):
+            continue
+        entries = [r.exercises[eid] for r in book.rows if eid in r.exercises]
+        preds = [e.get("response") for e in entries if e.get("response") is not None]
+        revealed = [e.get("revealed") for e in entries if e.get("revealed") is not None]
+        lines = [f"## {eid}", "", f"**질문**: {ex.prompt}", "", f"- 예측한 학생: {len(preds)}명 / 제출 {len(book.rows)}명"]
+        if ex.kind == "number":
+            nums = [float(p) for p in preds if isinstance(p, (int, float))]
+            unit = f" {ex.unit}" if ex.unit else ""
+            if nums:
+                lines.append(f"- 예측의 중앙값: {median(nums):.4g}{unit} (최소 {min(nums):.4g}, 최대 {max(nums):.4g})")
+            vals = [float(v) for v in revealed if isinstance(v, (int, float))]
+            if vals:
+                lines.append(f"- 실제 값의 중앙값: {median(vals):.4g}{unit}")
+            ratios = [float(e["response"]) / float(e["revealed"]) for e in entries
+                      if isinstance(e.get("response"), (int, float)) and isinstance(e.get("revealed"), (int, float))
+                      and e["response"] > 0 and e["revealed"] > 0]
+            if ratios:
+                lines.append(f"- 예측 / 실제: 중앙값 {median(ratios):.3g}배 (최소 {min(ratios):.3g}배, 최대 {max(ratios):.3g}배)")
+        else:
+            text = {c.id: c.text for c in ex.choices}
+            for c in ex.choices:
+                lines.append(f"- {c.id}. {text[c.id]}: {sum(p == c.id for p in preds)}명")
+            hit = sum(1 for e in entries if e.get("response") is not None and e.get("response") == e.get("revealed"))
+            lines.append(f"- 실제와 같은 예측: {hit}명")
+        parts.append("\n".join(lines) + "\n")
+    if not parts:
+        return ""
+    return "# 예측 요약: 학생들의 직관은 얼마나 빗나갔나\n\n" + "\n".join(parts)
+
+
+def write_predictions(book: Gradebook, path: str | os.PathLike) -> Path | None:
+    """Write :func:`predictions_markdown` to ``path`` (UTF-8); None when no prediction is defined."""
+    text = predictions_markdown(book)
+    return _write(path, text.encode("utf-8"), "예측 요약 파일") if text else None
+
+
+# --------------------------------------------------------------------------------------------
+# LMS import files
+# --------------------------------------------------------------------------------------------
+
+LMS_FORMATS = ("moodle", "canvas")
+
+
+def lms_csv(book: Gradebook, lms: str) -> str:
+    """The results as a grade-import CSV for an LMS: one grade column per notebook (``decodelab NN``,
+    points over that notebook's questions) and ``decodelab 합계`` (the total). An answer awaiting
+    review counts in neither; review the ``검토 필요`` cells of the plain gradebook first and re-run.
+
+    - ``"moodle"``: columns ``ID number``, then the grade columns. Moodle's CSV grade import
+      (Grades > Import > CSV file) maps a file column to a user field and each other column to a
+      grade item; map ``ID number`` to the users' ``idnumber`` ("Id Number" -> "useridnumber") and each
+      ``decodelab ..`` column to a grade item (or a new one). Empty cells are not imported. Source:
+      MoodleDocs, "Grade import", https://docs.moodle.org/311/en/Grade_import (CSV import, Tip on
+      "Map from" / "Map to").
+    - ``"canvas"``: columns ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then one
+      column per assignment, and a second row ``Points Possible`` with each column's maximum, as in the
+      Canvas gradebook export that its import reads back (a student is identified by one of
+      Student name, ID or SIS User ID; SIS Login ID and Section must be present). The student id goes
+      into ``SIS User ID``. Source: The Ohio State University, "Import CSV File for Carmen Grades"
+      (Canvas), https://teaching.resources.osu.edu/toolsets/carmencanvas/guides/calculating-final-grades/import-csv-file-carmen-grades
+
+    Raises:
+        ValueError: (Korean) unknown ``lms``.
+    """
+    if lms not in LMS_FORMATS:
+        raise ValueError(f"lms={lms!r}: 지원하는 LMS 형식은 {', '.join(LMS_FORMATS)}입니다")
+    nbs = _notebooks(book)
+    maxima = {nb: sum(q.points for q in book.questions if q.notebook == nb) for nb in nbs}
+    grade_cols = [f"decodelab {nb}" for nb in nbs] + ["decodelab 합계"]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+
+    def grades(r: GradeRow) -> list[str]:
+        return [_num(r.notebooks.get(nb, (0.0, 0.0))[0]) for nb in nbs] + [_num(r.total)]
+
+    if lms == "moodle":
+        w.writerow(["ID number", *grade_cols])
+        for r in book.rows:
+            w.writerow([_cell(r.student_id), *grades(r)])
+    else:
+        w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *grade_cols])
+        w.writerow(["Points Possible", "", "", "", "", *(_num(maxima[nb]) for nb in nbs),
+                    _num(sum(maxima.values()))])
+        for r in book.rows:
+            w.writerow(["", "", _cell(r.student_id), "", "", *grades(r)])
+    return buf.getvalue()
+
+
+def write_lms_csv(book: Gradebook, path: str | os.PathLike, lms: str) -> Path:
+    """Write :func:`lms_csv` atomically (UTF-8 without BOM, which both importers read as UTF-8).
+
+    Raises:
+        ValueError: unknown ``lms``. FileNotFoundError / OSError: as :func:`write_gradebook`.
+    """
+    return _write(path, lms_csv(book, lms).encode("utf-8"), f"{lms} 가져오기 파일")

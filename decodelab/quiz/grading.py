@@ -6,13 +6,10 @@ Rules per kind (the score is multiplied by the question's ``points`` in the grad
 - ``multiple``: ``max(0, (right picks - wrong picks) / number of right options)``; 1 only for the
   exact set, so ticking every option is penalized by each wrong one (e.g. right = {a, b, c}: {a, b}
   -> 2/3, {a, b, c, d} -> 2/3, {a, d} -> 0).
-- ``short``: after :func:`~decodelab.quiz.normalize.normalize_text` (NFKC so NFD Hangul from macOS
-  matches, case folding, no spaces/punctuation): 1 if equal to the answer or an accepted form (also
-  after dropping one polite ending such as ``입니다``); else 0 if a ``forbidden`` substring is there;
-  else 1 if every ``keywords`` group has an alternative in it that is not negated (a negation such
-  as ``않``, ``아니``, ``없``, ``못`` right after it, ``안``/``못`` right before it) and the answer's last
-  predicate is not negated (``"...늘어나지 않으니까"``, ``"...그런 건 아니다"``); else 0. Exact
-  and accepted forms are never checked for negation.
+- ``short``: :func:`grade_short`: 1 if the answer is an accepted form; 0 if it states a listed
+  misconception (``None`` if it also states every concept); 1 if it states every required concept
+  group (stems, negation-aware); otherwise ``None``: the lecturer reviews it (never marked wrong by
+  default).
 - ``numeric``: 1 if ``|value - answer| <= tolerance`` (value converted to the question's unit), else 0.
 - ``ordering``: 1 for exactly the right order, else 0.
 """
@@ -23,11 +20,16 @@ import bisect
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from itertools import islice, product
 from typing import Any
 
 from .normalize import ResponseError, normalize_text, parse_quantity, strip_korean_ending
 
-__all__ = ["GradeResult", "answer_text", "check", "grade", "parse_response", "score_response"]
+__all__ = ["GradeResult", "REVIEW", "answer_text", "check", "grade", "grade_short", "misconception_of",
+           "parse_response", "score_response", "states"]
+
+REVIEW = "검토 필요"
+"""What the gradebook shows for an answer sent to the lecturer's review (score ``None``)."""
 
 MAX_TEXT = 2000
 _SEPARATORS = re.compile(r"[\s,;/>→·\-]+")
@@ -38,7 +40,7 @@ class GradeResult:
     """Outcome of :func:`check`.
 
     Attributes:
-        score: in [0, 1].
+        score: in [0, 1]; ``None`` for a short answer the rules cannot decide (lecturer's review).
         correct: ``score == 1``.
         explanation: why the right answer is right (the question's ``explanation``).
         feedback: extra lines for this response: why each wrongly chosen option is wrong, what was
@@ -46,11 +48,16 @@ class GradeResult:
         answer: the right answer, readable (``"b. ..."``, ``"150 s (±0.5)"``, ``"A → B → C"``).
     """
 
-    score: float
+    score: float | None
     correct: bool
     explanation: str
     feedback: list[str] = field(default_factory=list)
     answer: str = ""
+
+    @property
+    def review(self) -> bool:
+        """True when the answer awaits the lecturer's review (``score is None``)."""
+        return self.score is None
 
 
 def _choice_ids(q) -> list[str]:
@@ -185,56 +192,140 @@ def _hit_negated(words: list[str], starts: list[int], s: int, e: int) -> bool:
     return bool(nxt2) and bridge and nxt2.startswith(_NEG_ROOTS)
 
 
-def _keywords_match(q, text: str) -> bool:
-    """Every keyword group has a hit that is not negated, and the answer's last predicate is not
-    negated (see :data:`_NEGATED_ENDING`)."""
-    words = _fold_words(text)
-    folded = "".join(words)
-    if not folded or _NEGATED_ENDING.search(strip_korean_ending(folded)):
-        return False
-    starts = []
-    pos = 0
-    for w in words:
-        starts.append(pos)
-        pos += len(w)
-    for group in q.keywords:
-        found = False
+_CONTRAST = ("아니라", "아니고", "않고", "말고")
+"""Contrast markers ("X가 아니라 Y", "X하지 않고 Y"): a misconception named right before one is
+denied, not stated ("병렬로 한꺼번에 만들지 않고 하나씩")."""
+_CONTRAST_WINDOW = 12
+
+
+class _Folded:
+    """An answer folded once: its words, where each starts, and the whole folded string."""
+
+    def __init__(self, text: str):
+        self.words = _fold_words(text)
+        self.text = "".join(self.words)
+        self.starts = []
+        pos = 0
+        for w in self.words:
+            self.starts.append(pos)
+            pos += len(w)
+
+    def hits(self, group: list[str], contrast: bool = False) -> list[tuple[int, int]]:
+        """Spans ``(start, end)`` of the alternatives of ``group`` that are not negated."""
+        out = []
         for k in group:
             k = normalize_text(k)
-            at = folded.find(k)
-            while at >= 0 and not found:
-                found = not _hit_negated(words, starts, at, at + len(k))
-                at = folded.find(k, at + 1)
-            if found:
-                break
-        if not found:
-            return False
-    return True
+            at = self.text.find(k)
+            while at >= 0:
+                e = at + len(k)
+                denied = contrast and any(m in self.text[e:e + _CONTRAST_WINDOW] for m in _CONTRAST)
+                if not denied and not _hit_negated(self.words, self.starts, at, e):
+                    out.append((at, e))
+                at = self.text.find(k, at + 1)
+        return out
+
+    def stated(self, groups: list[list[str]], within: int | None = None, contrast: bool = False,
+               exclude: list[tuple[int, int]] = ()) -> list[tuple[int, int]] | None:
+        """The hits that state every group (see :func:`states`), or None. A hit lying inside a span
+        of ``exclude`` does not count (the "하나씩" of the misconception "단어 하나씩")."""
+        spans = []
+        for g in groups:
+            hs = [(s, e) for s, e in self.hits(g, contrast)
+                  if not any(a <= s and e <= b for a, b in exclude)]
+            if not hs:
+                return None
+            spans.append(hs)
+        if within is None or len(spans) == 1:
+            return [h for hs in spans for h in hs]
+        for combo in islice(product(*spans), 4096):  # one hit per group, all in one short span
+            if max(e for _, e in combo) - min(s for s, _ in combo) <= within:
+                return list(combo)
+        return None
 
 
-def _short_score(q, text: str) -> float:
-    folded = normalize_text(text)
-    forms = {normalize_text(f) for f in [q.answer, *q.accepted]}
-    if folded in forms or strip_korean_ending(folded) in forms:
+def states(groups: list[list[str]], text: str, within: int | None = None, *, contrast: bool = False) -> bool:
+    """Does ``text`` state every group of ``groups``?
+
+    Each group lists alternative stems; a group is stated when one alternative occurs in the folded
+    text (:func:`~decodelab.quiz.normalize.normalize_text`) and that occurrence is not negated (see
+    :func:`_hit_negated`; with ``contrast``, also not followed closely by "아니라", "않고", ...).
+    With ``within`` (folded characters) the hits of all groups must lie in one span that long
+    (``"GPU가 커져서"``: a subject close to its predicate). ``concepts`` use no span; ``misconceptions``
+    use their ``within`` and ``contrast``.
+    """
+    f = _Folded(text)
+    return bool(f.text) and f.stated(groups, within, contrast) is not None
+
+
+def grade_short(question, text: str) -> float | None:
+    """Grade a short Korean answer: 1.0 right, 0.0 wrong, ``None`` for the lecturer's review.
+
+    Rules (texts folded by :func:`~decodelab.quiz.normalize.normalize_text`, so spacing, NFD
+    Hangul and punctuation never matter; stems are matched inside words, so particles and endings
+    do not either):
+
+    1. the answer is ``question.answer`` or one of ``question.accepted`` (optionally followed by one
+       polite ending such as ``입니다``) -> 1.0 (the schema rejects an accepted form that states a
+       misconception);
+    2. the answer states one of ``question.misconceptions`` (every group of its ``match`` hit, not
+       negated or denied by "아니라"/"않고", within its span) -> 0.0; but if it *also* states every
+       concept group outside the misconception's words (a mixed answer such as "CPU보다 GPU")
+       -> ``None``, the lecturer decides;
+    3. every group of ``question.concepts`` is hit, not negated, and the answer's main (last)
+       predicate is not negated -> 1.0;
+    4. anything else -> ``None``: the rules cannot decide, the lecturer reviews it.
+
+    Args:
+        question: a :class:`~decodelab.quiz.schema.ShortAnswer`.
+        text: the student's answer.
+
+    Returns:
+        1.0, 0.0 or None.
+
+    Raises:
+        TypeError: ``text`` is not a ``str``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"grade_short: 답은 str여야 합니다 (받은 값의 형식: {type(text).__name__})")
+    f = _Folded(text)
+    if not f.text:
+        return None
+    forms = {normalize_text(x) for x in [question.answer, *question.accepted]}
+    if f.text in forms or strip_korean_ending(f.text) in forms:
         return 1.0
-    if any(normalize_text(f) in folded for f in q.forbidden):
-        return 0.0
-    if q.keywords and _keywords_match(q, text):
-        return 1.0
-    return 0.0
+    wrong: list[tuple[int, int]] = []
+    for m in question.misconceptions:
+        wrong += f.stated(m.match, m.within, contrast=True) or []
+    right = (bool(question.concepts) and not _NEGATED_ENDING.search(strip_korean_ending(f.text))
+             and f.stated(question.concepts, exclude=wrong) is not None)
+    if wrong:
+        return None if right else 0.0
+    return 1.0 if right else None
+
+
+def misconception_of(question, text: str):
+    """The first :class:`~decodelab.quiz.schema.Misconception` of ``question`` that ``text``
+    states, or ``None`` (for feedback: its ``explanation`` says why the answer is wrong)."""
+    return next((m for m in question.misconceptions if states(m.match, text, m.within, contrast=True)), None)
 
 
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def answer_text(q) -> str:
-    """The right answer of a keyed question, readable by a student (Korean)."""
+def _label(labels: dict[str, str] | None, cid: str) -> str:
+    return labels.get(cid, cid) if labels else cid
+
+
+def answer_text(q, *, labels: dict[str, str] | None = None) -> str:
+    """The right answer of a keyed question, readable by a student (Korean); ``labels`` as in
+    :func:`check` (choices and items under the labels the student saw)."""
     if q.kind == "single":
         c = next(c for c in q.choices if c.id == q.answer)
-        return f"{c.id}. {c.text}"
+        return f"{_label(labels, c.id)}. {c.text}"
     if q.kind == "multiple":
-        return " / ".join(f"{c.id}. {c.text}" for c in q.choices if c.id in q.answer)
+        picked = sorted((_label(labels, c.id), c.text) for c in q.choices if c.id in q.answer)
+        return " / ".join(f"{lab}. {text}" for lab, text in picked)
     if q.kind == "short":
         return q.answer
     if q.kind == "numeric":
@@ -242,12 +333,22 @@ def answer_text(q) -> str:
         return f"{_fmt(q.answer)} {q.unit}".rstrip() + tol
     if q.kind == "ordering":
         text = {i.id: i.text for i in q.items}
-        return " → ".join(f"{a}. {text[a]}" for a in q.answer)
+        return " → ".join(f"{_label(labels, a)}. {text[a]}" for a in q.answer)
     return str(q.answer)  # pragma: no cover
 
 
-def check(q, response: Any) -> GradeResult:
+def check(q, response: Any, *, labels: dict[str, str] | None = None) -> GradeResult:
     """Grade ``response`` against keyed question ``q`` and explain.
+
+    Args:
+        q: a keyed question.
+        response: as for :func:`grade`.
+        labels: choice/item id -> the label the student saw (the widget shows shuffled choices
+            under positional labels, see :func:`decodelab.quiz.shuffle.choice_order`); the feedback
+            and ``answer`` use these labels. Default: the ids themselves.
+
+    Returns:
+        :class:`GradeResult`; ``score`` is ``None`` for a short answer sent to review.
 
     Raises:
         ResponseError: the response cannot be graded as given (see :func:`parse_response`); the
@@ -259,7 +360,7 @@ def check(q, response: Any) -> GradeResult:
         score = 1.0 if value == q.answer else 0.0
         if not score:
             c = next(c for c in q.choices if c.id == value)
-            feedback.append(f"{c.id}: {c.explanation}")
+            feedback.append(f"{_label(labels, c.id)}: {c.explanation}")
     elif q.kind == "multiple":
         right = set(q.answer)
         picked = set(value)
@@ -267,12 +368,17 @@ def check(q, response: Any) -> GradeResult:
         score = max(0.0, (hits - wrong) / len(right))
         for c in q.choices:
             if c.id in picked - right:
-                feedback.append(f"{c.id} (고르지 말아야 할 것): {c.explanation}")
-        missed = sorted(right - picked)
+                feedback.append(f"{_label(labels, c.id)} (고르지 말아야 할 것): {c.explanation}")
+        missed = sorted(_label(labels, m) for m in right - picked)
         if missed:
             feedback.append(f"빠뜨린 정답: {', '.join(missed)}")
     elif q.kind == "short":
-        score = _short_score(q, value)
+        score = grade_short(q, value)
+        m = misconception_of(q, value) if score == 0.0 else None
+        if m is not None:
+            feedback.append(m.explanation)
+        elif score is None:
+            feedback.append("이 답은 규칙으로 판단할 수 없어 강사가 검토합니다.")
     elif q.kind == "numeric":
         diff = abs(value - q.answer)
         score = 1.0 if diff <= q.tolerance + 1e-9 * max(1.0, abs(q.answer)) else 0.0
@@ -281,32 +387,35 @@ def check(q, response: Any) -> GradeResult:
     else:  # ordering
         score = 1.0 if list(value) == list(q.answer) else 0.0
     return GradeResult(score=score, correct=score == 1.0, explanation=q.explanation, feedback=feedback,
-                       answer=answer_text(q))
+                       answer=answer_text(q, labels=labels))
 
 
-def score_response(q, response: Any) -> float:
-    """Score in [0, 1]; a response that cannot be parsed scores 0 (never raises for bad input)."""
+def score_response(q, response: Any) -> float | None:
+    """Score in [0, 1], or ``None`` for a short answer sent to the lecturer's review; a response that
+    cannot be parsed scores 0 (never raises for bad input)."""
     try:
         return check(q, response).score
     except ResponseError:
         return 0.0
 
 
-def grade(question_id: str, response: Any, *, quizzes: str | None = None) -> float:
-    """Score one response to the question ``question_id``: a float in [0, 1].
+def grade(question: Any, response: Any, *, quizzes: str | None = None) -> float | None:
+    """Score one response: a float in [0, 1] for a decided answer, ``None`` for one sent to the
+    lecturer's review (a short answer the rules cannot decide; the gradebook shows "검토 필요").
 
     Args:
-        question_id: e.g. ``"01-decode-definition"``.
+        question: a question id (e.g. ``"01-decode-definition"``) or a keyed question object.
         response: choice id (``"b"``), list of ids (``["a", "c"]``), Korean text, a number or a
             string with a unit (``"150 s"``), or an order (``["A", "C", "B"]`` / ``"A C B"``).
         quizzes: quiz folder (default: see :func:`decodelab.quiz.loading.quizzes_dir`).
 
     Returns:
-        Score in [0, 1]; malformed responses score 0.
+        Score in [0, 1] or ``None`` (review); malformed responses score 0.
 
     Raises:
-        KeyError: unknown ``question_id``.
+        KeyError: unknown question id.
     """
     from .loading import get_question
 
-    return score_response(get_question(question_id, quizzes), response)
+    q = get_question(question, quizzes) if isinstance(question, str) else question
+    return score_response(q, response)

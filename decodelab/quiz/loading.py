@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -27,9 +26,9 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from .schema import (
-    Item,
     NOTEBOOK_IDS,
     PublicChoice,
+    PublicItem,
     PublicQuestion,
     Question,
     QuizFile,
@@ -49,6 +48,7 @@ __all__ = [
     "load_quizzes",
     "public_question",
     "quizzes_dir",
+    "release_ids",
     "select_notebook",
 ]
 
@@ -151,7 +151,30 @@ def _message(err: dict) -> tuple[str | None, str]:
     if typ == "value_error":
         msg = str(err.get("msg", ""))
         return None, msg.removeprefix("Value error, ")
-    return None, str(err.get("msg", typ))
+    if typ == "literal_error":
+        return None, f"허용되지 않는 값 {err.get('input')!r} (허용: {ctx.get('expected', '')})"
+    if typ in ("too_short", "string_too_short"):
+        n = ctx.get("min_length")
+        return None, f"너무 짧습니다 (최소 {n}{'자' if typ == 'string_too_short' else '개'})"
+    if typ in ("too_long", "string_too_long"):
+        n = ctx.get("max_length")
+        return None, f"너무 깁니다 (최대 {n}{'자' if typ == 'string_too_long' else '개'})"
+    if typ == "string_pattern_mismatch":
+        return None, f"형식이 맞지 않습니다 (받은 값: {err.get('input')!r}, 형식: {ctx.get('pattern', '')})"
+    if typ in ("list_type", "tuple_type"):
+        return None, f"목록이어야 합니다 (받은 값: {err.get('input')!r})"
+    if typ in ("dict_type", "model_type", "model_attributes_type"):
+        return None, "매핑(키: 값)이어야 합니다"
+    if typ in ("bool_type", "bool_parsing"):
+        return None, f"true 또는 false여야 합니다 (받은 값: {err.get('input')!r})"
+    if typ in ("int_type", "int_parsing"):
+        return None, f"정수여야 합니다 (받은 값: {err.get('input')!r})"
+    if typ.startswith(("greater_than", "less_than")):
+        bound = next(iter(ctx.values()), "")
+        rel = {"greater_than": "보다 커야", "greater_than_equal": "이상이어야", "less_than": "보다 작아야",
+               "less_than_equal": "이하여야"}.get(typ, "범위 밖")
+        return None, f"{bound}{rel} 합니다 (받은 값: {err.get('input')!r})"
+    return None, f"값이 잘못됐습니다 ({typ})"
 
 
 def _loc_to_field(loc: tuple, drop_tag: bool) -> str:
@@ -260,7 +283,7 @@ def quizzes_dir(path: str | os.PathLike | None = None) -> Path:
 def _quiz_paths(folder: Path) -> list[Path]:
     paths = sorted(p for p in folder.glob("[0-9][0-9].yaml") if p.is_file())
     if not paths:
-        raise FileNotFoundError(f"퀴즈 파일(01.yaml ... 05.yaml)이 없습니다: {folder}")
+        raise FileNotFoundError(f"퀴즈 파일(01.yaml ... 07.yaml)이 없습니다: {folder}")
     return paths
 
 
@@ -332,7 +355,7 @@ def select_notebook(notebook: str | int | None) -> str | None:
             return None
         if nb in NOTEBOOK_IDS:
             return nb
-    raise ValueError(f"notebook={notebook!r}: 노트북 번호는 '01'~'05' 또는 'all'(06 복습: 전체 문항)이어야 합니다.")
+    raise ValueError(f"notebook={notebook!r}: 노트북 번호는 '01'~'07' 또는 'all'(06 복습: 전체 문항)이어야 합니다.")
 
 
 def load_quizzes(path: str | os.PathLike | None = None, notebook: str | int | None = None) -> list:
@@ -340,7 +363,7 @@ def load_quizzes(path: str | os.PathLike | None = None, notebook: str | int | No
 
     Args:
         path: quiz folder (default: see module docstring).
-        notebook: ``"01"``...``"05"`` for one notebook's questions; ``None``/``"all"``/``"06"`` for all.
+        notebook: ``"01"``...``"07"`` for one notebook's questions; ``None``/``"all"``/``"06"`` for all.
 
     Returns:
         list of question objects (:class:`~decodelab.quiz.schema.SingleChoice`, ``MultipleChoice``,
@@ -371,27 +394,57 @@ def get_question(question_id: str, path: str | os.PathLike | None = None):
 # --------------------------------------------------------------------------------------------
 
 
-def _shuffled_items(items: list[Item], answer: list[str], qid: str) -> list[Item]:
-    """Items in a fixed pseudo-random order (seeded by the question id) that is never the answer."""
-    seed = int.from_bytes(hashlib.sha256(qid.encode()).digest()[:8], "big")
-    out = list(items)
-    random.Random(seed).shuffle(out)
-    if [i.id for i in out] == list(answer):
-        out = out[1:] + out[:1]
+def release_ids(q, salt: str = "") -> dict[str, str]:
+    """The opaque ids an exam release gives the options of keyed question ``q``: option id -> opaque id
+    (6 hex digits; lower case for choices, upper case for ordering items); ``{}`` for other kinds.
+
+    Derived from SHA-256 of the whole keyed question (its answer and explanations included) and the
+    release's ``salt`` (:func:`decodelab.quiz.release.release_salt`, itself computed from all the keyed
+    questions), so the grader recomputes the mapping from the lecturer's files while a student, who
+    has only the release, cannot invert it. Editing a question after a release changes its ids: grade
+    a release with the quiz files it was made from.
+    """
+    if q.kind in ("single", "multiple"):
+        ids, upper = [c.id for c in q.choices], False
+    elif q.kind == "ordering":
+        ids, upper = [i.id for i in q.items], True
+    else:
+        return {}
+    base = q.model_dump_json()
+    out: dict[str, str] = {}
+    for oid in ids:
+        n = 0
+        while True:
+            h = hashlib.sha256(f"decodelab-release\0{salt}\0{base}\0{oid}\0{n}".encode()).hexdigest()[:6]
+            h = h.upper() if upper else h
+            if h not in out.values():
+                break
+            n += 1
+        out[oid] = h
     return out
 
 
-def public_question(q) -> PublicQuestion:
+def public_question(q, *, opaque: bool = False, salt: str = "") -> PublicQuestion:
     """What a student may see of a question: id, kind, prompt, points, choices (without their
-    explanations), ordering items in a shuffled order that is never the right one, and the unit.
-    Works on keyed questions and (unchanged) on :class:`PublicQuestion`."""
+    explanations), ordering items, and the unit. Works on keyed questions and (unchanged) on
+    :class:`PublicQuestion`.
+
+    Args:
+        q: a keyed question (or a :class:`PublicQuestion`, returned as is).
+        opaque: for an exam release: options get the ids of :func:`release_ids` (with ``salt``) and are
+            listed sorted by them (an order unrelated to the key). Otherwise the file's ids and order are kept (the
+            widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
+    """
     if isinstance(q, PublicQuestion):
         return q
     data: dict[str, Any] = {"id": q.id, "kind": q.kind, "prompt": q.prompt, "points": q.points}
+    ids = release_ids(q, salt) if opaque else {}
     if q.kind in ("single", "multiple"):
-        data["choices"] = [PublicChoice(id=c.id, text=c.text) for c in q.choices]
+        data["choices"] = sorted((PublicChoice(id=ids.get(c.id, c.id), text=c.text) for c in q.choices),
+                                 key=lambda c: c.id if opaque else 0)
     elif q.kind == "ordering":
-        data["items"] = _shuffled_items(q.items, q.answer, q.id)
+        data["items"] = sorted((PublicItem(id=ids.get(i.id, i.id), text=i.text) for i in q.items),
+                               key=lambda i: i.id if opaque else 0)
     elif q.kind == "numeric":
         data["unit"] = q.unit
     return PublicQuestion(**data)
@@ -423,6 +476,9 @@ def load_public(path: str | os.PathLike | None = None, notebook: str | int | Non
     nb = select_notebook(notebook)
     files = _load_folder(quizzes_dir(path))
     files = [f for f in files if nb is None or f.notebook == nb]
+    if not files:
+        raise ValueError(f"notebook={notebook!r}: 노트북 {nb}의 퀴즈 파일({nb}.yaml)이 없습니다 (있는 노트북: "
+                         f"{', '.join(sorted({f.notebook for f in _load_folder(quizzes_dir(path))}))}).")
     titles = {f.notebook: f.title for f in files}
     if files and isinstance(files[0], ReleaseFile):
         qs = [q for f in files for q in f.questions]

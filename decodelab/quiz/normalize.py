@@ -125,7 +125,7 @@ _NUMBER = re.compile(
     r"""^\s*(?:약|대략|~|≈|about)?\s*
         (?P<num>[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[+-]?\d+)?|[+-]?\.\d+(?:e[+-]?\d+)?)
         (?:\s*/\s*(?P<den>\d+(?:\.\d+)?|\.\d+))?
-        \s*(?P<unit>.*?)\s*$""",
+        \s*(?P<unit>.*?)\s*\Z""",
     re.VERBOSE | re.IGNORECASE,
 )
 
@@ -166,7 +166,7 @@ def parse_quantity(response: object, unit: str) -> float:
     text = unicodedata.normalize("NFKC", response).replace("\u2212", "-")
     if len(text) > 100:
         raise ResponseError("답이 너무 깁니다: 숫자와 단위만 입력하세요 (예: 150 s).")
-    m = _NUMBER.match(text)
+    m = _NUMBER.fullmatch(text)
     if not m:
         raise ResponseError(
             f"숫자로 읽을 수 없습니다: {response.strip()[:30]!r}. 숫자를 입력하세요 "

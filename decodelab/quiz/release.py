@@ -8,8 +8,14 @@ stay with the lecturer: the canonical ``quizzes/`` folder is the key file, and t
 the students' exported submissions with ``decodelab grade``.
 
 What a release file keeps for each question: id, kind, prompt, points, the choice texts (without
-their explanations), ordering items in a fixed shuffled order that is never the right order, and
-the unit of numeric questions. What it drops: ``answer``, ``accepted``, ``keywords``, ``forbidden``,
+their explanations), the ordering items, and the unit of numeric questions. Choices and items get
+**opaque ids** (:func:`decodelab.quiz.loading.release_ids`: 6 hex digits derived from the whole
+keyed question and a salt computed from all the keyed questions (:func:`release_salt`: the first
+salt with which every blind rule on the file, such as "the smallest id", scores within a point of
+chance), so only the lecturer's files map them back) and are listed sorted by those ids, so neither
+the file order nor the ids say anything about the key; the grader maps a submission's
+opaque ids back to the quiz file's ids. The widget then shows each student their own order under
+positional labels (:mod:`decodelab.quiz.shuffle`). What it drops: ``answer``, ``accepted``, ``keywords``, ``forbidden``,
 ``tolerance``, every ``explanation``, and ``source`` (a passage reference can point at the
 answer). Question ids appear as they are, so quiz authors keep ids neutral (the topic, never the
 answer).
@@ -30,10 +36,10 @@ from pathlib import Path
 import yaml
 
 from .._atomic import atomic_write_text, os_reason
-from .loading import load_quiz_files, public_question, quizzes_dir
+from .loading import load_quiz_files, public_question, quizzes_dir, release_ids
 from .schema import ReleaseFile, ReleaseInfo
 
-__all__ = ["MARKER", "ReleaseResult", "build_release"]
+__all__ = ["MARKER", "ReleaseResult", "build_release", "fixed_rule_scores", "release_salt"]
 
 MARKER = "release.json"
 
@@ -53,6 +59,63 @@ quiz_widget("01", quizzes_dir="이 폴더의 경로")   # "01"~"05", 또는 "all
 
 강사: `decodelab grade 제출폴더 -o gradebook.csv` (정답 파일은 강사의 quizzes/ 폴더입니다).
 """
+
+
+def fixed_rule_scores(questions, salt: str) -> dict[str, tuple[float, float]]:
+    """Rule name -> (score, chance) of the blind rules that read the release file itself (the same
+    answer for every student), for the opaque ids made with ``salt``: single ``sorted-first`` /
+    ``sorted-last`` (the smallest / largest id), multiple ``sorted-first-two``, ordering ``sorted``.
+    The chance is the expected score of a uniformly random answer of the same form."""
+    from itertools import combinations
+    from math import factorial
+
+    from .grading import score_response
+
+    out = {"single sorted-first": [0.0, 0.0], "single sorted-last": [0.0, 0.0],
+           "multiple sorted-first-two": [0.0, 0.0], "ordering sorted": [0.0, 0.0]}
+    for q in questions:
+        if q.kind not in ("single", "multiple", "ordering"):
+            continue
+        ids = release_ids(q, salt)
+        by_opaque = sorted(ids, key=lambda k: ids[k])  # the file's ids, in the release's sorted order
+        if q.kind == "single":
+            out["single sorted-first"][0] += by_opaque[0] == q.answer
+            out["single sorted-last"][0] += by_opaque[-1] == q.answer
+            out["single sorted-first"][1] += 1 / len(ids)
+            out["single sorted-last"][1] += 1 / len(ids)
+        elif q.kind == "multiple":
+            out["multiple sorted-first-two"][0] += score_response(q, by_opaque[:2])
+            pairs = [score_response(q, list(c)) for c in combinations(list(ids), 2)]
+            out["multiple sorted-first-two"][1] += sum(pairs) / len(pairs)
+        else:
+            out["ordering sorted"][0] += by_opaque == list(q.answer)
+            out["ordering sorted"][1] += 1 / factorial(len(ids))
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+_WINDOW = {"single sorted-first": 1.0, "single sorted-last": 1.0, "multiple sorted-first-two": 0.75,
+           "ordering sorted": 0.5}
+"""How far above or below chance each file rule may score for a salt to be accepted (points)."""
+
+
+def release_salt(questions) -> str:
+    """The salt of the opaque ids of a release made from these keyed questions (all of them, in
+    file order): the first of ``"0"``, ``"1"``, ... whose :func:`fixed_rule_scores` all lie within
+    :data:`_WINDOW` of chance, on both sides (so no rule on the release file scores above chance,
+    and none scores notably below it, which would be a hint too); the closest one if none of the
+    first 2,000 does. Deterministic: the grader recomputes it from the lecturer's files.
+    """
+    questions = list(questions)
+    best, best_dev = "0", float("inf")
+    for n in range(2000):
+        salt = str(n)
+        scores = fixed_rule_scores(questions, salt)
+        devs = [abs(sc - ch) / _WINDOW[k] for k, (sc, ch) in scores.items()]
+        if max(devs) <= 1.0:
+            return salt
+        if max(devs) < best_dev:
+            best, best_dev = salt, max(devs)
+    return best
 
 
 @dataclass(frozen=True)
@@ -107,7 +170,9 @@ def build_release(out_dir: str | os.PathLike, *, quizzes: str | os.PathLike | No
         raise ValueError(f"배포 폴더 {out}가 비어 있지 않고 이전 배포본도 아닙니다: 빈 폴더나 새 폴더 이름을 지정하세요.")
 
     files = load_quiz_files(src)
-    public = [(f.notebook, f.title, [public_question(q).model_dump(exclude_none=True) for q in f.questions])
+    salt = release_salt(q for f in files for q in f.questions)
+    public = [(f.notebook, f.title, [public_question(q, opaque=True, salt=salt).model_dump(exclude_none=True)
+                                     for q in f.questions])
               for f in files]
     rid = hashlib.sha256(json.dumps(public, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:12]
     try:

@@ -19,9 +19,9 @@ Kinds and their answer fields:
 
 - ``single``: ``choices`` (>= 2), ``answer`` = one choice id.
 - ``multiple``: ``choices``, ``answer`` = list of choice ids (partial credit, see grading).
-- ``short``: ``answer`` (Korean text), ``accepted`` (other exact forms), ``keywords`` (groups of
-  alternatives that must all appear), ``forbidden`` (substrings that make an answer wrong, e.g.
-  negations).
+- ``short``: ``answer`` (Korean text), ``accepted`` (other whole answers), ``concepts`` (required
+  concept groups of alternative stems), ``misconceptions`` (``{match, explanation}``: wrong ideas
+  that score 0). Undecided answers go to the lecturer's review (see :class:`ShortAnswer`).
 - ``numeric``: ``answer`` (number), ``tolerance`` (absolute, in ``unit``), ``unit`` (a key of
   :data:`decodelab.quiz.normalize.UNITS`).
 - ``ordering``: ``items`` (>= 3, with ids), ``answer`` = the item ids in the right order.
@@ -44,6 +44,7 @@ from .normalize import UNITS, normalize_text, normalize_unit
 __all__ = [
     "Choice",
     "Item",
+    "Misconception",
     "MultipleChoice",
     "NOTEBOOK_IDS",
     "NumericQuestion",
@@ -51,6 +52,7 @@ __all__ = [
     "QUESTION_ID",
     "QUIZ_SET",
     "PublicChoice",
+    "PublicItem",
     "PublicQuestion",
     "Question",
     "QuizFile",
@@ -62,12 +64,14 @@ __all__ = [
     "Source",
 ]
 
-NOTEBOOK_IDS = ("01", "02", "03", "04", "05")
-QUESTION_ID = re.compile(r"^(0[1-5])-[a-z0-9]+(?:-[a-z0-9]+)*$")
-"""A question id: ``NN-name`` (NN = 01..05; lowercase letters, digits, hyphens). Also the file name of
-a saved answer and a key of a submission's ``answers``."""
-QUIZ_SET = re.compile(r"^(course|exam-[0-9a-f]{12})$")
-"""A quiz set: ``course`` (practice quizzes) or ``exam-<release id>`` (12 hex digits)."""
+NOTEBOOK_IDS = ("01", "02", "03", "04", "05", "06", "07")
+"""Notebooks that may have quiz and exercise files (06 = review, 07 = real-server measurement)."""
+QUESTION_ID = re.compile(r"(0[1-7])-[a-z0-9]+(?:-[a-z0-9]+)*")
+"""A question (or exercise) id: ``NN-name`` (NN = 01..07; lowercase letters, digits, hyphens). Also the
+file name of a saved answer and a key of a submission's ``answers``. Always matched whole
+(``fullmatch``; a trailing newline is not allowed)."""
+QUIZ_SET = re.compile(r"course|exam-[0-9a-f]{12}")
+"""A quiz set: ``course`` (practice quizzes) or ``exam-<release id>`` (12 hex digits); matched whole."""
 SEEDS = ("000", "001")
 
 
@@ -83,12 +87,12 @@ class _Strict(BaseModel):
 class Source(_Strict):
     """Where a question comes from: a seed article, a notebook section, or a facts file row.
 
-    At least one of ``seed`` (``"000"`` or ``"001"``), ``notebook`` (``"01"``-``"06"``), ``facts``
+    At least one of ``seed`` (``"000"`` or ``"001"``), ``notebook`` (``"01"``-``"07"``), ``facts``
     (a file in ``facts/``) is given, plus ``passage``: the section, paragraph or table row.
     """
 
     seed: Literal["000", "001"] | None = None
-    notebook: Literal["01", "02", "03", "04", "05", "06"] | None = None
+    notebook: Literal["01", "02", "03", "04", "05", "06", "07"] | None = None
     facts: Literal["hardware.md", "speculative.md", "tiny-model-feasibility.md"] | None = None
     passage: str = Field(min_length=2)
 
@@ -103,7 +107,7 @@ class Choice(_Strict):
     """One option of a single/multiple choice question; ``explanation`` says why it is right or
     wrong (required for wrong options)."""
 
-    id: str = Field(pattern=r"^[a-h]$")
+    id: str = Field(pattern=r"^[a-h]\z")
     text: str = Field(min_length=1)
     explanation: str | None = None
 
@@ -111,7 +115,7 @@ class Choice(_Strict):
 class Item(_Strict):
     """One element of an ordering question."""
 
-    id: str = Field(pattern=r"^[A-H]$")
+    id: str = Field(pattern=r"^[A-H]\z")
     text: str = Field(min_length=1)
 
 
@@ -125,9 +129,9 @@ class _Base(_Strict):
     @field_validator("id")
     @classmethod
     def _id_form(cls, v: str) -> str:
-        if not QUESTION_ID.match(v):
+        if not QUESTION_ID.fullmatch(v):
             raise ValueError(
-                "형식은 'NN-이름' (NN = 01..05, 이름은 소문자/숫자/하이픈)이어야 합니다, 예: 01-decode-definition"
+                "형식은 'NN-이름' (NN = 01..07, 이름은 소문자/숫자/하이픈)이어야 합니다, 예: 01-decode-definition"
             )
         return v
 
@@ -182,23 +186,91 @@ class MultipleChoice(_Base):
         return self
 
 
-class ShortAnswer(_Base):
-    """A short Korean answer, compared after :func:`~decodelab.quiz.normalize.normalize_text`.
+def _groups(v: Any) -> Any:
+    """``[a, b]`` (one group of alternatives) or ``[[a, b], [c]]`` (several groups)."""
+    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+        return [v]
+    return v
 
-    Right when the folded response equals the folded ``answer`` or an ``accepted`` form; otherwise
-    wrong if it contains a ``forbidden`` substring; otherwise right when every group in
-    ``keywords`` has at least one alternative in it that is not negated, and the answer's last
-    predicate is not negated (alternatives are folded too; see :mod:`decodelab.quiz.grading`). A
-    general negation guard (``않``, ``아니``, ``없``, ``못``, ``안``) is built in, so ``forbidden`` is for
-    wrong-domain words (``네트워크`` for a memory question). Give a keyword group per required
-    concept (``[메모리, hbm]`` and ``[대역폭, bandwidth]``), not only the generic word.
+
+def _check_groups(field: str, groups: list[list[str]]) -> None:
+    if not groups:
+        raise field_error(field, "대안 목록이 하나 이상 있어야 합니다")
+    for i, group in enumerate(groups):
+        if not group:
+            raise field_error(f"{field}.{i}", "빈 목록은 쓸 수 없습니다: 대안 표현을 하나 이상 적으세요")
+        for j, k in enumerate(group):
+            if not normalize_text(k):
+                raise field_error(f"{field}.{i}.{j}", "정규화하면 빈 문자열이 됩니다: 글자가 있는 표현을 적으세요")
+
+
+class Misconception(_Strict):
+    """A wrong idea a student may write; an answer that states it scores 0 with this explanation.
+
+    ``match`` is a list of groups of alternative stems (written like ``concepts``); the answer
+    states the misconception when every group has an alternative in it that is not negated
+    (``"토큰을 지우는 게 아니라"`` does not state "지운다"), and with several groups all hits lie
+    within ``within`` folded characters (default 10), so ``[[GPU, 칩], [커지, 커져]]`` catches
+    "GPU가 커져서" but not "GPU를 여러 번 호출하면 지연이 커져서". A flat list is one group.
+    """
+
+    match: list[list[str]]
+    explanation: str = Field(min_length=5)
+    within: int = Field(default=10, ge=1, le=200)
+
+    @field_validator("match", mode="before")
+    @classmethod
+    def _flat(cls, v: Any) -> Any:
+        return _groups(v)
+
+    @model_validator(mode="after")
+    def _nonempty(self) -> "Misconception":
+        _check_groups("match", self.match)
+        return self
+
+
+class ShortAnswer(_Base):
+    """A short Korean answer, graded by :func:`decodelab.quiz.grading.grade_short` into 1, 0 or review.
+
+    Fields (all compared after :func:`~decodelab.quiz.normalize.normalize_text`: NFKC, case folded,
+    no spaces or punctuation, so spacing never matters):
+
+    - ``answer``: the model answer (shown to the student after grading; also an accepted form).
+    - ``accepted``: other whole answers that are right as they stand (a polite ending such as
+      ``입니다`` may follow).
+    - ``concepts``: required concept groups; each group lists alternative *stems* (``쌓``,
+      ``누적``, ``곱해``), so particles and endings do not matter. An answer that has a hit, not
+      negated, for every group is right.
+    - ``misconceptions``: wrong ideas (:class:`Misconception`), each with its explanation; an answer
+      that states one scores 0.
+
+    Everything else (an answer the rules cannot decide) goes to the lecturer's review. The old
+    names ``keywords`` / ``forbidden`` are rejected with a message naming the new field.
     """
 
     kind: Literal["short"]
     answer: str = Field(min_length=1)
     accepted: list[str] = Field(default_factory=list)
-    keywords: list[list[str]] = Field(default_factory=list)
-    forbidden: list[str] = Field(default_factory=list)
+    concepts: list[list[str]] = Field(default_factory=list)
+    misconceptions: list[Misconception] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if "keywords" in data:
+                raise field_error("keywords", "이름이 concepts로 바뀌었습니다 (필수 개념 묶음의 목록): keywords를 concepts로 고치세요")
+            if "forbidden" in data:
+                raise field_error(
+                    "forbidden",
+                    "misconceptions로 바뀌었습니다: 각 항목을 {match: [표현, ...], explanation: 왜 틀렸는지}로 적으세요",
+                )
+        return data
+
+    @field_validator("concepts", mode="before")
+    @classmethod
+    def _flat(cls, v: Any) -> Any:
+        return _groups(v)
 
     @model_validator(mode="after")
     def _forms(self) -> "ShortAnswer":
@@ -207,16 +279,14 @@ class ShortAnswer(_Base):
         for i, a in enumerate(self.accepted):
             if not normalize_text(a):
                 raise field_error(f"accepted.{i}", "정규화하면 빈 문자열이 됩니다")
-        for i, group in enumerate(self.keywords):
-            if not group or not all(normalize_text(k) for k in group):
-                raise field_error(f"keywords.{i}", "빈 그룹이나 빈 키워드는 쓸 수 없습니다")
-        for i, f in enumerate(self.forbidden):
-            nf = normalize_text(f)
-            if not nf:
-                raise field_error(f"forbidden.{i}", "빈 문자열은 쓸 수 없습니다")
-            for form in [self.answer, *self.accepted]:
-                if nf in normalize_text(form):
-                    raise field_error(f"forbidden.{i}", f"금지어 {f!r}가 정답 형태 {form!r} 안에 있습니다")
+        if self.concepts:
+            _check_groups("concepts", self.concepts)
+        from .grading import states  # the same matcher the grader uses
+
+        for form in [self.answer, *self.accepted]:
+            for i, m in enumerate(self.misconceptions):
+                if states(m.match, form, m.within, contrast=True):
+                    raise field_error(f"misconceptions.{i}.match", f"정답 형태 {form!r}도 이 오개념에 걸립니다: 표현을 좁히세요")
         return self
 
 
@@ -271,7 +341,7 @@ class QuizHeader(_Strict):
     """The fields of a quiz file other than its questions (validated on their own so that a broken
     header and broken questions are all reported at once)."""
 
-    notebook: Literal["01", "02", "03", "04", "05"]
+    notebook: Literal["01", "02", "03", "04", "05", "06", "07"]
     title: str = Field(min_length=1)
 
     @field_validator("notebook", mode="before")
@@ -291,11 +361,23 @@ class QuizFile(QuizHeader):
 # --------------------------------------------------------------------------------------------
 
 
-class PublicChoice(_Strict):
-    """A choice as a student sees it."""
+OPAQUE_CHOICE = r"^(?:[a-h]|[0-9a-f]{6})\z"
+OPAQUE_ITEM = r"^(?:[A-H]|[0-9A-F]{6})\z"
 
-    id: str = Field(pattern=r"^[a-h]$")
+
+class PublicChoice(_Strict):
+    """A choice as a student sees it: the file's id (``a``..``h``) in the practice quizzes, an opaque
+    id (6 hex digits) in an exam release (see :func:`decodelab.quiz.loading.release_ids`)."""
+
+    id: str = Field(pattern=OPAQUE_CHOICE)
     text: str
+
+
+class PublicItem(_Strict):
+    """An ordering item as a student sees it (``A``..``H``, or 6 upper-case hex digits in a release)."""
+
+    id: str = Field(pattern=OPAQUE_ITEM)
+    text: str = Field(min_length=1)
 
 
 class PublicQuestion(_Strict):
@@ -309,13 +391,13 @@ class PublicQuestion(_Strict):
     prompt: str
     points: float = 1.0
     choices: list[PublicChoice] | None = None
-    items: list[Item] | None = None
+    items: list[PublicItem] | None = None
     unit: str | None = None
 
     @field_validator("id")
     @classmethod
     def _id_form(cls, v: str) -> str:
-        if not QUESTION_ID.match(v):
+        if not QUESTION_ID.fullmatch(v):
             raise ValueError("형식은 'NN-이름'이어야 합니다")
         return v
 
@@ -329,7 +411,7 @@ class ReleaseInfo(_Strict):
     """Header of an exam release file: ``id`` names the release; answers saved against it go to
     their own folder (``exam-<id>``) and submissions carry it as ``quiz_set``."""
 
-    id: str = Field(pattern=r"^[0-9a-f]{12}$")
+    id: str = Field(pattern=r"^[0-9a-f]{12}\z")
     format: Literal[1] = 1
 
 
@@ -337,6 +419,6 @@ class ReleaseFile(_Strict):
     """One student file of an exam release (``decodelab quiz release``)."""
 
     release: ReleaseInfo
-    notebook: Literal["01", "02", "03", "04", "05"]
+    notebook: Literal["01", "02", "03", "04", "05", "06", "07"]
     title: str
     questions: list[PublicQuestion] = Field(min_length=1)

@@ -9,7 +9,16 @@ atomically, so a kernel restart, a closed browser tab or two notebooks open at o
 A record: ``{"question_id", "response", "saved_at" (UTC ISO 8601), "attempts", "score"}``;
 ``response`` is exactly what the student gave (a choice id, a list of ids, the raw text of a
 short or numeric answer, even one that could not be read as a number); ``score`` is in [0, 1], or
-``None`` when not graded (exam mode, or unreadable input).
+``None`` when not graded (exam mode, unreadable input, or a short answer sent to review).
+
+The exercises of :mod:`decodelab.exercises` are saved in the same folder (quiz set ``course``) with
+a ``kind`` field (``prediction``, ``written``, ``task``) and their own fields (``revealed``,
+``passed``); they go into the submission's ``exercises``, never into its ``answers``.
+
+``<root>/student.json`` remembers the student id of the last export and the ``shuffle_key``: the key
+of the order in which this student sees the choices (see :mod:`decodelab.quiz.shuffle`), fixed the
+first time a widget needs it (the student id if one is known, else a random key) and written into
+every submission so that the lecturer can reproduce what the student saw.
 """
 
 from __future__ import annotations
@@ -17,13 +26,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .._atomic import atomic_write_text
 from .schema import QUESTION_ID, QUIZ_SET
-from .submission import MAX_BYTES, answer_problem, make_submission, validate_student_id
+from .submission import EXERCISE_KINDS, MAX_BYTES, answer_problem, make_submission, validate_student_id
 
 __all__ = ["ANSWERS_ENV", "AnswerStore", "answers_root"]
 
@@ -66,38 +76,57 @@ class AnswerStore:
     """
 
     def __init__(self, quiz_set: str = "course", root: str | os.PathLike | None = None):
-        if not QUIZ_SET.match(quiz_set):
+        if not QUIZ_SET.fullmatch(quiz_set):
             raise ValueError(f"quiz_set={quiz_set!r}: 'course' 또는 'exam-<12자리 16진수>'여야 합니다.")
         self.quiz_set = quiz_set
         self.root = answers_root(root)
         self.dir = self.root / quiz_set
         self.problems: list[str] = []
+        self.problem_ids: list[str] = []
         self.left_out: dict[str, str] = {}
 
     def _path(self, question_id: str) -> Path:
-        if not QUESTION_ID.match(question_id):
-            raise ValueError(f"문항 id {question_id!r}의 형식이 잘못됐습니다.")
+        if not isinstance(question_id, str) or not QUESTION_ID.fullmatch(question_id):
+            raise ValueError(f"문항 id {question_id!r}의 형식이 잘못됐습니다 (형식: NN-이름, NN = 01..07).")
         return self.dir / f"{question_id}.json"
 
     def load(self) -> dict[str, dict]:
-        """Every saved record, by question id. Unreadable files are skipped and listed in ``problems``."""
+        """Every saved record, by question id.
+
+        Unreadable records (truncated or corrupted JSON, too big, another question's record) are
+        skipped, left on disk, and listed in ``problems`` as Korean lines naming the question, e.g.
+        ``"문항 01-decode-definition: 저장된 답을 읽을 수 없습니다 (파일이 잘렸거나 손상됨) ..."``;
+        :attr:`problem_ids` holds their question ids.
+        """
         self.problems = []
+        self.problem_ids: list[str] = []
         out: dict[str, dict] = {}
         if not self.dir.is_dir():
             return out
         for p in sorted(self.dir.glob("*.json")):
             qid = p.stem
-            if not QUESTION_ID.match(qid):
+            if not QUESTION_ID.fullmatch(qid):
                 continue
             try:
                 if p.stat().st_size > _MAX_RECORD:
-                    raise ValueError("너무 큼")
-                rec = json.loads(p.read_text(encoding="utf-8"))
+                    raise ValueError(f"파일이 너무 큽니다 (한도 {_MAX_RECORD:,}바이트)")
+                try:
+                    rec = json.loads(p.read_text(encoding="utf-8"))
+                except UnicodeDecodeError:
+                    raise ValueError("UTF-8 텍스트가 아닙니다 (파일이 손상됨)") from None
+                except json.JSONDecodeError:
+                    raise ValueError("파일이 잘렸거나 손상되었습니다") from None
                 if not isinstance(rec, dict) or rec.get("question_id") != qid:
-                    raise ValueError("형식이 다름")
+                    raise ValueError("다른 문항의 기록이거나 형식이 다릅니다")
                 _check_response(rec.get("response"))
-            except (OSError, ValueError, TypeError) as e:
-                self.problems.append(f"{p.name}: {e}")
+            except OSError as e:
+                self.problems.append(f"문항 {qid}: 저장된 답을 읽을 수 없습니다 ({e.strerror or '읽기 오류'}).")
+                self.problem_ids.append(qid)
+                continue
+            except (ValueError, TypeError) as e:
+                self.problems.append(f"문항 {qid}: 저장된 답을 읽을 수 없습니다 ({e}). 파일 {p.name}은(는) 지우지 "
+                                     "않았습니다: 이 문항에 다시 답하면 새 답으로 바뀝니다.")
+                self.problem_ids.append(qid)
                 continue
             out[qid] = rec
         return out
@@ -106,8 +135,15 @@ class AnswerStore:
         """The saved record of one question, or None."""
         return self.load().get(question_id)
 
-    def save(self, question_id: str, response: Any, *, score: float | None = None) -> dict:
+    def save(self, question_id: str, response: Any, *, score: float | None = None,
+             extra: dict[str, Any] | None = None) -> dict:
         """Save one answer now (atomic write). ``attempts`` counts the saves of this question.
+
+        Args:
+            question_id: ``NN-name``.
+            response: None, str, number, or list of str.
+            score: in [0, 1] or None.
+            extra: more fields of the record (the exercises' ``kind``, ``revealed``, ``passed``).
 
         Raises:
             TypeError: ``response`` is not None, str, number, or list of str.
@@ -128,6 +164,25 @@ class AnswerStore:
             "attempts": previous + 1,
             "score": score,
         }
+        for k, v in (extra or {}).items():
+            if k not in record:
+                record[k] = v
+        self.dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(record, ensure_ascii=False))
+        return record
+
+    def update(self, question_id: str, **fields: Any) -> dict:
+        """Set fields of a saved record (creating ``{"response": None}`` if there is none), e.g. the
+        value an exercise revealed; ``attempts`` and ``response`` stay as they were.
+
+        Raises:
+            OSError: the file could not be written.
+        """
+        path = self._path(question_id)
+        record = self.get(question_id) or {"question_id": question_id, "response": None, "attempts": 0,
+                                           "score": None}
+        record.update(fields)
+        record["updated_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps(record, ensure_ascii=False))
         return record
@@ -138,13 +193,67 @@ class AnswerStore:
     def _student_file(self) -> Path:
         return self.root / "student.json"
 
+    def _student_info(self) -> dict:
+        try:
+            info = json.loads(self._student_file.read_text(encoding="utf-8"))
+            return info if isinstance(info, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
     def student_id(self) -> str:
         """The student id remembered from the last export ("" if none)."""
+        sid = self._student_info().get("student_id", "")
+        return sid if isinstance(sid, str) else ""
+
+    def shuffle_key(self, student_id: str | None = None) -> str:
+        """The key of the order in which this student sees choices (see :mod:`decodelab.quiz.shuffle`).
+
+        Fixed on first use and remembered in ``<root>/student.json``: ``student_id`` (or the one
+        remembered from an export) when there is one, else a random ``anon-...`` key. If the file
+        cannot be written, the key is still returned (the order then holds for this session).
+        """
+        info = self._student_info()
+        key = info.get("shuffle_key")
         try:
-            sid = json.loads(self._student_file.read_text(encoding="utf-8")).get("student_id", "")
-            return sid if isinstance(sid, str) else ""
-        except (OSError, ValueError, AttributeError):
-            return ""
+            if isinstance(key, str) and key:
+                return validate_student_id(key)
+        except ValueError:
+            pass
+        sid = student_id or self.student_id()
+        try:
+            key = validate_student_id(sid) if sid else ""
+        except ValueError:
+            key = ""
+        key = key or f"anon-{secrets.token_hex(6)}"
+        info["shuffle_key"] = key
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self._student_file, json.dumps(info, ensure_ascii=False))
+        except OSError:
+            pass
+        return key
+
+    def exercise_entries(self) -> dict[str, dict]:
+        """The saved exercise records as submission entries: id -> ``{"kind", "response", ...}``
+        (see :class:`decodelab.quiz.submission.ExerciseAnswer`); entries over the limits are left out
+        (and added to :attr:`left_out`)."""
+        out: dict[str, dict] = {}
+        for qid, rec in self.load().items():
+            kind = rec.get("kind")
+            if kind not in EXERCISE_KINDS:
+                continue
+            entry: dict[str, Any] = {"kind": kind, "response": rec.get("response")}
+            if kind == "prediction" and rec.get("revealed") is not None:
+                entry["revealed"] = rec["revealed"]
+            if kind == "task" and isinstance(rec.get("passed"), bool):
+                entry["passed"] = rec["passed"]
+            why = next((answer_problem(v) for v in (entry["response"], entry.get("revealed"))
+                        if v is not None and answer_problem(v) is not None), None)
+            if why is not None:
+                self.left_out[qid] = why
+                continue
+            out[qid] = entry
+        return out
 
     def submission_answers(self) -> tuple[dict[str, Any], dict[str, str]]:
         """The saved answers split into those a submission file can hold and those it cannot.
@@ -159,7 +268,7 @@ class AnswerStore:
         left_out: dict[str, str] = {}
         for qid, rec in self.load().items():
             response = rec.get("response")
-            if response is None:
+            if response is None or rec.get("kind") in EXERCISE_KINDS:
                 continue
             why = answer_problem(response)
             if why is None:
@@ -186,16 +295,19 @@ class AnswerStore:
         sid = validate_student_id(student_id)
         answers, left_out = self.submission_answers()
         self.left_out = left_out
-        if not answers and not left_out:
+        exercises = self.exercise_entries() if self.quiz_set == "course" else {}
+        key = self.shuffle_key(sid)
+        if not answers and not left_out and not exercises:
             raise ValueError("저장된 답이 없습니다: 먼저 문항에 답하고 '제출'을 누르세요.")
         out = Path(out_dir).expanduser()
         if not out.is_dir():
             raise FileNotFoundError(f"내보낼 폴더가 없습니다: {out}")
 
         def render() -> str:
-            return json.dumps(make_submission(sid, answers, self.quiz_set), ensure_ascii=False, indent=1)
+            return json.dumps(make_submission(sid, answers, self.quiz_set, shuffle_key=key, exercises=exercises),
+                              ensure_ascii=False, indent=1)
 
-        text = render() if answers else ""
+        text = render() if answers or exercises else ""
         while answers and len(text.encode()) + 1 > MAX_BYTES:  # + 1: the final newline
             def size(qid: str) -> int:
                 return len(json.dumps(answers[qid], ensure_ascii=False).encode())
@@ -204,15 +316,17 @@ class AnswerStore:
             del answers[longest]
             left_out[longest] = (f"모든 답을 합치면 제출 파일 크기 한도({MAX_BYTES:,}바이트)를 넘어 가장 긴 답부터 "
                                  "뺐습니다: 이 답을 짧게 줄이세요")
-            text = render() if answers else ""
-        if not answers:
+            text = render() if answers or exercises else ""
+        if not answers and not exercises:
             raise ValueError("내보낼 수 있는 답이 없습니다: 저장된 답이 모두 제출 한도를 넘습니다. "
                              "답을 줄여 다시 제출한 뒤 내보내세요.")
         safe = re.sub(r"[^\w.-]+", "_", sid).strip("._") or "student"
         path = atomic_write_text(out / f"decodelab-{self.quiz_set}-{safe}.json", text + "\n")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self._student_file, json.dumps({"student_id": sid}, ensure_ascii=False))
+            info = self._student_info()
+            info["student_id"] = sid
+            atomic_write_text(self._student_file, json.dumps(info, ensure_ascii=False))
         except OSError:
             pass
         return path

@@ -8,8 +8,16 @@ Format (JSON, UTF-8)::
       "student_id": "2026-12345",
       "quiz_set": "course",                 # or "exam-<release id>"
       "exported_at": "2026-05-01T09:30:00+00:00",
-      "answers": {"01-decode-definition": "b", "03-added-latency": "150 s", "04-round-order": ["A", "B"]}
+      "answers": {"01-decode-definition": "b", "03-added-latency": "150 s", "04-round-order": ["A", "B"]},
+      "shuffle_key": "2026-12345",          # optional: the order the student saw (decodelab.quiz.shuffle)
+      "exercises": {                        # optional: decodelab.exercises (never auto-scored)
+        "01-predict-kv-step": {"kind": "prediction", "response": 12.0, "revealed": 3.1},
+        "01-written-decode-definition": {"kind": "written", "response": "디코드 단계는 ..."},
+        "04-task-low-acceptance": {"kind": "task", "response": 0.21, "passed": true}
+      }
     }
+
+``exercises`` was added within version 1: an older grader ignores it (unknown fields are ignored).
 
 The grader treats a submission as data only: it is parsed with ``json`` (no ``eval``, no pickle,
 no YAML tags), with a size cap read before parsing, duplicate keys, NaN/Infinity and huge numbers
@@ -46,6 +54,8 @@ __all__ = [
     "FORMAT",
     "MAX_BYTES",
     "MAX_NUMBER",
+    "MAX_ANSWERS",
+    "ExerciseAnswer",
     "Submission",
     "SubmissionError",
     "answer_problem",
@@ -70,7 +80,13 @@ MAX_LIST_ITEMS = 20
 MAX_ITEM_TEXT = 200
 """Longest id in a list answer (characters)."""
 
-_STUDENT_ID = re.compile(r"^[^\W_][\w .\-]{0,63}$")
+MAX_ANSWERS = 1000
+"""Most answers (and, separately, most exercise entries) in one submission file."""
+
+EXERCISE_KINDS = ("prediction", "written", "task")
+"""Kinds of :mod:`decodelab.exercises` records (saved in the same answers folder as quiz answers)."""
+
+_STUDENT_ID = re.compile(r"[^\W_][\w .\-]{0,63}")
 
 
 class SubmissionError(ValueError):
@@ -90,7 +106,7 @@ def validate_student_id(value: Any) -> str:
     sid = unicodedata.normalize("NFC", value).strip()
     if not sid:
         raise ValueError("학번(student_id)이 비어 있습니다: 학번이나 이름을 입력하세요.")
-    if not _STUDENT_ID.match(sid):
+    if not _STUDENT_ID.fullmatch(sid):
         raise ValueError(
             f"학번(student_id) {sid[:70]!r}에 쓸 수 없는 글자가 있거나 너무 깁니다: 글자·숫자로 시작하고, "
             "글자·숫자·공백·'.'·'-'·'_'만, 64자 이내로 쓰세요."
@@ -150,6 +166,28 @@ def answer_problem(answer: Any) -> str | None:
     return None
 
 
+class ExerciseAnswer(BaseModel):
+    """One exercise entry of a submission: ``kind`` (prediction | written | task), ``response`` (the
+    prediction, the written text, or the value checked), ``revealed`` (prediction: the measured
+    value shown at the reveal), ``passed`` (task: whether the goal was reached)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["prediction", "written", "task"]
+    response: Answer | None = None
+    revealed: Union[StrictInt, StrictFloat, Annotated[str, Field(max_length=MAX_ITEM_TEXT)], None] = None
+    passed: bool | None = None
+
+    @field_validator("response", "revealed")
+    @classmethod
+    def _limits(cls, v: Any) -> Any:
+        if v is not None:
+            why = answer_problem(v)
+            if why is not None:
+                raise ValueError(why)
+        return v
+
+
 class Submission(BaseModel):
     """A validated submission (see the module docstring for the JSON form)."""
 
@@ -160,7 +198,22 @@ class Submission(BaseModel):
     student_id: str
     quiz_set: str = "course"
     exported_at: str = ""
-    answers: dict[str, Answer] = Field(max_length=1000)
+    shuffle_key: str = ""
+    answers: dict[str, Answer] = Field(max_length=MAX_ANSWERS)
+    exercises: dict[str, ExerciseAnswer] = Field(default_factory=dict, max_length=MAX_ANSWERS)
+
+    @field_validator("shuffle_key", mode="before")
+    @classmethod
+    def _key(cls, v: Any) -> str:
+        return validate_student_id(v) if v not in ("", None) else ""
+
+    @field_validator("exercises")
+    @classmethod
+    def _exercise_ids(cls, v: dict) -> dict:
+        for k in v:
+            if not QUESTION_ID.fullmatch(k):
+                raise ValueError(f"연습 id {k[:40]!r}의 형식이 잘못됐습니다")
+        return v
 
     @field_validator("student_id", mode="before")
     @classmethod
@@ -170,7 +223,7 @@ class Submission(BaseModel):
     @field_validator("quiz_set")
     @classmethod
     def _set(cls, v: str) -> str:
-        if not QUIZ_SET.match(v):
+        if not QUIZ_SET.fullmatch(v):
             raise ValueError("quiz_set은 'course' 또는 'exam-<12자리 16진수>'여야 합니다")
         return v
 
@@ -190,7 +243,7 @@ class Submission(BaseModel):
     @classmethod
     def _answers(cls, v: dict) -> dict:
         for k, a in v.items():
-            if not QUESTION_ID.match(k):
+            if not QUESTION_ID.fullmatch(k):
                 raise ValueError(f"문항 id {k[:40]!r}의 형식이 잘못됐습니다")
             if isinstance(a, (int, float)) and not isinstance(a, bool):
                 why = answer_problem(a)
@@ -207,8 +260,15 @@ class Submission(BaseModel):
         return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
-def make_submission(student_id: str, answers: dict[str, Any], quiz_set: str = "course") -> dict:
+def make_submission(student_id: str, answers: dict[str, Any], quiz_set: str = "course", *,
+                    shuffle_key: str = "", exercises: dict[str, dict] | None = None) -> dict:
     """The JSON-ready dict of a submission, validated.
+
+    Args:
+        student_id, answers, quiz_set: see the module docstring.
+        shuffle_key: the key of the order the student saw (:mod:`decodelab.quiz.shuffle`); omitted
+            when empty.
+        exercises: exercise id -> ``{"kind", "response", "revealed"?, "passed"?}``; omitted when empty.
 
     Raises:
         ValueError: (Korean) bad student id, quiz set or answers.
@@ -221,6 +281,10 @@ def make_submission(student_id: str, answers: dict[str, Any], quiz_set: str = "c
         "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "answers": {k: v for k, v in answers.items() if v is not None},
     }
+    if shuffle_key:
+        data["shuffle_key"] = shuffle_key
+    if exercises:
+        data["exercises"] = exercises
     try:
         Submission.model_validate(data)
     except ValidationError as e:
@@ -232,11 +296,26 @@ def _summarize(e: ValidationError, limit: int = 3) -> str:
     parts: list[str] = []
     for err in e.errors():
         loc = tuple(err.get("loc", ()))
+        typ = err.get("type", "")
         if len(loc) >= 3 and loc[0] == "answers":  # one Korean line per bad answer, not per union member
-            line = (f"answers.{loc[1]}: 답은 {MAX_ANSWER_TEXT}자 이내의 글, 숫자, 또는 {MAX_ITEM_TEXT}자 이내 글 "
+            line = (f"문항 {loc[1]}: 답은 {MAX_ANSWER_TEXT}자 이내의 글, 숫자, 또는 {MAX_ITEM_TEXT}자 이내 글 "
                     f"{MAX_LIST_ITEMS}개 이내의 목록이어야 합니다")
+        elif len(loc) >= 2 and loc[0] == "exercises":
+            line = f"연습 {loc[1]}: 형식이 잘못됐습니다 ({'.'.join(str(x) for x in loc[2:3]) or '항목'})"
+        elif typ == "too_long" and loc and loc[0] in ("answers", "exercises"):
+            n = (err.get("ctx") or {}).get("actual_length")
+            n = len(err["input"]) if not n and isinstance(err.get("input"), dict) else n
+            what = "답" if loc[0] == "answers" else "연습 항목"
+            line = f"{loc[0]}: {what}이 너무 많습니다 ({n:,}개, 한도 {MAX_ANSWERS:,}개)" if n else \
+                f"{loc[0]}: {what}이 너무 많습니다 (한도 {MAX_ANSWERS:,}개)"
+        elif typ == "missing":
+            line = f"{'.'.join(str(x) for x in loc)}: 필수 필드가 없습니다"
+        elif typ in ("dict_type", "string_type", "model_type"):
+            line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: 형식이 잘못됐습니다"
         else:
-            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            from .loading import _message  # Korean text for pydantic's error kinds
+
+            msg = _message(err)[1]
             line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: {msg}"
         if line not in parts:
             parts.append(line)

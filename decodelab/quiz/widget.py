@@ -10,6 +10,11 @@ results. **제출 파일 내보내기** writes one submission file for the lectu
 With an exam release (``quizzes_dir`` pointing at ``decodelab quiz release`` output) the widget runs
 in exam mode: it saves and exports answers but shows no right/wrong (it has no keys).
 
+Choices and ordering items appear in a per-student order under positional labels (``1``, ``2``, ...;
+``가``, ``나``, ...), see :mod:`decodelab.quiz.shuffle`; what is saved is the option's id. A short answer
+the rules cannot decide is saved and shown as "강사의 검토를 기다립니다" (it counts in no score until
+the lecturer reviews it).
+
 Nothing is printed: all messages, including unexpected errors, appear inside the widget.
 """
 
@@ -26,6 +31,7 @@ import ipywidgets as W
 from .grading import check, parse_response
 from .loading import load_public
 from .normalize import ResponseError
+from .shuffle import CHOICE_LABELS, ITEM_LABELS, choice_order
 from .store import AnswerStore
 from .submission import answer_problem
 
@@ -58,37 +64,48 @@ class QuestionView:
     message about the question uses instead of the internal question id.
     """
 
-    def __init__(self, question, key, store: AnswerStore, on_change: Callable[[], None], number: int):
+    def __init__(self, question, key, store: AnswerStore, on_change: Callable[[], None], number: int,
+                 shuffle_key: str = ""):
         self.q = question
         self.key = key
         self.store = store
         self._on_change = on_change
         self.score: float | None = None
+        self.review = False
         self.saved = False
         self.message = ""
         self.number = number
         qid = question.id
+        # the shown order and labels (decodelab.quiz.shuffle): option id -> label
+        if question.kind in ("single", "multiple"):
+            opts, names = {c.id: c for c in question.choices}, CHOICE_LABELS
+        elif question.kind == "ordering":
+            opts, names = {i.id: i for i in question.items}, ITEM_LABELS
+        else:
+            opts, names = {}, ()
+        self.order: list[str] = choice_order(qid, shuffle_key, list(opts)) if opts else []
+        self.labels: dict[str, str] = {oid: names[k] for k, oid in enumerate(self.order)}
         lines = [f"<b>{number}. {_esc(question.prompt)}</b>"]
         if question.kind in ("single", "multiple"):
             hint = "하나를 고르세요" if question.kind == "single" else "맞는 것을 모두 고르세요"
             lines.append(f"<i>({hint})</i><ul style='list-style:none;padding-left:8px;margin:4px 0'>")
-            lines += [f"<li><b>{c.id}.</b> {_esc(c.text)}</li>" for c in question.choices]
+            lines += [f"<li><b>{self.labels[c]}.</b> {_esc(opts[c].text)}</li>" for c in self.order]
             lines.append("</ul>")
         elif question.kind == "ordering":
             lines.append("<i>(일어나는 순서대로 자리마다 항목을 고르세요)</i><ul style='list-style:none;padding-left:8px;margin:4px 0'>")
-            lines += [f"<li><b>{i.id}.</b> {_esc(i.text)}</li>" for i in question.items]
+            lines += [f"<li><b>{self.labels[i]}.</b> {_esc(opts[i].text)}</li>" for i in self.order]
             lines.append("</ul>")
         self.prompt = W.HTML("".join(lines))
         if question.kind == "single":
-            self.input: Any = W.ToggleButtons(options=[c.id for c in question.choices], value=None,
+            self.input: Any = W.ToggleButtons(options=[(self.labels[c], c) for c in self.order], value=None,
                                               style={"button_width": "48px"})
             inputs = [self.input]
         elif question.kind == "multiple":
-            self.input = [W.Checkbox(value=False, description=c.id, indent=False, layout=W.Layout(width="70px"))
-                          for c in question.choices]
+            self.input = [W.Checkbox(value=False, description=self.labels[c], indent=False,
+                                     layout=W.Layout(width="70px")) for c in self.order]
             inputs = [W.HBox(self.input)]
         elif question.kind == "ordering":
-            opts = [("—", None)] + [(i.id, i.id) for i in question.items]
+            opts = [("—", None)] + [(self.labels[i], i) for i in self.order]
             self.input = [W.Dropdown(options=opts, value=None, description=f"{k + 1}번째",
                                      layout=W.Layout(width="150px")) for k in range(len(question.items))]
             inputs = [W.HBox(self.input)]
@@ -123,7 +140,7 @@ class QuestionView:
         if kind == "single":
             return self.input.value
         if kind == "multiple":
-            picked = [c.id for c, box in zip(self.q.choices, self.input) if box.value]
+            picked = [c for c, box in zip(self.order, self.input) if box.value]
             return picked or None
         if kind == "ordering":
             order = [d.value or "" for d in self.input]
@@ -135,12 +152,11 @@ class QuestionView:
         """Put a response into the input widgets (restoring a saved answer, or from a test)."""
         kind = self.q.kind
         if kind == "single":
-            ids = [c.id for c in self.q.choices]
-            self.input.value = response if response in ids else None
+            self.input.value = response if isinstance(response, str) and response in self.order else None
         elif kind == "multiple":
-            chosen = set(response or [])
-            for c, box in zip(self.q.choices, self.input):
-                box.value = c.id in chosen
+            chosen = set(response or []) if isinstance(response, list) else set()
+            for c, box in zip(self.order, self.input):
+                box.value = c in chosen
         elif kind == "ordering":
             ids = {i.id for i in self.q.items}
             seq = list(response or [])
@@ -191,6 +207,7 @@ class QuestionView:
             else:  # a record saved by an older version of the widget
                 self.saved = False
                 self.score = None
+                self.review = False
                 self.message = (f"{self.number}번 문항: 저장된 답을 제출 파일에 넣을 수 없습니다: {problem}.{hint}")
                 note = "제출 파일을 내보낼 때 이 답은 빠집니다. 고친 뒤 다시 제출하세요."
             self._show(_BAD, "⚠️ " + _esc(self.message) + f"<br><small>{note}</small>")
@@ -201,6 +218,7 @@ class QuestionView:
         except ResponseError as e:
             self.message = str(e)
             self.score = None
+            self.review = False
             if save:
                 self._save(response, None)
             self._show(_BAD, "⚠️ " + _esc(self.message) + "<br><small>입력한 내용은 그대로 두었습니다. 고친 뒤 다시 제출하세요.</small>")
@@ -208,16 +226,24 @@ class QuestionView:
             return
         if self.key is None:  # exam mode
             self.score = None
+            self.review = False
             if save:
                 self._save(response, None)
             self.message = "저장했습니다."
             self._show(_INFO, "💾 저장했습니다. 시험 모드라 채점은 강사가 합니다. 답을 바꾸려면 '다시 풀기'를 누르세요.")
         else:
-            result = check(self.key, response)
+            result = check(self.key, response, labels=self.labels)
             self.score = result.score
+            self.review = result.review
             if save:
                 self._save(response, result.score)
-            if result.correct:
+            if result.review:
+                self.message = "검토 필요"
+                self._show(_WARN, "📝 <b>답을 저장했습니다. 강사의 검토를 기다립니다.</b> 자동 채점 규칙으로는 맞는지 "
+                                  "틀렸는지 정할 수 없는 답이라 강사가 검토합니다. 그동안 점수에는 들어가지 "
+                                  "않습니다.<br><small>'다시 풀기'로 답을 고쳐 쓸 수 있습니다.</small>")
+                self.reveal_button.disabled = False
+            elif result.correct:
                 self.message = "정답"
                 self._show(_OK, f"✅ <b>정답입니다.</b> {_esc(result.explanation)}")
                 self.reveal_button.disabled = True
@@ -251,7 +277,7 @@ class QuestionView:
             return
         from .grading import answer_text
 
-        self._show(_INFO, f"정답: <b>{_esc(answer_text(self.key))}</b><br>{_esc(self.key.explanation)}")
+        self._show(_INFO, f"정답: <b>{_esc(answer_text(self.key, labels=self.labels))}</b><br>{_esc(self.key.explanation)}")
 
     def restore(self, record: dict) -> None:
         """Show a saved record: its response, and (practice) its grade against the current key."""
@@ -281,12 +307,14 @@ class QuizWidget:
     """
 
     def __init__(self, notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLike | None = None,
-                 answers_dir: str | os.PathLike | None = None, export_dir: str | os.PathLike | None = None):
+                 answers_dir: str | os.PathLike | None = None, export_dir: str | os.PathLike | None = None,
+                 student_id: str | None = None):
         qs = load_public(quizzes_dir, notebook_id)
         self._quizzes_dir = quizzes_dir
         self.left_out: list[str] = []
         self.exam = qs.exam
         self.store = AnswerStore(qs.quiz_set, answers_dir)
+        self.shuffle_key = self.store.shuffle_key(student_id)
         self.export_dir = Path(export_dir) if export_dir is not None else None
         if len(qs.titles) == 1:
             nb, title = next(iter(qs.titles.items()))
@@ -299,8 +327,9 @@ class QuizWidget:
         self.score_label = W.HTML("")
         self.views: dict[str, QuestionView] = {}
         for n, q in enumerate(qs.questions, start=1):
-            self.views[q.id] = QuestionView(q, qs.keys.get(q.id), self.store, self._update_score, n)
-        self.student = W.Text(value=self.store.student_id(), placeholder="학번 또는 이름", description="학번",
+            self.views[q.id] = QuestionView(q, qs.keys.get(q.id), self.store, self._update_score, n,
+                                            self.shuffle_key)
+        self.student = W.Text(value=student_id or self.store.student_id(), placeholder="학번 또는 이름", description="학번",
                               layout=W.Layout(width="300px"))
         self.export_button = W.Button(description="제출 파일 내보내기", icon="download",
                                       layout=W.Layout(width="180px"))
@@ -317,7 +346,12 @@ class QuizWidget:
         finally:
             self._restoring = False
         if self.store.problems:
-            self.status.value = _box(_BAD, "읽지 못한 저장 파일: " + _esc("; ".join(self.store.problems[:3])))
+            lines = []
+            for qid, text in zip(self.store.problem_ids, self.store.problems):
+                if qid in self.views:
+                    text = text.replace(f"문항 {qid}", f"{self.views[qid].number}번 문항", 1)
+                lines.append(text)
+            self.status.value = _box(_BAD, "⚠️ 읽지 못한 저장된 답이 있습니다:<br>• " + "<br>• ".join(_esc(t) for t in lines[:5]))
         self._update_score()
 
     # ---------------------------------------------------------------- score and export
@@ -325,7 +359,7 @@ class QuizWidget:
     def score(self) -> tuple[float, float]:
         """(points earned, points possible) over this widget's questions (practice mode)."""
         earned = sum((v.score or 0.0) * v.q.points for v in self.views.values())
-        return earned, sum(v.q.points for v in self.views.values())
+        return earned, sum(v.q.points for v in self.views.values() if not v.review)
 
     def answered(self) -> int:
         """How many questions have a saved answer."""
@@ -338,7 +372,10 @@ class QuizWidget:
         else:
             earned, total = self.score()
             graded = sum(1 for v in self.views.values() if v.score is not None)
+            pending = sum(1 for v in self.views.values() if v.review)
             text = f"점수: <b>{_fmt(round(earned, 2))} / {_fmt(total)}</b> (채점된 문항 {graded} / {n})"
+            if pending:
+                text += f" · 강사 검토를 기다리는 문항 {pending}개"
         self.score_label.value = text
 
     def export(self, student_id: str | None = None, out_dir: str | os.PathLike | None = None) -> Path:
@@ -425,7 +462,7 @@ class QuizWidget:
 
 def quiz_widget(notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLike | None = None,
                 answers_dir: str | os.PathLike | None = None,
-                export_dir: str | os.PathLike | None = None) -> QuizWidget:
+                export_dir: str | os.PathLike | None = None, student_id: str | None = None) -> QuizWidget:
     """The quiz widget for one notebook.
 
     Args:
@@ -436,6 +473,8 @@ def quiz_widget(notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLik
         answers_dir: where answers are saved (default: ``$DECODELAB_ANSWERS_DIR``, else
             ``~/.decodelab/answers``).
         export_dir: where the export button writes the submission (default: current folder).
+        student_id: fills the 학번 box, and seeds the order of the choices the first time this
+            computer shows the quizzes (see :meth:`decodelab.quiz.store.AnswerStore.shuffle_key`).
 
     Returns:
         :class:`QuizWidget` (displays itself when it is the last expression of a cell).
@@ -444,4 +483,5 @@ def quiz_widget(notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLik
         ValueError: (Korean) bad ``notebook_id``. QuizError / FileNotFoundError: quiz files invalid or
             missing.
     """
-    return QuizWidget(notebook_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir, export_dir=export_dir)
+    return QuizWidget(notebook_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir, export_dir=export_dir,
+                      student_id=student_id)

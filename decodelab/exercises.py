@@ -1,0 +1,763 @@
+"""Active-learning exercises in the notebooks: predict then run, written answers, change-the-code tasks.
+
+Notebook API (``from decodelab import exercises as ex``)::
+
+    ex.predict("01-predict-kv-step")             # question + input + '예측 확정' (before the measuring cell)
+    ex.reveal("01-predict-kv-step", measured_ms) # the committed prediction beside the value, with the why
+    ex.written("01-written-decode-definition")   # text box + '제출'; then the model answer and the rubric
+    ok = ex.check("04-task-low-acceptance", rate) # goal reached? shows the success text or the hint
+
+Each call displays its widget itself (``IPython.display.display``; ipywidgets 8, no custom JS) and
+returns ``None`` (``check`` returns the bool). Everything is saved at once in the student's answers
+folder, next to the quiz answers (:class:`decodelab.quiz.store.AnswerStore`, quiz set ``course``,
+``$DECODELAB_ANSWERS_DIR`` or ``~/.decodelab/answers``), so it survives a kernel restart, and goes into
+the quiz widget's submission file (``exercises``). The lecturer's gradebook shows predictions next
+to the revealed values, written answers as text (never scored) and task results.
+
+Definitions live in ``quizzes/exercises/NN.yaml`` (NN = 01..07; the quiz folder is found as in
+:func:`decodelab.quiz.loading.quizzes_dir`)::
+
+    notebook: "01"
+    predictions:
+      - id: 01-predict-kv-step      # NN-lowercase-words, unique across all quiz and exercise files
+        prompt: "..."               # asked BEFORE the measuring cell runs
+        kind: number                # number | choice
+        unit: "ms"                  # number only (shown next to the input and the values)
+        choices:                    # choice only, >= 2
+          - {id: a, text: "..."}
+        why: "..."                  # one line shown at the reveal
+    written:
+      - id: 01-written-decode-definition
+        prompt: "..."
+        rubric: ["...", "..."]      # >= 2 points a full answer mentions
+        model_answer: "..."
+    tasks:
+      - id: 04-task-low-acceptance
+        goal: "..."                 # what to achieve, not how
+        check: {op: "<", value: 0.3} # <, <=, >, >=, ==, !=, between ([lo, hi], inclusive), in ([...])
+        success: "..."
+        hint: "..."                 # never gives the solution away
+
+Every problem of a definition file is reported at once, in Korean, naming the file, the id and the
+field (:class:`ExerciseError`).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers
+import os
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .quiz.loading import QuizError, QuizProblem, _message, _read_yaml, load_quizzes, quizzes_dir
+from .quiz.schema import NOTEBOOK_IDS, QUESTION_ID, field_error
+from .quiz.store import AnswerStore
+from .quiz.submission import MAX_ANSWER_TEXT
+
+__all__ = [
+    "ExerciseError",
+    "ExerciseFile",
+    "OPS",
+    "PredictView",
+    "Prediction",
+    "Task",
+    "TaskCheck",
+    "Written",
+    "WrittenView",
+    "check",
+    "check_record",
+    "evaluate",
+    "exercise_kind",
+    "exercises_dir",
+    "get_exercise",
+    "load_exercise_file",
+    "load_exercises",
+    "parse_number",
+    "predict",
+    "reveal",
+    "reveal_record",
+    "written",
+]
+
+OPS = ("<", "<=", ">", ">=", "==", "!=", "between", "in")
+"""The comparison operators of a task's ``check``."""
+
+
+class ExerciseError(QuizError):
+    """An exercise definition file (or folder) is invalid; ``problems`` lists every problem (file, id,
+    field, Korean message)."""
+
+    def __init__(self, problems):
+        super().__init__(problems)
+        self.args = ("연습 파일 오류:\n" + "\n".join(f"  - {p}" for p in self.problems),)
+
+
+# --------------------------------------------------------------------------------------------
+# Schema
+# --------------------------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+def _check_id(v: str) -> str:
+    if not QUESTION_ID.fullmatch(v):
+        raise ValueError("형식은 'NN-이름' (NN = 01..07, 이름은 소문자/숫자/하이픈)이어야 합니다, 예: 01-predict-kv-step")
+    return v
+
+
+class ExerciseChoice(_Strict):
+    """One option of a choice prediction."""
+
+    id: str = Field(pattern=r"^[a-h]\z")
+    text: str = Field(min_length=1)
+
+
+class Prediction(_Strict):
+    """Predict, then run: a number (with ``unit``) or a choice, committed before the measuring cell."""
+
+    id: str
+    prompt: str = Field(min_length=5)
+    kind: Literal["number", "choice"]
+    unit: str | None = None
+    choices: list[ExerciseChoice] | None = None
+    why: str = Field(min_length=5)
+
+    @field_validator("id")
+    @classmethod
+    def _id_form(cls, v: str) -> str:
+        return _check_id(v)
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> "Prediction":
+        if self.kind == "number":
+            if self.choices is not None:
+                raise field_error("choices", "kind: number에는 choices를 쓰지 않습니다 (choice일 때만)")
+        else:
+            if self.unit is not None:
+                raise field_error("unit", "kind: choice에는 unit을 쓰지 않습니다 (number일 때만)")
+            if not self.choices or len(self.choices) < 2:
+                raise field_error("choices", "kind: choice에는 선택지가 2개 이상 필요합니다")
+            ids = [c.id for c in self.choices]
+            if len(set(ids)) != len(ids):
+                raise field_error("choices", f"선택지 id가 겹칩니다: {ids}")
+        return self
+
+
+class Written(_Strict):
+    """An explanation in the student's own words: never scored automatically; after submitting, the
+    student sees ``model_answer`` and ``rubric``."""
+
+    id: str
+    prompt: str = Field(min_length=5)
+    rubric: list[str] = Field(min_length=2)
+    model_answer: str = Field(min_length=5)
+
+    @field_validator("id")
+    @classmethod
+    def _id_form(cls, v: str) -> str:
+        return _check_id(v)
+
+    @field_validator("rubric")
+    @classmethod
+    def _points(cls, v: list[str]) -> list[str]:
+        if any(not p.strip() for p in v):
+            raise ValueError("빈 채점 기준 항목은 쓸 수 없습니다")
+        return v
+
+
+Scalar = Union[float, str]
+
+
+class TaskCheck(_Strict):
+    """``op`` and ``value`` of a task: ``<``, ``<=``, ``>``, ``>=`` (a number), ``==``, ``!=`` (a number or
+    a text), ``between`` (``[lo, hi]``, both inclusive, lo <= hi), ``in`` (a non-empty list)."""
+
+    op: Literal["<", "<=", ">", ">=", "==", "!=", "between", "in"]
+    value: Union[float, str, list[Scalar]]
+
+    @model_validator(mode="after")
+    def _value_form(self) -> "TaskCheck":
+        v = self.value
+        if self.op in ("<", "<=", ">", ">="):
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+                raise field_error("value", f"op {self.op!r}에는 유한한 숫자 하나가 필요합니다 (받은 값: {v!r})")
+        elif self.op in ("==", "!="):
+            if isinstance(v, list):
+                raise field_error("value", f"op {self.op!r}에는 값 하나(숫자나 글)가 필요합니다")
+        elif self.op == "between":
+            if (not isinstance(v, list) or len(v) != 2
+                    or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in v)):
+                raise field_error("value", "op 'between'에는 [하한, 상한] 숫자 두 개가 필요합니다")
+            if v[0] > v[1]:
+                raise field_error("value", f"op 'between'의 하한 {v[0]}이 상한 {v[1]}보다 큽니다")
+        elif not isinstance(v, list) or not v:
+            raise field_error("value", "op 'in'에는 비어 있지 않은 목록이 필요합니다")
+        return self
+
+
+class Task(_Strict):
+    """Change the code and observe: ``check`` decides whether the student's value reaches ``goal``."""
+
+    id: str
+    goal: str = Field(min_length=5)
+    check: TaskCheck
+    success: str = Field(min_length=2)
+    hint: str = Field(min_length=2)
+
+    @field_validator("id")
+    @classmethod
+    def _id_form(cls, v: str) -> str:
+        return _check_id(v)
+
+
+class ExerciseFile(_Strict):
+    """One ``quizzes/exercises/NN.yaml``: ``notebook`` and its ``predictions``, ``written``, ``tasks``."""
+
+    notebook: Literal["01", "02", "03", "04", "05", "06", "07"]
+    predictions: list[Prediction] = Field(default_factory=list)
+    written: list[Written] = Field(default_factory=list)
+    tasks: list[Task] = Field(default_factory=list)
+
+    @field_validator("notebook", mode="before")
+    @classmethod
+    def _int_notebook(cls, v: Any) -> Any:
+        return f"{v:02d}" if isinstance(v, int) and not isinstance(v, bool) else v
+
+
+Exercise = Union[Prediction, Written, Task]
+_SECTIONS = {"predictions": Prediction, "written": Written, "tasks": Task}
+_KIND = {Prediction: "prediction", Written: "written", Task: "task"}
+
+
+def exercise_kind(ex: Exercise) -> str:
+    """``"prediction"``, ``"written"`` or ``"task"`` (the ``kind`` of its saved record)."""
+    return _KIND[type(ex)]
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+
+
+def exercises_dir(path: str | os.PathLike | None = None) -> Path:
+    """``<quiz folder>/exercises`` (see :func:`decodelab.quiz.loading.quizzes_dir`); it may not exist."""
+    return quizzes_dir(path) / "exercises"
+
+
+def _problems(err: ValidationError, file: str, label: str | None, prefix: str = "") -> list[QuizProblem]:
+    out = []
+    for e in err.errors():
+        override, msg = _message(e)
+        loc = ".".join(str(x) for x in e.get("loc", ()))
+        field = ".".join(x for x in (prefix, loc, override) if x)
+        out.append(QuizProblem(file, label, field or None, msg))
+    return out
+
+
+def load_exercise_file(path: str | os.PathLike) -> ExerciseFile:
+    """Load and validate one definition file.
+
+    Raises:
+        ExerciseError: every problem, each naming the file, the id and the field (Korean).
+        FileNotFoundError: no such file.
+    """
+    path = Path(path)
+    name = f"exercises/{path.name}"
+    try:
+        raw = _read_yaml(path)
+    except QuizError as e:
+        raise ExerciseError([QuizProblem(name, p.question, p.field, p.message) for p in e.problems]) from None
+    if not isinstance(raw, dict):
+        raise ExerciseError([QuizProblem(name, None, None, "최상위는 notebook, predictions, written, tasks 키를 가진 매핑이어야 합니다")])
+    problems: list[QuizProblem] = []
+    unknown = [k for k in raw if k not in ("notebook", *_SECTIONS)]
+    for k in unknown:
+        problems.append(QuizProblem(name, None, str(k), "알 수 없는 필드입니다 (notebook, predictions, written, tasks 중 하나)"))
+    nb = raw.get("notebook")
+    nb = f"{nb:02d}" if isinstance(nb, int) and not isinstance(nb, bool) else nb
+    if nb not in NOTEBOOK_IDS:
+        problems.append(QuizProblem(name, None, "notebook", f"notebook은 '01'~'07' 중 하나여야 합니다 (받은 값: {nb!r})"))
+    elif path.stem != nb:
+        problems.append(QuizProblem(name, None, "notebook", f"파일 이름 {path.name}과 notebook {nb!r}이 다릅니다"))
+    seen: dict[str, str] = {}
+    for section, model in _SECTIONS.items():
+        entries = raw.get(section, [])
+        if entries is None:
+            entries = []
+        if not isinstance(entries, list):
+            problems.append(QuizProblem(name, None, section, "목록이어야 합니다"))
+            continue
+        for i, entry in enumerate(entries):
+            label = entry.get("id") if isinstance(entry, dict) and isinstance(entry.get("id"), str) else f"{section}#{i + 1} (id 없음)"
+            if not isinstance(entry, dict):
+                problems.append(QuizProblem(name, label, None, "항목은 매핑(키: 값)이어야 합니다"))
+                continue
+            try:
+                ex = model.model_validate(entry)
+            except ValidationError as e:
+                problems += _problems(e, name, label)
+                continue
+            if isinstance(nb, str) and ex.id[:2] != nb:
+                problems.append(QuizProblem(name, ex.id, "id", f"id는 이 파일의 notebook {nb!r}로 시작해야 합니다"))
+            if ex.id in seen:
+                problems.append(QuizProblem(name, ex.id, "id", f"같은 id가 {seen[ex.id]}에도 있습니다"))
+            seen[ex.id] = section
+    if problems:
+        raise ExerciseError(problems)
+    return ExerciseFile.model_validate(raw)
+
+
+_CACHE: dict[tuple, dict] = {}
+
+
+def load_exercises(path: str | os.PathLike | None = None) -> dict[str, Exercise]:
+    """Every exercise definition by id, in file order (notebook 01 first); ``{}`` when there is no
+    ``exercises/`` folder yet.
+
+    Ids are unique across every exercise file and every quiz file (``quizzes/NN.yaml``).
+
+    Raises:
+        ExerciseError: an invalid file or a repeated id (all problems at once, Korean).
+    """
+    folder = exercises_dir(path)
+    if not folder.is_dir():
+        return {}
+    paths = sorted(p for p in folder.iterdir() if p.suffix == ".yaml" and p.is_file())
+    key = (str(folder.resolve()),) + tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    if key in _CACHE:
+        return dict(_CACHE[key])
+    problems: list[QuizProblem] = []
+    for p in paths:
+        if not re.fullmatch(r"0[1-7]", p.stem):
+            problems.append(QuizProblem(f"exercises/{p.name}", None, None, "파일 이름은 01.yaml ~ 07.yaml이어야 합니다"))
+    files: list[ExerciseFile] = []
+    for p in paths:
+        if re.fullmatch(r"0[1-7]", p.stem):
+            try:
+                files.append(load_exercise_file(p))
+            except ExerciseError as e:
+                problems += e.problems
+    owner: dict[str, str] = {}
+    try:
+        for q in load_quizzes(path):
+            owner[q.id] = f"{q.notebook}.yaml"
+    except (QuizError, FileNotFoundError):
+        pass  # the quiz files report their own problems; exercises still load
+    out: dict[str, Exercise] = {}
+    for f in files:
+        for ex in [*f.predictions, *f.written, *f.tasks]:
+            here = f"exercises/{f.notebook}.yaml"
+            if ex.id in owner:
+                problems.append(QuizProblem(here, ex.id, "id", f"{owner[ex.id]}에도 같은 id가 있습니다 (퀴즈와 연습의 id는 모두 달라야 합니다)"))
+                continue
+            owner[ex.id] = here
+            out[ex.id] = ex
+    if problems:
+        raise ExerciseError(problems)
+    _CACHE.clear()
+    _CACHE[key] = out
+    return dict(out)
+
+
+def get_exercise(exercise_id: str, path: str | os.PathLike | None = None) -> Exercise:
+    """The definition with this id.
+
+    Raises:
+        KeyError: (Korean) no such id (the message names the file it should be in).
+        ExerciseError: the definition files are invalid.
+    """
+    every = load_exercises(path)
+    if exercise_id not in every:
+        nb = exercise_id[:2] if isinstance(exercise_id, str) else "NN"
+        raise KeyError(f"연습 id {exercise_id!r}를 찾을 수 없습니다: quizzes/exercises/{nb}.yaml에 정의하세요.")
+    return every[exercise_id]
+
+
+def _get(exercise_id: str, model: type, path) -> Any:
+    ex = get_exercise(exercise_id, path)
+    if not isinstance(ex, model):
+        want = {Prediction: "predict/reveal", Written: "written", Task: "check"}
+        raise ValueError(f"연습 {exercise_id}: {exercise_kind(ex)} 항목이라 {want[model]}에 쓸 수 없습니다.")
+    return ex
+
+
+# --------------------------------------------------------------------------------------------
+# Values
+# --------------------------------------------------------------------------------------------
+
+_NUM = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?", re.IGNORECASE)
+
+
+def parse_number(text: str, unit: str | None = None) -> float:
+    """A typed prediction as a float: ``"12.5"``, ``"1,000"``, ``"약 20"``, ``"20 ms"`` (the unit of the
+    prediction may follow).
+
+    Raises:
+        ValueError: (Korean) not a finite number.
+    """
+    s = unicodedata.normalize("NFKC", str(text)).strip().replace("\u2212", "-")
+    s = re.sub(r"^(?:약|대략|about|~|≈)\s*", "", s)
+    if unit and s.endswith(unit.strip()):
+        s = s[: len(s) - len(unit.strip())].strip()
+    s = re.sub(r"(?<=\d),(?=\d{3}\b)", "", s)
+    if not _NUM.fullmatch(s):
+        raise ValueError(f"숫자로 읽을 수 없습니다: {str(text).strip()[:30]!r}. 숫자만 입력하세요 (예: 12.5).")
+    v = float(s)
+    if not math.isfinite(v):
+        raise ValueError("유한한 숫자를 입력하세요.")
+    return v
+
+
+def _real(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what}={value!r}: 숫자(float)여야 합니다 (받은 형식: {type(value).__name__})")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{what}={value!r}: 유한한 숫자여야 합니다")
+    return v
+
+
+def _fmt(x: Any, unit: str | None = None) -> str:
+    if isinstance(x, float):
+        text = f"{x:.4g}" if abs(x) < 1e6 else f"{x:.3e}"
+    else:
+        text = str(x)
+    return f"{text} {unit}".rstrip() if unit else text
+
+
+def evaluate(task_check: TaskCheck, value: Any) -> bool:
+    """Whether ``value`` satisfies ``task_check`` (``op`` and ``value`` of a task definition).
+
+    Numbers compare as floats (a ``bool`` is not a number here); ``==``/``!=`` on a number compare
+    with a relative tolerance of 1e-9; ``in`` tests membership (numbers with the same tolerance).
+
+    Raises:
+        TypeError: (Korean) a number was needed and ``value`` is not one.
+    """
+    op, ref = task_check.op, task_check.value
+
+    def same(a: Any, b: Any) -> bool:
+        if isinstance(b, (int, float)) and not isinstance(b, bool):
+            if isinstance(a, bool) or not isinstance(a, numbers.Real):
+                return False
+            return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+        return a == b
+
+    if op in ("<", "<=", ">", ">=", "between"):
+        v = _real(value, "value")
+        if op == "<":
+            return v < ref
+        if op == "<=":
+            return v <= ref
+        if op == ">":
+            return v > ref
+        if op == ">=":
+            return v >= ref
+        return ref[0] <= v <= ref[1]
+    if op == "==":
+        return same(value, ref)
+    if op == "!=":
+        return not same(value, ref)
+    return any(same(value, r) for r in ref)
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        return v if math.isfinite(v) else str(value)
+    if isinstance(value, str):
+        return value[:200]
+    return repr(value)[:200]
+
+
+# --------------------------------------------------------------------------------------------
+# Widgets (ipywidgets 8; imported on first use)
+# --------------------------------------------------------------------------------------------
+
+_OK = "#e8f5e9"
+_BAD = "#ffebee"
+_INFO = "#e3f2fd"
+_WARN = "#fff8e1"
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text)).replace("\n", "<br>")
+
+
+def _box(color: str, body: str) -> str:
+    return f'<div style="background:{color};padding:6px 10px;border-radius:4px;line-height:1.5">{body}</div>'
+
+
+def _display(obj: Any) -> None:
+    try:
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return
+    display(obj)
+
+
+class PredictView:
+    """The widget of :func:`predict` (``view``: an ``ipywidgets.VBox``). ``set_value(x)`` then
+    ``commit()`` does programmatically what the student does."""
+
+    def __init__(self, exercise_id: str, *, quizzes_dir=None, answers_dir=None):
+        import ipywidgets as W
+
+        self.ex: Prediction = _get(exercise_id, Prediction, quizzes_dir)
+        self.store = AnswerStore("course", answers_dir)
+        ex = self.ex
+        self.prompt = W.HTML(f"<b>🔮 예측해 보세요:</b> {_esc(ex.prompt)}<br><small>아래 셀을 실행하기 전에 예측을 정하고 "
+                             "'예측 확정'을 누르세요. 예측은 채점하지 않습니다.</small>")
+        if ex.kind == "number":
+            self.input: Any = W.Text(placeholder="숫자 (예: 12.5)", layout=W.Layout(width="200px"))
+            row = [self.input, W.HTML(f"&nbsp;{_esc(ex.unit or '')}")]
+        else:
+            self.input = W.RadioButtons(options=[(f"{c.id}. {c.text}", c.id) for c in ex.choices], value=None,
+                                        layout=W.Layout(width="auto"))
+            row = [self.input]
+        self.button = W.Button(description="예측 확정", button_style="primary", layout=W.Layout(width="110px"))
+        self.button.on_click(lambda _b: self._guard(self.commit))
+        self.feedback = W.HTML("")
+        self.view = W.VBox([self.prompt, W.HBox(row), self.button, self.feedback],
+                           layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
+        self.view.add_class(f"decodelab-exercise-{ex.id}")
+        rec = self.store.get(ex.id)
+        if rec and rec.get("response") is not None:
+            self.set_value(rec["response"])
+            if rec.get("revealed") is not None:
+                self._lock()
+                self.feedback.value = _box(_INFO, f"저장된 예측: <b>{_esc(self._shown(rec['response']))}</b>. 이미 결과를 "
+                                                  "확인해서 예측은 바꿀 수 없습니다.")
+            else:
+                self.feedback.value = _box(_INFO, f"💾 저장된 예측: <b>{_esc(self._shown(rec['response']))}</b>. 바꾸려면 "
+                                                  "새 값을 넣고 다시 '예측 확정'을 누르세요.")
+
+    def _shown(self, v: Any) -> str:
+        if self.ex.kind == "number":
+            return _fmt(v, self.ex.unit)
+        text = {c.id: c.text for c in self.ex.choices}
+        return f"{v}. {text.get(v, '')}"
+
+    def _guard(self, fn) -> None:
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - never a traceback in the widget
+            self.feedback.value = _box(_BAD, f"⚠️ {_esc(e)}")
+
+    def _lock(self) -> None:
+        self.input.disabled = True
+        self.button.disabled = True
+
+    def set_value(self, value: Any) -> None:
+        """Put a prediction into the input (a number or its text; a choice id)."""
+        if self.ex.kind == "number":
+            self.input.value = "" if value is None else (_fmt(value) if isinstance(value, float) else str(value))
+        else:
+            self.input.value = value if value in [c.id for c in self.ex.choices] else None
+
+    def commit(self) -> Any:
+        """Save the prediction now and return it (float, or choice id).
+
+        Raises:
+            ValueError: (Korean) empty or not a number; already revealed.
+        """
+        rec = self.store.get(self.ex.id)
+        if rec and rec.get("revealed") is not None:
+            raise ValueError(f"연습 {self.ex.id}: 이미 결과를 확인해서 예측을 바꿀 수 없습니다.")
+        if self.ex.kind == "number":
+            if not str(self.input.value).strip():
+                raise ValueError("예측이 비어 있습니다: 숫자를 입력하세요.")
+            value: Any = parse_number(self.input.value, self.ex.unit)
+        else:
+            if self.input.value is None:
+                raise ValueError("예측이 비어 있습니다: 하나를 고르세요.")
+            value = self.input.value
+        self.store.save(self.ex.id, value, extra={"kind": "prediction"})
+        self.feedback.value = _box(_OK, f"✅ 예측을 저장했습니다: <b>{_esc(self._shown(value))}</b>. 이제 다음 셀을 "
+                                        "실행해 실제 값을 확인하세요.")
+        return value
+
+
+def predict(exercise_id: str, *, quizzes_dir: str | os.PathLike | None = None,
+            answers_dir: str | os.PathLike | None = None) -> None:
+    """Show a prediction question with an input and a '예측 확정' (commit) button; the prediction is
+    saved at once and survives a kernel restart. Call it in the cell BEFORE the measuring cell.
+
+    Args:
+        exercise_id: a ``predictions`` id of ``quizzes/exercises/NN.yaml``.
+        quizzes_dir: the quiz folder (default: :func:`decodelab.quiz.loading.quizzes_dir`).
+        answers_dir: the answers folder (default: ``$DECODELAB_ANSWERS_DIR``, else ``~/.decodelab/answers``).
+
+    Raises:
+        KeyError: (Korean) unknown id. ValueError: the id is not a prediction. ExerciseError: bad definitions.
+    """
+    _display(PredictView(exercise_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir).view)
+
+
+def reveal_record(exercise_id: str, value: Any, *, quizzes_dir=None, answers_dir=None) -> tuple[dict, str]:
+    """Record ``value`` with the prediction and return ``(record, html)`` (what :func:`reveal` shows).
+
+    Raises:
+        TypeError / ValueError: (Korean) ``value`` is not a finite number (``number``) or not a choice
+            id (``choice``); KeyError: unknown id.
+    """
+    ex: Prediction = _get(exercise_id, Prediction, quizzes_dir)
+    if ex.kind == "number":
+        value = _real(value, "value")
+    else:
+        ids = [c.id for c in ex.choices]
+        if not isinstance(value, str) or value not in ids:
+            raise ValueError(f"value={value!r}: 연습 {ex.id}의 선택지 id {ids} 중 하나여야 합니다")
+    store = AnswerStore("course", answers_dir)
+    rec = store.get(ex.id)
+    pred = rec.get("response") if rec else None
+    rec = store.update(ex.id, kind="prediction", revealed=value)
+
+    def shown(v: Any) -> str:
+        if ex.kind == "number":
+            return _fmt(v, ex.unit)
+        return f"{v}. {next(c.text for c in ex.choices if c.id == v)}"
+
+    lines = [f"<b>실제 값: {_esc(shown(value))}</b>"]
+    if pred is None:
+        lines.insert(0, "⚠️ 예측을 확정하지 않았습니다 (위의 '예측 확정'을 누르지 않았습니다).")
+        color = _WARN
+    else:
+        lines.insert(0, f"내 예측: <b>{_esc(shown(pred))}</b>")
+        if ex.kind == "number" and isinstance(pred, (int, float)):
+            if value != 0 and pred != 0 and (pred > 0) == (value > 0):
+                ratio = pred / value
+                how = f"실제의 {ratio:.2g}배" if ratio >= 1 else f"실제의 1/{1 / ratio:.2g}"
+                lines.append(f"예측은 {how}입니다.")
+            color = _INFO
+        else:
+            color = _OK if pred == value else _INFO
+            lines.append("예측이 맞았습니다." if pred == value else "예측과 다릅니다.")
+    lines.append(f"💡 {_esc(ex.why)}")
+    return rec, _box(color, "<br>".join(lines))
+
+
+def reveal(exercise_id: str, value: Any, *, quizzes_dir: str | os.PathLike | None = None,
+           answers_dir: str | os.PathLike | None = None) -> None:
+    """Show the committed prediction beside the measured/computed ``value``, with the one-line why,
+    and record the value with the prediction (if nothing was committed it says so and still shows
+    the value). After a reveal the prediction cannot be changed.
+
+    Args:
+        exercise_id: a ``predictions`` id.
+        value: a float for ``kind: number`` (in the prediction's ``unit``), a choice id for ``choice``.
+
+    Raises:
+        TypeError / ValueError: (Korean) a wrong ``value``. KeyError: unknown id.
+    """
+    import ipywidgets as W
+
+    _, body = reveal_record(exercise_id, value, quizzes_dir=quizzes_dir, answers_dir=answers_dir)
+    _display(W.HTML(body))
+
+
+class WrittenView:
+    """The widget of :func:`written`; ``text.value = ...`` then ``submit()`` programmatically."""
+
+    def __init__(self, exercise_id: str, *, quizzes_dir=None, answers_dir=None):
+        import ipywidgets as W
+
+        self.ex: Written = _get(exercise_id, Written, quizzes_dir)
+        self.store = AnswerStore("course", answers_dir)
+        self.prompt = W.HTML(f"<b>✍️ 내 말로 설명해 보세요:</b> {_esc(self.ex.prompt)}<br><small>자동으로 채점하지 않습니다. "
+                             "제출하면 모범 답안과 채점 기준이 보입니다.</small>")
+        self.text = W.Textarea(placeholder="여기에 설명을 쓰세요", layout=W.Layout(width="95%", height="90px"))
+        self.button = W.Button(description="제출", button_style="primary", layout=W.Layout(width="90px"))
+        self.button.on_click(lambda _b: self._guard(self.submit))
+        self.feedback = W.HTML("")
+        self.view = W.VBox([self.prompt, self.text, self.button, self.feedback],
+                           layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
+        self.view.add_class(f"decodelab-exercise-{self.ex.id}")
+        rec = self.store.get(self.ex.id)
+        if rec and isinstance(rec.get("response"), str):
+            self.text.value = rec["response"]
+            self._show_model("💾 저장된 답입니다. 고쳐 쓰고 다시 제출할 수 있습니다.")
+
+    def _guard(self, fn) -> None:
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001
+            self.feedback.value = _box(_BAD, f"⚠️ {_esc(e)}")
+
+    def _show_model(self, head: str) -> None:
+        rubric = "".join(f"<li>{_esc(p)}</li>" for p in self.ex.rubric)
+        self.feedback.value = _box(_OK, f"{head}<br><b>모범 답안:</b> {_esc(self.ex.model_answer)}<br>"
+                                        f"<b>채점 기준</b> (내 답에 모두 있는지 스스로 확인해 보세요):<ul style='margin:2px 0'>{rubric}</ul>")
+
+    def submit(self) -> str:
+        """Save the text and show the model answer and the rubric.
+
+        Raises:
+            ValueError: (Korean) empty, or longer than 2,000 characters (the text stays in the box).
+        """
+        text = self.text.value
+        if not text.strip():
+            raise ValueError("답이 비어 있습니다: 설명을 쓰고 제출하세요.")
+        if len(text) > MAX_ANSWER_TEXT:
+            raise ValueError(f"연습 {self.ex.id}: 답이 너무 깁니다 ({len(text):,}자): {MAX_ANSWER_TEXT:,}자 이내로 줄이세요. "
+                             "저장하지 않았습니다.")
+        self.store.save(self.ex.id, text, extra={"kind": "written"})
+        self._show_model("✅ 저장했습니다. 강사가 읽고 채점합니다.")
+        return text
+
+
+def written(exercise_id: str, *, quizzes_dir: str | os.PathLike | None = None,
+            answers_dir: str | os.PathLike | None = None) -> None:
+    """Show a text box and a '제출' (submit) button for an explanation in the student's own words; the
+    text is saved (never scored automatically) and, after submitting, the model answer and the rubric
+    are shown.
+
+    Raises:
+        KeyError: (Korean) unknown id. ValueError: the id is not a written exercise.
+    """
+    _display(WrittenView(exercise_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir).view)
+
+
+def check_record(exercise_id: str, value: Any, *, quizzes_dir=None, answers_dir=None) -> tuple[bool, str]:
+    """Decide a task, record it, and return ``(passed, html)`` (what :func:`check` shows).
+
+    Raises:
+        TypeError: (Korean) the task compares numbers and ``value`` is not one. KeyError: unknown id.
+    """
+    ex: Task = _get(exercise_id, Task, quizzes_dir)
+    passed = evaluate(ex.check, value)
+    AnswerStore("course", answers_dir).save(ex.id, _storable(value), extra={"kind": "task", "passed": passed})
+    if passed:
+        return True, _box(_OK, f"✅ <b>목표 달성!</b> {_esc(ex.success)}")
+    return False, _box(_WARN, f"🔧 <b>아직 목표에 이르지 못했습니다</b> (지금 값: {_esc(_fmt(_storable(value)))}). "
+                              f"목표: {_esc(ex.goal)}<br>💡 {_esc(ex.hint)}")
+
+
+def check(exercise_id: str, value: Any, *, quizzes_dir: str | os.PathLike | None = None,
+          answers_dir: str | os.PathLike | None = None) -> bool:
+    """Whether a change-the-code task's goal is reached with ``value``: shows the success text or the
+    hint (never the solution), records the result, and returns it.
+
+    Args:
+        exercise_id: a ``tasks`` id.
+        value: what the student's edited cell produced (a number for ``<``, ``<=``, ``>``, ``>=``,
+            ``between``; a number or a text for ``==``, ``!=``, ``in``).
+
+    Raises:
+        TypeError: (Korean) a number was needed. KeyError: unknown id. ValueError: not a task.
+    """
+    import ipywidgets as W
+
+    passed, body = check_record(exercise_id, value, quizzes_dir=quizzes_dir, answers_dir=answers_dir)
+    _display(W.HTML(body))
+    return passed
