@@ -78,61 +78,21 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------------------------
-# the paper's formulas
+# the paper's formulas: defined once, in decodelab.latency (numpy only), re-exported here
 
+try:
+    from .latency import expected_speedup, expected_tokens_per_call, optimal_gamma
+except ImportError:  # transitional, until decodelab.latency defines all three (the contract): then delete
+    from .latency import expected_tokens_per_call
 
-def expected_tokens_per_call(alpha: float, gamma: int) -> float:
-    """Expected number of tokens one target forward pass produces (Leviathan et al. 2023, Eq. 1).
+    def expected_speedup(alpha: float, gamma: int, c: float, *, verify_cost: float = 1.0) -> float:
+        """Leviathan et al. 2023, Thm 3.8: see :func:`decodelab.latency.speculative_speedup`."""
+        return _latency.speculative_speedup(alpha, gamma, c, verify_cost=verify_cost)
 
-    ``E[tokens] = (1 - alpha**(gamma + 1)) / (1 - alpha)``, assuming each draft token is accepted
-    independently with probability ``alpha``; it equals ``gamma + 1`` when ``alpha == 1``. This is
-    the *mean acceptance length* vLLM reports (1 + accepted / drafts). A thin wrapper of
-    :func:`decodelab.latency.expected_tokens_per_call` (the one, torch-free implementation).
-
-    Args:
-        alpha: acceptance rate in [0, 1] (``E[sum_x min(p(x), q(x))]`` = 1 - total variation).
-        gamma: draft tokens per round (int >= 1, as ``num_speculative_tokens``).
-
-    Raises:
-        ValueError: ``alpha`` outside [0, 1] or ``gamma`` not an int >= 1.
-    """
-    return _latency.expected_tokens_per_call(alpha, gamma)
-
-
-def expected_speedup(alpha: float, gamma: int, c: float, *, verify_cost: float = 1.0) -> float:
-    """Expected wall-time speedup over target-only decoding (Leviathan et al. 2023, Theorem 3.8).
-
-    ``speedup = (1 - alpha**(gamma + 1)) / ((1 - alpha) * (gamma * c + 1))``: the tokens per round
-    (:func:`expected_tokens_per_call`) divided by the cost of a round in target-step units
-    (``gamma`` draft steps of relative cost ``c`` + one verification, assumed to cost one target
-    step). Example from the paper (Sec. 4 / our facts file ``speculative.md``): alpha 0.75,
-    gamma 7, c 0.02 -> 3.16 (the paper rounds it to 3.2; measured there: 3.4x). A thin wrapper of
-    :func:`decodelab.latency.speculative_speedup` (the one, torch-free implementation).
-
-    Args:
-        alpha: acceptance rate in [0, 1].
-        gamma: draft tokens per round (int >= 1).
-        c: draft step time / target step time (>= 0), e.g. 0.05 for a 20x cheaper draft.
-        verify_cost: time of one verification of ``gamma + 1`` tokens in target-step units. The
-            paper takes 1 (memory-bound decode: reading the weights dominates, however many
-            positions are scored); on a CPU it is measurably above 1 (see :func:`measure_costs`).
-
-    Raises:
-        ValueError: ``alpha`` outside [0, 1], ``gamma`` not an int >= 1, ``c < 0`` or
-            ``verify_cost <= 0``.
-    """
-    return _latency.speculative_speedup(alpha, gamma, c, verify_cost=verify_cost)
-
-
-def optimal_gamma(alpha: float, c: float, max_gamma: int = 16) -> int:
-    """The ``gamma`` in ``1..max_gamma`` that maximises :func:`expected_speedup` (ties: smaller).
-
-    Raises:
-        TypeError: ``max_gamma`` not an int. ValueError: ``alpha`` outside [0, 1], ``c < 0``,
-            or ``max_gamma < 1``.
-    """
-    integer("max_gamma", max_gamma, "살펴볼 최대 초안 토큰 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
-    return max(range(1, max_gamma + 1), key=lambda g: (expected_speedup(alpha, g, c), -g))
+    def optimal_gamma(alpha: float, c: float, max_gamma: int = 16) -> int:
+        """The ``gamma`` in ``1..max_gamma`` that maximises :func:`expected_speedup` (ties: smaller)."""
+        integer("max_gamma", max_gamma, "살펴볼 최대 초안 토큰 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
+        return max(range(1, max_gamma + 1), key=lambda g: (expected_speedup(alpha, g, c), -g))
 
 
 # --------------------------------------------------------------------------------------------
