@@ -1,7 +1,7 @@
 """Speculative sampling preserves the target distribution: exact enumeration and empirical draws.
 
 No model weights here: small synthetic "models" (context -> logits) over a 4-token vocabulary let
-us enumerate every draft, every accept/reject outcome and every correction, and compare the
+us enumerate every draft, every accept/reject outcome and every recovered token, and compare the
 resulting distribution of the first J output tokens with the target's own chain distribution.
 Warping (temperature / top-k / top-p) goes through decodelab.sampling.probabilities for BOTH p and
 q, as in speculative_generate. The last test runs speculative_generate itself end to end on tiny
