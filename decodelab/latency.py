@@ -1,201 +1,123 @@
-"""How long does an answer take? A sourced back-of-envelope latency model (numpy only).
+"""How long does an answer take? A sourced roofline model of LLM inference (numpy only).
 
-This module turns published chip figures and a model's Hugging Face config into times (ms):
+Read top to bottom:
 
-* **hardware profiles** (:class:`Hardware`, :func:`get_hardware`): memory, memory bandwidth and
-  dense FLOP/s per number format, for H100 SXM, H200, B200, Rubin, Groq 3 LPU (one chip and the
-  LPX rack), Trainium2, Trainium3, and ``"this-computer"`` measured at run time;
-* **model profiles** (:class:`ModelProfile`, :func:`get_model`, :func:`model_from_config`):
-  parameters, layers, query/KV heads, head size and bytes per value;
-* the **roofline** (Williams et al., "Roofline", CACM 2009): a step takes
-  ``max(bytes / bandwidth, FLOPs / FLOP/s)`` — :func:`prefill_ms` (compute-bound for long
-  prompts), :func:`decode_step_ms` (memory-bound: every step reads all weights and the KV cache),
-  :func:`ttft_ms`, :func:`tpot_ms`, :func:`e2e_ms`, :func:`arithmetic_intensity`,
-  :func:`ridge_point`;
-* **disaggregated serving** (:func:`disaggregated`): prefill on one device, decode on another,
-  the KV cache sent over a link (:func:`kv_transfer_ms`); and the **layer split** NVIDIA
-  described for Rubin + Groq 3 LPX (:func:`layer_split_decode_ms`);
-* an **agent loop** (:func:`agent_loop`): model call, tool call, model call, ... with growing
-  context and optional speculative decoding (:func:`speculative_speedup`, Leviathan et al. 2023).
+1. **profiles**: :class:`Hardware` (memory, bandwidth, dense FLOP/s per number format),
+   :class:`Link` (KV transfer) and :class:`ModelProfile` (sizes from a Hugging Face config), read
+   from one table, ``decodelab/assets/presets.csv`` (a source column per row: facts/hardware.md or
+   the published config.json), plus ``"this-computer"``, measured at run time;
+2. **the roofline** (Williams et al., "Roofline", CACM 2009): :func:`roofline` is the one place
+   that turns FLOPs and bytes into time, ``max(FLOP / FLOP/s, bytes / bandwidth)``; every estimate
+   (prefill, decode step, TTFT, TPOT, E2E, intensity, chips needed, layer split) calls it, on
+   numbers or numpy arrays alike (formulas: kipp.ly, "Transformer Inference Arithmetic", 2022;
+   facts/hardware.md "back-of-envelope");
+3. **disaggregated serving** and the **layer split** NVIDIA described for Rubin + Groq 3 LPX;
+4. **speculative decoding**'s expected tokens and speed-up (Leviathan et al. 2023, arXiv 2211.17192);
+5. the **agent loop**: prefill, decode, tool call, repeated, on rates (:func:`agent_loop`), with
+   :func:`agent_rates` turning a hardware profile into those rates.
 
-Sources. Chip figures and the formulas are the rows of the course's facts file
-``facts/hardware.md`` (formulas from kipp.ly, "Transformer Inference Arithmetic", 2022, and
-LLM-Viewer, arXiv 2402.16363); every preset function below cites its row. Figures are DENSE
-(NVIDIA datasheets print sparse FLOP/s, twice the dense figure). Where a figure is not published
-the preset says what it assumes instead. The speculative-decoding speed-up formula is Leviathan
-et al. 2023 (arXiv 2211.17192), as recorded in ``facts/speculative.md``.
-
-What the model leaves out (so its times are lower bounds): kernel launch and framework overhead
-(which dominates tiny models on a CPU: see notebook 02), queueing, batching schedulers,
-communication between chips unless you pass ``comm_ms``, and imperfect utilisation unless you pass
-``mfu`` / ``mbu`` below 1.
-
-Units: bytes, bytes/s, FLOP, FLOP/s, tokens, milliseconds (``_ms``) and seconds (``_s``).
-Every function that takes a count or a rate raises ``ValueError`` with a Korean message that names
-the parameter (English name) and the allowed values.
+The times are lower bounds: no kernel launch or framework overhead (which dominates tiny models on
+a CPU), no queueing or scheduler, no chip-to-chip time unless passed (``comm_ms``, ``hop_ms``),
+perfect utilisation unless ``mfu`` / ``mbu`` < 1. Units: bytes, bytes/s, FLOP, FLOP/s, tokens,
+ms (``_ms``), s (``_s``). Bad input: TypeError for a non-number, ValueError for a value outside
+what is allowed, both shaped ``name=value: 설명 (허용: ...)``.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
 import time
-from dataclasses import dataclass, replace
+import warnings
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
 __all__ = [
-    "DTYPE_BYTES",
-    "Hardware",
-    "Link",
-    "ModelProfile",
-    "StepEstimate",
-    "SpeculativeConfig",
-    "AgentLoopResult",
-    "DisaggregatedResult",
-    "RatePreset",
-    "HARDWARE_NAMES",
-    "MODEL_NAMES",
-    "LINK_NAMES",
-    "get_hardware",
-    "get_model",
-    "get_link",
-    "model_from_config",
-    "measure_this_computer",
-    "kv_bytes_per_token",
-    "prefill_flops",
-    "prefill_ms",
-    "decode_step",
-    "decode_step_ms",
-    "ttft_ms",
-    "tpot_ms",
-    "e2e_ms",
-    "arithmetic_intensity",
-    "weight_matmul_intensity",
-    "ridge_point",
-    "fits_in_memory",
-    "kv_transfer_ms",
-    "disaggregated",
-    "layer_split_decode_ms",
-    "speculative_speedup",
-    "expected_tokens_per_call",
-    "agent_loop",
-    "rate_presets",
-    "amdahl_speedup",
-    "chips_needed",
+    "DTYPE_BYTES", "HARDWARE_NAMES", "LINK_NAMES", "MODEL_NAMES",
+    "Hardware", "Link", "ModelProfile", "Roofline", "StepEstimate", "DisaggregatedResult",
+    "SpeculativeConfig", "AgentRates", "AgentLoopResult", "RatePreset",
+    "get_hardware", "get_link", "get_model", "model_from_config", "measure_this_computer",
+    "roofline", "kv_bytes_per_token", "prefill_flops", "estimate_prefill_ms", "estimate_decode_step",
+    "estimate_decode_step_ms", "estimate_ttft_ms", "estimate_tpot_ms", "estimate_e2e_ms",
+    "arithmetic_intensity", "weight_matmul_intensity", "ridge_point", "chips_needed",
+    "kv_transfer_ms", "disaggregated", "layer_split_decode_ms",
+    "expected_tokens_per_call", "expected_speedup", "optimal_gamma",
+    "agent_rates", "agent_loop", "rate_presets", "amdahl_speedup",
+    # deprecated aliases (one release)
+    "prefill_ms", "decode_step", "decode_step_ms", "ttft_ms", "tpot_ms", "e2e_ms", "speculative_speedup",
 ]
 
-#: Bytes per stored value for each number format the model knows (``fp4`` = NVFP4/MXFP4,
-#: 4 bits, ignoring the small per-block scale factors).
+#: Bytes per stored value (``fp4`` = NVFP4/MXFP4, ignoring the small per-block scales).
 DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
-
-_DTYPE_ALIASES = {
-    "float32": "fp32", "f32": "fp32", "fp32": "fp32",
-    "bfloat16": "bf16", "bf16": "bf16",
-    "float16": "fp16", "half": "fp16", "fp16": "fp16", "f16": "fp16",
-    "fp8": "fp8", "float8": "fp8", "e4m3": "fp8", "mxfp8": "fp8", "int8": "fp8",
-    "fp4": "fp4", "nvfp4": "fp4", "mxfp4": "fp4",
-}
-
-GB = 1e9
-TB = 1e12
-PB = 1e15
-GIB = 2.0**30
+_DTYPE_ALIASES = {a: d for d, names in {
+    "fp32": "fp32 float32 f32", "bf16": "bf16 bfloat16", "fp16": "fp16 float16 half f16",
+    "fp8": "fp8 float8 e4m3 mxfp8 int8", "fp4": "fp4 nvfp4 mxfp4"}.items() for a in names.split()}
+_PACKAGE = Path(__file__).resolve().parent
+_PRESETS_CSV = _PACKAGE / "assets" / "presets.csv"
+_ASSETS = _PACKAGE / "assets" / "models"  # the bundled pair's config.json files
 
 
 # ============================================================================================
-# validation helpers (Korean message + English parameter name)
+# validation: one helper, called by public functions only
 
 
-def _allowed(values) -> str:
-    return ", ".join(str(v) for v in values)
+def _check(name: str, value: Any, what: str, *, low: float = 0.0, strict: bool = False,
+           high: float | None = None, integer: bool = False, inf: bool = False, array: bool = False):
+    """``value`` checked as a real number (numpy scalars too, never a bool), or with ``array`` a
+    number or array-like of them; returned as int/float, or a float array for array input.
+
+    Raises TypeError (not a number) or ValueError (NaN, out of range, not whole), message
+    ``name=value: what에 맞지 않는 값입니다 (허용: rule)``.
+    """
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        v = float(value)  # one number: plain Python comparisons (fast; the widget calls this per redraw)
+        if (v > low if strict else v >= low) and (inf or math.isfinite(v)) and (high is None or v <= high) and (
+                not integer or v.is_integer()):
+            return int(v) if integer else v
+        raise ValueError(_message(name, value, what, low, strict, high, integer, inf, array))
+    if array and not isinstance(value, (str, bytes, bool, np.bool_)) and value is not None:
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(_message(name, value, what, low, strict, high, integer, inf, array)) from None
+    else:
+        raise TypeError(_message(name, value, what, low, strict, high, integer, inf, array))
+    bad = np.isnan(arr) | ((arr <= low) if strict else (arr < low)) | (np.isinf(arr) & (not inf))
+    if high is not None:
+        bad |= arr > high
+    if integer:
+        bad |= np.isfinite(arr) & (arr != np.round(arr))
+    if bad.any():
+        raise ValueError(_message(name, value, what, low, strict, high, integer, inf, array))
+    if arr.ndim:
+        return arr
+    return int(arr) if integer else float(arr)
 
 
-def _check_positive(name: str, value: Any, *, allow_inf: bool = False, what: str = "") -> float:
-    """``value`` as a float > 0 (finite unless ``allow_inf``); else ValueError naming ``name``."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    v = float(value) if ok else float("nan")
-    if not ok or not (v > 0) or (math.isinf(v) and not allow_inf):
-        raise ValueError(
-            f"{name}={value!r}: {what or name}은(는) 0보다 큰 유한한 수여야 합니다. "
-            f"{name} 값을 양수로 바꾸세요."
-        )
-    return v
-
-
-def _check_nonneg(name: str, value: Any, *, what: str = "") -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    v = float(value) if ok else float("nan")
-    if not ok or not (v >= 0) or math.isinf(v):
-        raise ValueError(
-            f"{name}={value!r}: {what or name}은(는) 0 이상의 유한한 수여야 합니다. {name} 값을 바꾸세요."
-        )
-    return v
-
-
-def _check_count(name: str, value: Any, *, minimum: int = 0, what: str = "") -> int:
-    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-    if not ok or int(value) < minimum:
-        raise ValueError(
-            f"{name}={value!r}: {what or name}은(는) {minimum} 이상의 정수여야 합니다. {name} 값을 바꾸세요."
-        )
-    return int(value)
-
-
-def _check_tokens_array(name: str, value: Any, *, what: str = "") -> np.ndarray:
-    """``value`` (a number or array-like of token counts) as a float array, all finite and >= 0."""
-    msg = f"{name}={value!r}: {what or name}은(는) 0 이상의 토큰 수(정수 또는 그 배열)여야 합니다."
-    if isinstance(value, (bool, str, bytes)):
-        raise ValueError(msg)
+def _message(name, value, what, low, strict, high, integer, inf, array) -> str:
+    """The one message shape: ``name=value: what에 맞지 않는 값입니다 (허용: rule)``."""
+    if high is not None:
+        rng = f"{low:g}보다 크고 {high:g} 이하인" if strict else f"{low:g} 이상 {high:g} 이하인"
+    else:
+        rng = f"{low:g}보다 큰" if strict else f"{low:g} 이상의"
+    rule = f"{rng} {'정수' if integer else ('수(inf 포함)' if inf else '유한한 수')}" + (" 또는 그 배열" if array else "")
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(msg) from None
-    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise ValueError(msg)
-    return arr
+        shown = repr(value) if np.size(value) <= 8 else f"array{np.shape(value)}"
+    except ValueError:  # a ragged sequence
+        shown = repr(value)
+    return f"{name}={shown}: {what}에 맞지 않는 값입니다 (허용: {rule})"
 
 
-def _check_scalar_tokens(name: str, value: Any, *, what: str = "", hint: str = "") -> float:
-    """One token count (a number, or an array holding exactly one), >= 0 and finite."""
-    arr = _check_tokens_array(name, value, what=what)
-    if arr.size != 1:
-        raise ValueError(
-            f"{name}: {what or name}은(는) 수 하나여야 합니다 (배열 모양 {arr.shape}를 받았습니다). {hint}".rstrip()
-        )
-    return float(arr.item())
-
-
-def _check_fraction(name: str, v: Any) -> float:
-    """``v`` as a float in (0, 1] (a utilisation such as mfu / mbu); else ValueError naming ``name``."""
-    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    if not ok or not (0 < float(v) <= 1):
-        raise ValueError(f"{name}={v!r}: {name}은(는) (0, 1] 범위의 비율이어야 합니다 (1 = 이론 최대 성능).")
-    return float(v)
-
-
-def _check_step_args(batch: Any, n_chips: Any, comm_ms: Any, mfu: Any, mbu: Any) -> tuple[int, int, float, float, float]:
-    """The shared arguments of a decode step, checked: batch >= 1, n_chips >= 1 (integers),
-    comm_ms >= 0, mfu and mbu in (0, 1]. Every decode entry point, scalar or array, calls this."""
-    return (
-        _check_count("batch", batch, minimum=1, what="배치 크기"),
-        _check_count("n_chips", n_chips, minimum=1, what="칩 수"),
-        _check_nonneg("comm_ms", comm_ms, what="단계당 통신 시간(ms)"),
-        _check_fraction("mfu", mfu),
-        _check_fraction("mbu", mbu),
-    )
-
-
-def _norm_dtype(dtype: str, *, field_name: str = "dtype") -> str:
+def _norm_dtype(dtype: str, name: str = "dtype") -> str:
     key = str(dtype).strip().lower().replace("-", "").replace("_", "")
     if key not in _DTYPE_ALIASES:
-        raise ValueError(
-            f"{field_name}={dtype!r}: 모르는 수 형식(number format)입니다. "
-            f"쓸 수 있는 값: {_allowed(DTYPE_BYTES)}"
-        )
+        raise ValueError(f"{name}={dtype!r}: 모르는 수 형식(number format)입니다 (허용: {', '.join(DTYPE_BYTES)})")
     return _DTYPE_ALIASES[key]
 
 
@@ -203,8 +125,14 @@ def _key(name: str) -> str:
     return "".join(ch for ch in str(name).lower() if ch.isalnum())
 
 
+def _out(x):
+    """A result as a Python float / str / bool for scalar input, else a numpy array."""
+    x = np.asarray(x)
+    return x.item() if x.ndim == 0 else x
+
+
 # ============================================================================================
-# hardware
+# profiles
 
 
 @dataclass(frozen=True)
@@ -212,19 +140,14 @@ class Hardware:
     """One accelerator (or a rack treated as one device).
 
     Attributes:
-        name: display name, e.g. ``"H100 SXM"``.
-        memory_bytes: memory that holds weights and KV cache (HBM, or SRAM for Groq), bytes;
-            ``None`` when unknown.
-        bandwidth: memory bandwidth, bytes/s (> 0).
-        flops: dense FLOP/s per number format, e.g. ``{"bf16": 989e12, "fp8": 1979e12}``.
-        source: where the figures come from (facts-file row, spec sheet, or "measured").
-        notes: assumptions taken where a figure is not published (empty when none).
-        n_chips: chips behind ``bandwidth`` / ``flops`` (1 for one chip; 256 for the LPX rack,
-            whose figures are rack totals).
+        name; memory_bytes (HBM, or SRAM for Groq; None when unknown); bandwidth (bytes/s);
+        flops: dense FLOP/s per number format; source: facts-file row, spec sheet or "measured";
+        notes: caveats, starting with "가정(assumption)" where a figure is ours, not published;
+        n_chips: chips behind the figures (256 for the LPX rack, whose figures are rack totals);
+        assumed: formats whose FLOP/s figure is an assumption (e.g. every format on Rubin).
 
     Raises:
-        ValueError: bandwidth <= 0, a FLOP/s figure <= 0, an unknown format key, or
-            memory_bytes <= 0.
+        TypeError / ValueError: a non-positive bandwidth, memory or FLOP/s, an unknown format.
     """
 
     name: str
@@ -234,286 +157,36 @@ class Hardware:
     source: str
     notes: str = ""
     n_chips: int = 1
+    assumed: frozenset = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:
-        _check_positive("bandwidth", self.bandwidth, what="메모리 대역폭(memory bandwidth, bytes/s)")
+        _check("bandwidth", self.bandwidth, "메모리 대역폭(memory bandwidth, bytes/s)", strict=True)
         if self.memory_bytes is not None:
-            _check_positive("memory_bytes", self.memory_bytes, what="메모리 용량(bytes)")
+            _check("memory_bytes", self.memory_bytes, "메모리 용량(bytes)", strict=True)
         if not self.flops:
-            raise ValueError("flops: 수 형식별 FLOP/s를 하나 이상 주세요 (예: {'bf16': 989e12}).")
-        clean = {}
-        for k, v in self.flops.items():
-            clean[_norm_dtype(k, field_name="flops key")] = _check_positive(f"flops[{k!r}]", v, what="연산 성능(FLOP/s)")
-        object.__setattr__(self, "flops", clean)
-        _check_count("n_chips", self.n_chips, minimum=1, what="칩 수")
+            raise ValueError("flops={}: 수 형식별 FLOP/s가 하나 이상 있어야 합니다 (허용: 예 {'bf16': 989e12})")
+        flops = {_norm_dtype(k, "flops"): _check(f"flops[{k!r}]", v, "연산 성능(FLOP/s)", strict=True)
+                 for k, v in self.flops.items()}
+        object.__setattr__(self, "flops", flops)
+        object.__setattr__(self, "assumed", frozenset(_norm_dtype(d, "assumed") for d in self.assumed))
+        _check("n_chips", self.n_chips, "칩 수", low=1, integer=True)
 
     def flops_for(self, dtype: str) -> float:
-        """Dense FLOP/s for number format ``dtype``.
-
-        Raises:
-            ValueError: the chip has no published (or assumed) figure for ``dtype``; the message
-                lists the formats it has.
-        """
+        """Dense FLOP/s for ``dtype``. Raises ValueError listing the formats it has."""
         d = _norm_dtype(dtype)
         if d not in self.flops:
-            raise ValueError(
-                f"dtype={dtype!r}: {self.name}에는 이 수 형식의 연산 성능 수치가 없습니다. "
-                f"쓸 수 있는 값: {_allowed(self.flops)}"
-            )
+            raise ValueError(f"dtype={dtype!r}: {self.name}에는 이 수 형식의 연산 성능 수치가 없습니다 "
+                             f"(허용: {', '.join(self.flops)})")
         return self.flops[d]
 
     def ridge_point(self, dtype: str = "bf16") -> float:
-        """FLOP/s divided by bytes/s (FLOP/byte): see :func:`ridge_point`.
-
-        Raises:
-            ValueError: no FLOP/s figure for ``dtype`` (as :meth:`flops_for`).
-        """
+        """FLOP/s / bandwidth, FLOP/byte (see :func:`ridge_point`)."""
         return self.flops_for(dtype) / self.bandwidth
-
-
-def h100() -> Hardware:
-    """NVIDIA H100 SXM: 80 GB HBM3, 3.35 TB/s, dense 989 TFLOP/s BF16, 1,979 TFLOP/s FP8.
-
-    Source: facts/hardware.md, table "Chips", row "H100 SXM" (nvidia.com/en-us/data-center/h100;
-    dense = half the datasheet's sparse figure).
-    """
-    return Hardware(
-        "H100 SXM", 80 * GB, 3.35 * TB, {"bf16": 989e12, "fp16": 989e12, "fp8": 1979e12},
-        source="facts/hardware.md 'Chips' row H100 SXM (nvidia.com/en-us/data-center/h100), dense",
-    )
-
-
-def h200() -> Hardware:
-    """NVIDIA H200: 141 GB HBM3e, 4.8 TB/s, dense 989 TFLOP/s BF16, 1,979 TFLOP/s FP8.
-
-    Source: facts/hardware.md, table "Chips", row "H200" (nvidia.com/en-us/data-center/h200).
-    """
-    return Hardware(
-        "H200", 141 * GB, 4.8 * TB, {"bf16": 989e12, "fp16": 989e12, "fp8": 1979e12},
-        source="facts/hardware.md 'Chips' row H200 (nvidia.com/en-us/data-center/h200), dense",
-    )
-
-
-def b200() -> Hardware:
-    """NVIDIA B200 (HGX): 180 GB HBM3e, 7.7 TB/s, dense 2,250 / 4,500 / 9,000 TFLOP/s BF16 / FP8 / FP4.
-
-    Source: facts/hardware.md, table "Chips", row "B200 (HGX)" (NVIDIA HGX spec table;
-    8 TB/s is often quoted, the HGX table says 7.7).
-    """
-    return Hardware(
-        "B200", 180 * GB, 7.7 * TB, {"bf16": 2250e12, "fp16": 2250e12, "fp8": 4500e12, "fp4": 9000e12},
-        source="facts/hardware.md 'Chips' row B200 (HGX) (NVIDIA HGX spec table), dense",
-    )
-
-
-def rubin() -> Hardware:
-    """NVIDIA Rubin GPU: 288 GB HBM4, 22 TB/s; dense FLOP/s NOT PUBLISHED (assumed, see below).
-
-    Source: facts/hardware.md, table "Chips", row "Rubin" (CES 2026, developer.nvidia.com):
-    memory and bandwidth are published; dense BF16/FP8 are "n/p". The only compute figure is
-    "50 PF NVFP4 inference", which may include NVIDIA's compression.
-
-    ASSUMPTION (ours, not NVIDIA's): FP4 = 50 PFLOP/s taken at face value, FP8 = half of it
-    (25 PFLOP/s), BF16 = a quarter (12.5 PFLOP/s), the 2x-per-halving pattern of H100/B200.
-    Decode is memory-bound, so decode times do not depend on this assumption; prefill times do.
-    """
-    return Hardware(
-        "Rubin", 288 * GB, 22 * TB, {"fp4": 50e15, "fp8": 25e15, "bf16": 12.5e15, "fp16": 12.5e15},
-        source="facts/hardware.md 'Chips' row Rubin (CES 2026, developer.nvidia.com)",
-        notes="가정: 조밀(dense) FLOP/s는 공개되지 않음. NVFP4 50 PF 주장을 그대로 FP4로, FP8 = 절반, BF16 = 4분의 1로 가정",
-    )
-
-
-def groq3_lpu() -> Hardware:
-    """Groq 3 LPU (LP30), one chip: 500 MB on-chip SRAM, 150 TB/s, ~1.2 PFLOP/s FP8.
-
-    Source: facts/hardware.md, table "Chips", row "Groq 3 LPU (LP30)" (developer.nvidia.com
-    blog "Inside NVIDIA Groq 3 LPX"; the FP8 figure is Tom's Hardware's, a press number; Tom's
-    Hardware gives 512 MB).
-
-    ASSUMPTION: no BF16 figure is published; we take BF16 = half of FP8 (0.6 PFLOP/s).
-    One chip holds only 500 MB: a 70B model needs the LPX rack (:func:`groq3_lpx`).
-    """
-    return Hardware(
-        "Groq 3 LPU", 500e6, 150 * TB, {"fp8": 1.2e15, "bf16": 0.6e15, "fp16": 0.6e15},
-        source="facts/hardware.md 'Chips' row Groq 3 LPU (LP30) (developer.nvidia.com blog; FP8 from Tom's Hardware)",
-        notes="가정: BF16 수치는 공개되지 않아 FP8의 절반으로 가정. FP8 수치는 언론(Tom's Hardware) 수치",
-    )
-
-
-def groq3_lpx() -> Hardware:
-    """Groq 3 LPX rack: 256 LPUs, 128 GB SRAM, 40 PB/s aggregate, 315 PFLOP/s FP8.
-
-    Source: facts/hardware.md, paragraph "Racks" (Groq 3 LPX = 256 LPUs in 32 trays of 8,
-    128 GB SRAM, 40 PB/s, 315 PF FP8, 2.5 TB/s chip-to-chip per LPU).
-
-    The figures are rack TOTALS: a roofline over them assumes all 256 chips share every token's
-    work perfectly, with no chip-to-chip time. That is an unreachable lower bound (see
-    :func:`layer_split_decode_ms` and notebook 05). ASSUMPTION: BF16 = half of FP8.
-    """
-    return Hardware(
-        "Groq 3 LPX (256 LPU)", 128 * GB, 40 * PB, {"fp8": 315e15, "bf16": 157.5e15, "fp16": 157.5e15},
-        source="facts/hardware.md 'Racks' (Groq 3 LPX: 256 LPUs, 128 GB SRAM, 40 PB/s, 315 PF FP8)",
-        notes="랙 전체 합계: 칩 사이 통신 시간을 무시한 하한. 가정: BF16 = FP8의 절반",
-        n_chips=256,
-    )
-
-
-def trainium2() -> Hardware:
-    """AWS Trainium2: 96 GiB, 2.9 TB/s, dense 667 TFLOP/s BF16, 1,299 TFLOP/s FP8.
-
-    Source: facts/hardware.md, table "Chips", row "AWS Trainium2" (AWS Neuron docs, trainium2).
-    """
-    return Hardware(
-        "Trainium2", 96 * GIB, 2.9 * TB, {"bf16": 667e12, "fp16": 667e12, "fp8": 1299e12},
-        source="facts/hardware.md 'Chips' row AWS Trainium2 (AWS Neuron docs)",
-    )
-
-
-def trainium3() -> Hardware:
-    """AWS Trainium3: 144 GiB HBM3e, 4.9 TB/s, dense 671 TFLOP/s BF16, 2,517 MXFP8 and MXFP4.
-
-    Source: facts/hardware.md, table "Chips", row "AWS Trainium3" (AWS Neuron docs,
-    trainium3; the NKI guide says 4.7 TB/s, we use the spec page's 4.9).
-    """
-    return Hardware(
-        "Trainium3", 144 * GIB, 4.9 * TB, {"bf16": 671e12, "fp16": 671e12, "fp8": 2517e12, "fp4": 2517e12},
-        source="facts/hardware.md 'Chips' row AWS Trainium3 (AWS Neuron docs)",
-    )
-
-
-#: Measurements of this computer, keyed on ``(copy_mib, matmul_n)`` (see :func:`measure_this_computer`).
-_THIS_COMPUTER: dict[tuple[int, int], Hardware] = {}
-
-
-def _physical_memory() -> float | None:
-    try:
-        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):  # not POSIX (e.g. Windows)
-        return None
-
-
-def measure_this_computer(refresh: bool = False, *, copy_mib: int = 128, matmul_n: int = 1024) -> Hardware:
-    """Measure this computer's memory bandwidth and matmul FLOP/s with numpy (~0.5 s, cached).
-
-    * bandwidth: best of 5 ``np.copyto`` of a ``copy_mib`` MiB float32 array; a copy reads and
-      writes every byte, so bandwidth = 2 x size / time (bytes/s). 128 MiB is far beyond typical
-      CPU caches, so this is main-memory (DRAM) bandwidth, as STREAM "Copy" counts it (McCalpin,
-      STREAM benchmark). A copy that fits in the CPU cache measures the cache instead.
-    * FLOP/s: best of 3 float32 ``matmul_n x matmul_n`` matmuls, 2 n^3 FLOP each (numpy's BLAS,
-      all cores). The same figure is used for fp32/bf16/fp16 (CPUs rarely run bf16 faster).
-
-    Each ``(copy_mib, matmul_n)`` pair is measured once per session and cached;
-    ``refresh=True`` measures that pair again. ``get_hardware("this-computer")`` is the
-    measurement with the default sizes. Timings on a shared machine vary (~30% between runs:
-    facts/tiny-model-feasibility.md): compare numbers from one run only.
-
-    Args:
-        refresh: measure again even if this pair of sizes is cached.
-        copy_mib: size of the copied array, MiB (>= 1); memory used: twice that.
-        matmul_n: side of the square float32 matrices, >= 1 (memory: 3 n^2 x 4 bytes).
-
-    Returns:
-        :class:`Hardware` named ``"this computer"``: ``bandwidth`` in bytes/s, ``flops`` in
-        FLOP/s, ``memory_bytes`` = physical RAM when the OS reports it (else None). Source:
-        "measured on this computer (numpy copy of N MiB; float32 n x n matmul)".
-
-    Raises:
-        ValueError: ``copy_mib`` or ``matmul_n`` not an integer >= 1 (the message names it).
-    """
-    copy_mib = _check_count("copy_mib", copy_mib, minimum=1, what="복사할 배열 크기(MiB)")
-    matmul_n = _check_count("matmul_n", matmul_n, minimum=1, what="행렬 곱의 행렬 크기(n)")
-    key = (copy_mib, matmul_n)
-    if key in _THIS_COMPUTER and not refresh:
-        return _THIS_COMPUTER[key]
-    n = copy_mib * 1024 * 1024 // 4
-    src = np.ones(n, dtype=np.float32)
-    dst = np.empty_like(src)
-    best = math.inf
-    for _ in range(5):
-        t0 = time.perf_counter()
-        np.copyto(dst, src)
-        best = min(best, time.perf_counter() - t0)
-    bandwidth = 2 * src.nbytes / best
-    del src, dst
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((matmul_n, matmul_n), dtype=np.float32)
-    b = rng.standard_normal((matmul_n, matmul_n), dtype=np.float32)
-    a @ b  # warm-up (thread pool start)
-    best = math.inf
-    for _ in range(3):
-        t0 = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - t0)
-    flops = 2.0 * matmul_n**3 / best
-    hw = Hardware(
-        "this computer", _physical_memory(), bandwidth, {"fp32": flops, "bf16": flops, "fp16": flops},
-        source=f"measured on this computer (numpy copy of {copy_mib} MiB; float32 {matmul_n}x{matmul_n} matmul)",
-        notes="실행할 때 측정한 값: 같은 실행 안에서만 비교하세요",
-    )
-    _THIS_COMPUTER[key] = hw
-    return hw
-
-
-_HARDWARE: dict[str, Callable[[], Hardware]] = {
-    "H100": h100,
-    "H200": h200,
-    "B200": b200,
-    "Rubin": rubin,
-    "Groq3-LPU": groq3_lpu,
-    "Groq3-LPX": groq3_lpx,
-    "Trainium2": trainium2,
-    "Trainium3": trainium3,
-    "this-computer": measure_this_computer,
-}
-#: Names accepted by :func:`get_hardware` (case, spaces, hyphens and underscores are ignored).
-HARDWARE_NAMES: tuple[str, ...] = tuple(_HARDWARE)
-_HW_ALIASES = {
-    "h100sxm": "H100", "b200hgx": "B200", "rubingpu": "Rubin", "vrrubin": "Rubin",
-    "groq3": "Groq3-LPU", "lpu": "Groq3-LPU", "groq3lp30": "Groq3-LPU", "lp30": "Groq3-LPU",
-    "lpx": "Groq3-LPX", "groq3lpxrack": "Groq3-LPX",
-    "trn2": "Trainium2", "awstrainium2": "Trainium2", "trn3": "Trainium3", "awstrainium3": "Trainium3",
-    "thiscomputer": "this-computer", "local": "this-computer", "cpu": "this-computer",
-    "이컴퓨터": "this-computer",
-}
-_HW_ALIASES.update({_key(k): k for k in _HARDWARE})
-
-
-def get_hardware(name: str | Hardware) -> Hardware:
-    """A hardware profile by name.
-
-    Args:
-        name: one of ``"H100"``, ``"H200"``, ``"B200"``, ``"Rubin"``, ``"Groq3-LPU"``,
-            ``"Groq3-LPX"``, ``"Trainium2"``, ``"Trainium3"``, ``"this-computer"`` (case,
-            spaces, hyphens, underscores ignored; aliases such as ``"H100 SXM"``, ``"trn2"``,
-            ``"LPX"`` work). A :class:`Hardware` is returned unchanged.
-
-    Returns:
-        :class:`Hardware`. ``"this-computer"`` is measured on first use (~0.5 s), then cached.
-
-    Raises:
-        ValueError: unknown name; the message lists the allowed names.
-    """
-    if isinstance(name, Hardware):
-        return name
-    canon = _HW_ALIASES.get(_key(name))
-    if canon is None:
-        raise ValueError(
-            f"hardware={name!r}: 모르는 하드웨어 이름입니다. 쓸 수 있는 값: {_allowed(HARDWARE_NAMES)}"
-        )
-    return _HARDWARE[canon]()
 
 
 @dataclass(frozen=True)
 class Link:
-    """A link that carries the KV cache between devices.
-
-    Attributes:
-        name: display name.
-        bandwidth: bytes/s in one direction (> 0).
-        latency_ms: fixed cost per transfer, ms (>= 0).
-        source: where the figure comes from.
-    """
+    """A link that carries the KV cache: bandwidth (bytes/s, one direction), latency_ms per transfer."""
 
     name: str
     bandwidth: float
@@ -521,48 +194,8 @@ class Link:
     source: str = ""
 
     def __post_init__(self) -> None:
-        _check_positive("bandwidth", self.bandwidth, what="링크 대역폭(link bandwidth, bytes/s)")
-        _check_nonneg("latency_ms", self.latency_ms, what="링크 지연(ms)")
-
-
-_LINKS: dict[str, Link] = {
-    "NVLink": Link("NVLink (H100, 한 방향)", 450 * GB, 0.0,
-                   "facts/hardware.md 'back-of-envelope' KV transfer row: ~450 GB/s over NVLink"),
-    "400G-NIC": Link("400 Gb/s NIC", 400e9 / 8, 0.0,
-                     "facts/hardware.md 'back-of-envelope' KV transfer row: one 400 Gb/s NIC = 50 GB/s"),
-    "NVLink6": Link("NVLink 6 (Rubin, GPU당)", 3.6 * TB, 0.0,
-                    "facts/hardware.md 'Racks': NVLink 6 at 3.6 TB/s per GPU"),
-    "LPX-C2C": Link("LPU chip-to-chip", 2.5 * TB, 0.0,
-                    "facts/hardware.md 'Racks': 2.5 TB/s chip-to-chip per LPU"),
-}
-#: Names accepted by :func:`get_link`.
-LINK_NAMES: tuple[str, ...] = tuple(_LINKS)
-
-
-def get_link(name: str | Link, *, latency_ms: float | None = None) -> Link:
-    """A KV-transfer link by name: ``"NVLink"`` (450 GB/s), ``"400G-NIC"`` (50 GB/s),
-    ``"NVLink6"`` (3.6 TB/s), ``"LPX-C2C"`` (2.5 TB/s). Sources: facts/hardware.md
-    (KV-transfer row of the back-of-envelope section; "Racks" paragraph).
-
-    Latency is 0 unless you pass ``latency_ms`` (no sourced figure; choose your own).
-
-    Raises:
-        ValueError: unknown name (lists the allowed names) or negative latency.
-    """
-    if isinstance(name, Link):
-        link = name
-    else:
-        table = {_key(k): v for k, v in _LINKS.items()}
-        if _key(name) not in table:
-            raise ValueError(f"link={name!r}: 모르는 링크 이름입니다. 쓸 수 있는 값: {_allowed(LINK_NAMES)}")
-        link = table[_key(name)]
-    if latency_ms is not None:
-        link = replace(link, latency_ms=latency_ms)
-    return link
-
-
-# ============================================================================================
-# models
+        _check("bandwidth", self.bandwidth, "링크 대역폭(link bandwidth, bytes/s)", strict=True)
+        _check("latency_ms", self.latency_ms, "링크 지연(ms)")
 
 
 @dataclass(frozen=True)
@@ -570,13 +203,9 @@ class ModelProfile:
     """The sizes of a decoder-only transformer that set its latency.
 
     Attributes:
-        name: display name.
-        n_params: parameter count P (embeddings included, tied ones counted once).
-        n_layers: L. d_model: hidden size. n_q_heads / n_kv_heads: attention heads for queries
-            and for keys/values (grouped-query attention when fewer KV heads). d_head: head size.
-        vocab_size, intermediate_size: as in the HF config.
-        dtype: number format of the weights (a key of :data:`DTYPE_BYTES`).
-        kv_dtype: number format of the KV cache.
+        name; n_params (P, tied embeddings counted once); n_layers (L); d_model; n_q_heads and
+        n_kv_heads (grouped-query attention when fewer KV heads); d_head; vocab_size;
+        intermediate_size; dtype (weights) and kv_dtype (KV cache), keys of :data:`DTYPE_BYTES`;
         source: the config it was built from.
     """
 
@@ -595,591 +224,498 @@ class ModelProfile:
 
     def __post_init__(self) -> None:
         for f in ("n_params", "n_layers", "d_model", "n_q_heads", "n_kv_heads", "d_head"):
-            _check_count(f, getattr(self, f), minimum=1)
+            _check(f, getattr(self, f), "모델 크기(config 항목)", low=1, integer=True)
         object.__setattr__(self, "dtype", _norm_dtype(self.dtype))
-        object.__setattr__(self, "kv_dtype", _norm_dtype(self.kv_dtype, field_name="kv_dtype"))
+        object.__setattr__(self, "kv_dtype", _norm_dtype(self.kv_dtype, "kv_dtype"))
 
     @property
     def bytes_per_param(self) -> float:
-        """Bytes per weight (2 for bf16, 1 for fp8, ...)."""
         return DTYPE_BYTES[self.dtype]
 
     @property
     def kv_bytes_per_value(self) -> float:
-        """Bytes per stored key or value element."""
         return DTYPE_BYTES[self.kv_dtype]
 
     @property
     def weight_bytes(self) -> float:
-        """All weights, bytes: n_params x bytes_per_param (e.g. 70.6 GB for Llama-3-70B FP8)."""
+        """n_params x bytes_per_param (70.6 GB for Llama-3-70B FP8)."""
         return self.n_params * self.bytes_per_param
 
     @property
     def attn_width(self) -> int:
-        """n_q_heads x d_head (= d_model for Llama; 8192 vs d_model 5120 for Qwen3-32B)."""
+        """a = n_q_heads x d_head (= d_model for Llama; 8192 vs d_model 5120 for Qwen3-32B)."""
         return self.n_q_heads * self.d_head
 
     def with_dtype(self, dtype: str, kv_dtype: str | None = None) -> "ModelProfile":
-        """The same model stored in another number format (KV format: see :func:`get_model`).
-
-        Raises:
-            ValueError: an unknown number format (the message lists the allowed ones).
-        """
+        """The same model in another format; KV stays 16-bit under fp8/fp4 weights unless given."""
         d = _norm_dtype(dtype)
         return replace(self, dtype=d, kv_dtype=kv_dtype or _default_kv_dtype(d))
 
 
 def _default_kv_dtype(dtype: str) -> str:
-    """KV cache stays in 16 bits when weights are quantised (the facts file's FP8 example)."""
+    """KV cache stays in 16 bits when weights are quantised (facts/hardware.md's FP8 example)."""
     return dtype if dtype in ("fp32", "bf16", "fp16") else "bf16"
 
 
-def _count_params(c: Mapping[str, Any]) -> int:
-    """Parameters of a Llama/Qwen-style decoder from its HF config (gated MLP with 3 matrices).
+@lru_cache(maxsize=1)
+def _presets() -> dict[str, dict[str, dict[str, str]]]:
+    """presets.csv as ``{kind: {key: row}}`` (lines starting with ``#`` are comments)."""
+    with _PRESETS_CSV.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    out: dict[str, dict[str, dict[str, str]]] = {"hardware": {}, "link": {}, "model": {}}
+    for r in rows:
+        out[r["kind"]][r["key"]] = r
+    return out
 
-    embeddings V*d (+ V*d for an untied output head) + per layer [q: d*Hq*dh, k and v: d*Hkv*dh
-    each, o: Hq*dh*d, MLP: 3*d*ff, two RMSNorms: 2d, (+ q/k norms 2*dh for qwen3), biases when
-    attention_bias / mlp_bias] + final norm d. Equals ``sum(p.numel())`` of the transformers
-    model (tested for the presets).
+
+def _aliases(kind: str, extra: Mapping[str, str] = {}) -> dict[str, str]:
+    table = {_key(k): k for k in _presets()[kind]}
+    for k, r in _presets()[kind].items():
+        table.update({_key(a): k for a in r["aliases"].split()})
+    return {**table, **extra}
+
+
+def _bytes(text: str) -> float:
+    return float(text[:-3]) * 2**30 if text.endswith("GiB") else float(text)
+
+
+def _hardware_row(r: Mapping[str, str]) -> Hardware:
+    flops = {d: float(r[d]) for d in ("bf16", "fp8", "fp4") if r[d]}
+    if "bf16" in flops:
+        flops["fp16"] = flops["bf16"]
+    assumed = set(r["assumed"].split()) | ({"fp16"} if "bf16" in r["assumed"].split() else set())
+    return Hardware(r["name"], _bytes(r["memory_bytes"]), float(r["bandwidth"]), flops, r["source"],
+                    r["notes"], int(r["n_chips"]), frozenset(assumed))
+
+
+_THIS_COMPUTER: dict[tuple[int, int], Hardware] = {}
+_THIS_COMPUTER_ALIASES = {"thiscomputer": "this-computer", "local": "this-computer", "cpu": "this-computer",
+                          "이컴퓨터": "this-computer"}
+
+
+def measure_this_computer(refresh: bool = False, *, copy_mib: int = 128, matmul_n: int = 1024) -> Hardware:
+    """This computer's memory bandwidth and matmul FLOP/s, measured with numpy (~0.5 s, cached).
+
+    Bandwidth: best of 5 ``np.copyto`` of a ``copy_mib`` MiB float32 array, 2 x size / time (a
+    copy reads and writes every byte; STREAM "Copy", McCalpin). FLOP/s: best of 3 float32
+    ``matmul_n``-square matmuls, 2 n^3 FLOP each, used for fp32/bf16/fp16. Cached per
+    ``(copy_mib, matmul_n)``; ``refresh`` measures again. Shared machines vary ~30% between runs
+    (facts/tiny-model-feasibility.md): compare numbers from one run only.
+
+    Returns:
+        :class:`Hardware` "this computer" (memory = physical RAM when the OS reports it).
+
+    Raises:
+        TypeError / ValueError: ``copy_mib`` or ``matmul_n`` not an integer >= 1.
     """
+    copy_mib = _check("copy_mib", copy_mib, "복사할 배열 크기(MiB)", low=1, integer=True)
+    matmul_n = _check("matmul_n", matmul_n, "행렬 곱의 행렬 크기(n)", low=1, integer=True)
+    if (copy_mib, matmul_n) in _THIS_COMPUTER and not refresh:
+        return _THIS_COMPUTER[copy_mib, matmul_n]
+    src = np.ones(copy_mib * 2**20 // 4, dtype=np.float32)
+    dst = np.empty_like(src)
+    bandwidth = 2 * src.nbytes / _best_time(lambda: np.copyto(dst, src), 5)
+    a, b = np.random.default_rng(0).standard_normal((2, matmul_n, matmul_n), dtype=np.float32)
+    a @ b  # warm-up (thread pool start)
+    flops = 2.0 * matmul_n**3 / _best_time(lambda: a @ b, 3)
+    try:
+        memory = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        memory = None
+    hw = _THIS_COMPUTER[copy_mib, matmul_n] = Hardware(
+        "this computer", memory, bandwidth, {"fp32": flops, "bf16": flops, "fp16": flops},
+        source=f"measured on this computer (numpy copy of {copy_mib} MiB; float32 {matmul_n}x{matmul_n} matmul)",
+        notes="실행할 때 측정한 값: 같은 실행 안에서만 비교하세요")
+    return hw
+
+
+def _best_time(fn, repeats: int) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def get_hardware(name: str | Hardware) -> Hardware:
+    """A hardware profile: ``"H100"``, ``"H200"``, ``"B200"``, ``"Rubin"``, ``"Groq3-LPU"``,
+    ``"Groq3-LPX"``, ``"Trainium2"``, ``"Trainium3"`` (rows of presets.csv, each citing
+    facts/hardware.md) or ``"this-computer"`` (measured on first use). Case, spaces and
+    punctuation are ignored; aliases such as ``"H100 SXM"``, ``"trn2"``, ``"LPX"`` work; a
+    :class:`Hardware` is returned unchanged.
+
+    Raises:
+        ValueError: an unknown name (the message lists the allowed ones).
+    """
+    if isinstance(name, Hardware):
+        return name
+    canon = _aliases("hardware", _THIS_COMPUTER_ALIASES).get(_key(name))
+    if canon is None:
+        raise ValueError(f"hardware={name!r}: 모르는 하드웨어 이름입니다 (허용: {', '.join(HARDWARE_NAMES)})")
+    return measure_this_computer() if canon == "this-computer" else _hardware_row(_presets()["hardware"][canon])
+
+
+def get_link(name: str | Link, *, latency_ms: float | None = None) -> Link:
+    """A KV link: ``"NVLink"`` (450 GB/s), ``"400G-NIC"`` (50 GB/s), ``"NVLink6"`` (3.6 TB/s),
+    ``"LPX-C2C"`` (2.5 TB/s), sources in presets.csv (facts/hardware.md). Latency is 0 unless
+    ``latency_ms`` is given (no sourced figure).
+
+    Raises:
+        ValueError: an unknown name (lists the allowed ones) or a negative latency.
+    """
+    if not isinstance(name, Link):
+        canon = _aliases("link").get(_key(name))
+        if canon is None:
+            raise ValueError(f"link={name!r}: 모르는 링크 이름입니다 (허용: {', '.join(LINK_NAMES)})")
+        r = _presets()["link"][canon]
+        name = Link(r["name"], float(r["bandwidth"]), 0.0, r["source"])
+    return name if latency_ms is None else replace(name, latency_ms=latency_ms)
+
+
+def _count_params(c: Mapping[str, Any]) -> int:
+    """Parameters of a Llama/Qwen-style decoder (gated MLP): embeddings V d (x2 if untied) + per
+    layer [q, k, v, o projections, 3 d ff MLP, 2 RMSNorms, q/k norms for qwen3, biases] + final
+    norm. Equals ``sum(p.numel())`` of the transformers model (tested on every preset)."""
     V, d, L = c["vocab_size"], c["hidden_size"], c["num_hidden_layers"]
     hq, hkv, dh, ff = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["intermediate_size"]
-    attn = d * hq * dh + 2 * d * hkv * dh + hq * dh * d
-    if c.get("attention_bias"):
-        attn += hq * dh + 2 * hkv * dh + d
+    attn = d * hq * dh + 2 * d * hkv * dh + hq * dh * d + ((hq * dh + 2 * hkv * dh + d) if c.get("attention_bias") else 0)
     mlp = 3 * d * ff + ((2 * ff + d) if c.get("mlp_bias") else 0)
     norms = 2 * d + (2 * dh if c.get("model_type") == "qwen3" else 0)
-    emb = V * d * (1 if c.get("tie_word_embeddings", False) else 2)
-    return int(emb + L * (attn + mlp + norms) + d)
+    return int(V * d * (1 if c.get("tie_word_embeddings", False) else 2) + L * (attn + mlp + norms) + d)
 
 
 def model_from_config(config: Mapping[str, Any] | Any, name: str | None = None, *, dtype: str = "bf16",
                       kv_dtype: str | None = None, source: str = "") -> ModelProfile:
-    """Build a :class:`ModelProfile` from a Hugging Face config (``dict`` or ``PretrainedConfig``).
+    """A :class:`ModelProfile` from a Hugging Face config (``dict`` or ``PretrainedConfig``).
 
-    Reads ``hidden_size``, ``num_hidden_layers``, ``num_attention_heads``,
-    ``num_key_value_heads`` (default: = heads), ``head_dim`` (default hidden/heads),
-    ``intermediate_size``, ``vocab_size``, ``tie_word_embeddings`` (default False),
-    ``attention_bias``, ``mlp_bias``, ``model_type``; counts parameters with
-    :func:`_count_params`.
-
-    Args:
-        dtype: weight format, one of ``fp32, bf16, fp16, fp8, fp4``.
-        kv_dtype: KV-cache format; default = ``dtype`` for 16/32-bit weights, else ``bf16``.
+    Reads hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default =
+    heads), head_dim (default hidden / heads), intermediate_size, vocab_size,
+    tie_word_embeddings, attention_bias, mlp_bias, model_type.
 
     Raises:
-        ValueError: a missing or non-positive field (named), or an unknown dtype.
+        ValueError: a missing field (named) or an unknown dtype.
     """
     c = dict(config.to_dict() if hasattr(config, "to_dict") else config)
     for f in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size"):
-        if f not in c or c[f] is None:
-            raise ValueError(f"config에 {f} 항목이 없습니다: Llama 형식의 Hugging Face config.json을 주세요.")
-    if c.get("num_key_value_heads") is None:
-        c["num_key_value_heads"] = c["num_attention_heads"]
-    if c.get("head_dim") is None:
-        c["head_dim"] = c["hidden_size"] // c["num_attention_heads"]
+        if c.get(f) is None:
+            raise ValueError(f"config[{f!r}]=None: Llama 형식 Hugging Face config.json에는 {f} 항목이 있어야 합니다 "
+                             "(허용: config.json의 dict 또는 PretrainedConfig)")
+    c["num_key_value_heads"] = c.get("num_key_value_heads") or c["num_attention_heads"]
+    c["head_dim"] = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
     d = _norm_dtype(dtype)
     return ModelProfile(
-        name=name or c.get("_name_or_path") or c.get("model_type", "model"),
-        n_params=_count_params(c),
-        n_layers=int(c["num_hidden_layers"]),
-        d_model=int(c["hidden_size"]),
-        n_q_heads=int(c["num_attention_heads"]),
-        n_kv_heads=int(c["num_key_value_heads"]),
-        d_head=int(c["head_dim"]),
-        vocab_size=int(c["vocab_size"]),
-        intermediate_size=int(c["intermediate_size"]),
-        dtype=d,
-        kv_dtype=_norm_dtype(kv_dtype, field_name="kv_dtype") if kv_dtype else _default_kv_dtype(d),
-        source=source,
-    )
+        name or c.get("_name_or_path") or c.get("model_type", "model"), _count_params(c),
+        *(int(c[k]) for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+                              "head_dim", "vocab_size", "intermediate_size")),
+        dtype=d, kv_dtype=_norm_dtype(kv_dtype, "kv_dtype") if kv_dtype else _default_kv_dtype(d), source=source)
 
 
-def llama_3_8b_config() -> dict:
-    """Published config of Meta-Llama-3-8B (huggingface.co/meta-llama/Meta-Llama-3-8B, config.json).
-
-    32 layers, hidden 4096, MLP 14336, 32 query heads, 8 KV heads, head 128, vocab 128256,
-    untied output head: 8.03 B parameters.
-    """
-    return {"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336,
-            "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
-            "tie_word_embeddings": False}
+_CONFIG_INTS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                "num_key_value_heads", "head_dim")
 
 
-def llama_3_70b_config() -> dict:
-    """Published config of Meta-Llama-3-70B (huggingface.co/meta-llama/Meta-Llama-3-70B, config.json).
-
-    80 layers, hidden 8192, MLP 28672, 64 query heads, 8 KV heads, head 128, vocab 128256, untied:
-    70.55 B parameters (facts/hardware.md worked example: "P ~ 70.6B").
-    """
-    return {"model_type": "llama", "vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672,
-            "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
-            "tie_word_embeddings": False}
-
-
-def qwen3_32b_config() -> dict:
-    """Published config of Qwen3-32B (huggingface.co/Qwen/Qwen3-32B, config.json).
-
-    64 layers, hidden 5120, MLP 25600, 64 query heads, 8 KV heads, head 128, vocab 151936,
-    untied, q/k RMSNorm: 32.8 B parameters (the model card's figure).
-    """
-    return {"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 5120, "intermediate_size": 25600,
-            "num_hidden_layers": 64, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
-            "tie_word_embeddings": False}
-
-
-def qwen3_0_6b_config() -> dict:
-    """Published config of Qwen3-0.6B (huggingface.co/Qwen/Qwen3-0.6B, config.json).
-
-    28 layers, hidden 1024, MLP 3072, 16 query heads, 8 KV heads, head 128, vocab 151936,
-    tied embeddings: 0.6 B parameters (the model card's figure).
-    """
-    return {"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 1024, "intermediate_size": 3072,
-            "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
-            "tie_word_embeddings": True}
-
-
-_ASSETS = Path(__file__).resolve().parent / "assets" / "models"
-
-
-def _bundled_config(which: str) -> dict:
-    """The bundled model's config.json, read now (the weights may be retrained and replaced)."""
-    path = _ASSETS / which / "config.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"번들 모델 설정 파일이 없습니다: {path} (decodelab을 다시 설치하세요)")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-_MODELS: dict[str, tuple[Callable[[], dict], str]] = {
-    "Llama-3-8B": (llama_3_8b_config, "huggingface.co/meta-llama/Meta-Llama-3-8B config.json"),
-    "Llama-3-70B": (llama_3_70b_config, "huggingface.co/meta-llama/Meta-Llama-3-70B config.json"),
-    "Qwen3-32B": (qwen3_32b_config, "huggingface.co/Qwen/Qwen3-32B config.json"),
-    "Qwen3-0.6B": (qwen3_0_6b_config, "huggingface.co/Qwen/Qwen3-0.6B config.json"),
-    "bundled-target": (lambda: _bundled_config("target"), "decodelab/assets/models/target/config.json"),
-    "bundled-draft": (lambda: _bundled_config("draft"), "decodelab/assets/models/draft/config.json"),
-}
-#: Names accepted by :func:`get_model`.
-MODEL_NAMES: tuple[str, ...] = tuple(_MODELS)
-_MODEL_ALIASES = {_key(k): k for k in _MODELS}
-_MODEL_ALIASES.update({"llama38b": "Llama-3-8B", "metallama38b": "Llama-3-8B", "llama370b": "Llama-3-70B",
-                       "metallama370b": "Llama-3-70B", "target": "bundled-target", "draft": "bundled-draft",
-                       "qwen306b": "Qwen3-0.6B", "qwen332b": "Qwen3-32B"})
+def _model_config(name: str) -> dict:
+    """The HF config of preset ``name``: from its presets.csv row, or (bundled pair) its
+    config.json read now, since the bundled weights may be retrained and replaced."""
+    r = _presets()["model"][name]
+    if r["bundled_dir"]:
+        path = _ASSETS / r["bundled_dir"] / "config.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: 번들 모델 설정 파일이 없습니다. decodelab을 다시 설치하세요")
+        return json.loads(path.read_text(encoding="utf-8"))
+    return {"model_type": r["model_type"], **{k: int(r[k]) for k in _CONFIG_INTS},
+            "tie_word_embeddings": r["tie_word_embeddings"] == "true"}
 
 
 def get_model(name: str | ModelProfile, dtype: str = "bf16", *, kv_dtype: str | None = None) -> ModelProfile:
-    """A model profile by name, stored in number format ``dtype``.
-
-    Args:
-        name: ``"Llama-3-8B"``, ``"Llama-3-70B"``, ``"Qwen3-32B"``, ``"Qwen3-0.6B"``,
-            ``"bundled-target"``, ``"bundled-draft"`` (case and punctuation ignored). The bundled
-            pair's ``config.json`` is read at call time. A :class:`ModelProfile` is re-typed to
-            ``dtype``.
-        dtype: weights' number format: ``fp32``, ``bf16``, ``fp16``, ``fp8``, ``fp4``. The course's
-            CPU runs the bundled models in fp32.
-        kv_dtype: KV cache format; default ``dtype`` for 16/32-bit weights, ``bf16`` for fp8/fp4
-            weights (as in facts/hardware.md's worked example: FP8 weights, BF16 KV).
-
-    Returns:
-        :class:`ModelProfile` (sources: the published config.json named in ``.source``).
+    """A model profile: ``"Llama-3-8B"``, ``"Llama-3-70B"``, ``"Qwen3-32B"``, ``"Qwen3-0.6B"``
+    (published config.json, presets.csv) or ``"bundled-target"`` / ``"bundled-draft"`` (read at
+    call time), stored in ``dtype`` (fp32, bf16, fp16, fp8, fp4). KV format: ``kv_dtype``, default
+    ``dtype`` for 16/32-bit weights, bf16 under fp8/fp4. A :class:`ModelProfile` is re-typed.
 
     Raises:
-        ValueError: unknown name or dtype (the message lists the allowed values).
+        ValueError: an unknown name or dtype (the message lists the allowed values).
     """
     if isinstance(name, ModelProfile):
         return name.with_dtype(dtype, kv_dtype)
-    canon = _MODEL_ALIASES.get(_key(name))
+    canon = _aliases("model").get(_key(name))
     if canon is None:
-        raise ValueError(f"model={name!r}: 모르는 모델 이름입니다. 쓸 수 있는 값: {_allowed(MODEL_NAMES)}")
-    make_config, source = _MODELS[canon]
-    return model_from_config(make_config(), canon, dtype=dtype, kv_dtype=kv_dtype, source=source)
+        raise ValueError(f"model={name!r}: 모르는 모델 이름입니다 (허용: {', '.join(MODEL_NAMES)})")
+    return model_from_config(_model_config(canon), canon, dtype=dtype, kv_dtype=kv_dtype,
+                             source=_presets()["model"][canon]["source"])
+
+
+#: Names accepted by :func:`get_hardware`, :func:`get_link`, :func:`get_model`.
+HARDWARE_NAMES: tuple[str, ...] = (*_presets()["hardware"], "this-computer")
+LINK_NAMES: tuple[str, ...] = tuple(_presets()["link"])
+MODEL_NAMES: tuple[str, ...] = tuple(_presets()["model"])
 
 
 # ============================================================================================
-# the roofline
+# the roofline: one core, every estimate calls it
+
+
+class Roofline(NamedTuple):
+    """FLOPs, bytes and time of one forward pass (numpy arrays of the broadcast shape):
+    weight_flops = 2 P B T, attention_flops = 4 L a B pairs, kv_bytes = B kv_tokens kv,
+    bytes = W + kv_bytes, compute_ms = FLOP / (N F mfu), memory_ms = bytes / (N BW mbu), ms = the larger."""
+
+    weight_flops: np.ndarray
+    attention_flops: np.ndarray
+    flops: np.ndarray
+    kv_bytes: np.ndarray
+    bytes: np.ndarray
+    compute_ms: np.ndarray
+    memory_ms: np.ndarray
+    ms: np.ndarray
+
+
+def roofline(model: ModelProfile, hardware: Hardware | None, new_tokens, attention_pairs, kv_tokens, batch=1, *,
+             n_chips: int = 1, mfu: float = 1.0, mbu: float = 1.0) -> Roofline:
+    """The one roofline core (Williams et al. 2009; kipp.ly): ``batch`` sequences each compute
+    ``new_tokens`` tokens, whose queries meet ``attention_pairs`` keys, and move ``kv_tokens``
+    tokens of KV cache, on ``n_chips`` chips sharing the work perfectly. What each estimate counts:
+
+    ============  ==========  =====================  ================
+    estimate      new_tokens  attention_pairs        kv_tokens
+    ============  ==========  =====================  ================
+    prefill       S           S^2 / 2 + S S_past     S (written)
+    decode step   1           S (cached)             S (read)
+    ============  ==========  =====================  ================
+
+    Arguments are numbers or numpy arrays (broadcast); the caller has checked them (the public
+    estimates do). Returns a :class:`Roofline` (FLOP, bytes, ms); with ``hardware=None`` FLOPs
+    and bytes only (the times are None).
+    """
+    w_flops = np.asarray(2.0 * model.n_params * batch * new_tokens)
+    a_flops = np.asarray(4.0 * model.n_layers * model.attn_width * batch * attention_pairs)
+    kv = np.asarray(batch * kv_tokens * kv_bytes_per_token(model))
+    flops, nbytes = w_flops + a_flops, model.weight_bytes + kv
+    if hardware is None:  # FLOPs and bytes only
+        return Roofline(w_flops, a_flops, flops, kv, nbytes, None, None, None)
+    compute = flops / (n_chips * hardware.flops_for(model.dtype) * mfu) * 1e3
+    memory = nbytes / (n_chips * hardware.bandwidth * mbu) * 1e3
+    return Roofline(w_flops, a_flops, flops, kv, nbytes, compute, memory, np.maximum(compute, memory))
 
 
 def kv_bytes_per_token(model: ModelProfile) -> float:
-    """KV-cache bytes one token adds: 2 (K and V) x n_layers x n_kv_heads x d_head x bytes.
-
-    Llama-3-70B in BF16: 2 x 80 x 8 x 128 x 2 = 327,680 bytes = 0.33 MB (2.68 GB at 8k tokens).
-    Source: facts/hardware.md "back-of-envelope" (kipp.ly, Transformer Inference Arithmetic).
-
-    Args:
-        model: a :class:`ModelProfile` (its ``kv_dtype`` sets the bytes per value).
-
-    Returns:
-        bytes per token (float). Raises nothing: the profile was checked when it was built.
-    """
+    """KV-cache bytes per token: 2 (K and V) x L x n_kv_heads x d_head x bytes. Llama-3-70B BF16:
+    327,680 B (2.68 GB at 8k). Source: facts/hardware.md "back-of-envelope" (kipp.ly)."""
     return 2.0 * model.n_layers * model.n_kv_heads * model.d_head * model.kv_bytes_per_value
 
 
+def _prefill(model, hw, s, past=0.0, n_chips=1, mfu=1.0, mbu=1.0) -> Roofline:
+    return roofline(model, hw, s, s**2 / 2 + s * past, s, n_chips=n_chips, mfu=mfu, mbu=mbu)
+
+
+def _decode(model, hw, s, batch=1, n_chips=1, mfu=1.0, mbu=1.0) -> Roofline:
+    return roofline(model, hw, 1.0, s, s, batch, n_chips=n_chips, mfu=mfu, mbu=mbu)
+
+
+def _tokens(name, value, what="토큰 수"):
+    return _check(name, value, what, array=True)
+
+
+def _util(mfu, mbu, n_chips):
+    return (_check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1), _check("mbu", mbu, "대역폭 활용률(MBU)", strict=True, high=1),
+            _check("n_chips", n_chips, "칩 수", low=1, integer=True))
+
+
 def prefill_flops(model: ModelProfile, prompt_tokens, past_tokens=0):
-    """FLOPs of prefilling ``prompt_tokens`` new tokens after ``past_tokens`` cached ones.
+    """FLOP of prefilling S = ``prompt_tokens`` after S_past = ``past_tokens`` cached tokens:
+    2 P S + 2 L S^2 a + 4 L S S_past a (a = n_q_heads x d_head). Llama-3-70B, 8k: 1.244e15.
+    Source: facts/hardware.md "Prefill FLOPs ~ 2*P*S + 2*L*S^2*d_model". Numbers or arrays (broadcast).
+    Raises TypeError / ValueError for a token count that is not a number >= 0."""
+    s, p = _tokens("prompt_tokens", prompt_tokens), _tokens("past_tokens", past_tokens)
+    return _out(_prefill(model, None, s, p).flops)
 
-    2 P S (every weight does a multiply-add per token) + 2 L S^2 a (causal attention among the new
-    tokens: QK^T and AV, half the square) + 4 L S S_past a (new tokens attending to cached ones),
-    with a = n_q_heads x d_head. Llama-3-70B, 8k tokens: 1.24e15 FLOP (~1.25 PFLOP).
-    Source: facts/hardware.md "Prefill FLOPs ~ 2*P*S + 2*L*S^2*d_model" (with a in place of
-    d_model, equal for Llama); the cached-prefix term is the same count for S x S_past pairs.
 
-    Args:
-        model: a :class:`ModelProfile`.
-        prompt_tokens: S, new tokens (>= 0): a number or a numpy array of any shape.
-        past_tokens: S_past, tokens already in the KV cache (>= 0): a number or an array that
-            broadcasts against ``prompt_tokens``. Default 0.
-
-    Returns:
-        FLOP: a float for scalar inputs, else an array of the broadcast shape.
+def estimate_prefill_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, *, past_tokens=0,
+                        n_chips: int = 1, mfu: float = 1.0, mbu: float = 1.0):
+    """Prefill time, ms: the roofline of :func:`prefill_flops` and the weights + new KV bytes.
+    Llama-3-70B FP8, 8k tokens, one H100: 1.244 PFLOP / 1,979 TFLOP/s = 0.629 s (1.26 s at
+    mfu 0.5; facts/hardware.md worked example). ``prompt_tokens`` / ``past_tokens``: numbers or
+    arrays (>= 0); result shaped alike. ``mfu`` / ``mbu`` in (0, 1]; ``n_chips`` integer >= 1.
 
     Raises:
-        ValueError: a token count that is negative, NaN/inf or not a number (the message names
-            ``prompt_tokens`` or ``past_tokens``).
+        TypeError / ValueError: a bad count, rate or name; a format the hardware has no figure for.
     """
-    s = _check_tokens_array("prompt_tokens", prompt_tokens, what="프롬프트 토큰 수")
-    p = _check_tokens_array("past_tokens", past_tokens, what="이미 캐시에 있는 토큰 수")
-    a, L = model.attn_width, model.n_layers
-    out = 2.0 * model.n_params * s + 2.0 * L * s**2 * a + 4.0 * L * s * p * a
-    return float(out) if out.ndim == 0 else out
-
-
-def _roofline_ms(flops, nbytes, hw: Hardware, dtype: str, n_chips: int, mfu: float, mbu: float):
-    compute = flops / (n_chips * hw.flops_for(dtype) * mfu) * 1e3
-    memory = nbytes / (n_chips * hw.bandwidth * mbu) * 1e3
-    return compute, memory
-
-
-def prefill_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, *, past_tokens=0,
-               n_chips: int = 1, mfu: float = 1.0, mbu: float = 1.0):
-    """Prefill time, ms: ``max(FLOPs / (N F mfu), bytes / (N BW mbu))``.
-
-    FLOPs from :func:`prefill_flops`; bytes = all weights read once + the new KV written. Long
-    prompts are compute-bound: Llama-3-70B FP8, 8k tokens, one H100: 1.24 PFLOP / 1,979 TFLOP/s
-    = 0.63 s at mfu=1, 1.26 s at mfu=0.5 (facts/hardware.md worked example). A one-token prompt
-    costs about one decode step (memory-bound).
-
-    Args:
-        model, hardware: profiles (a hardware name works too).
-        prompt_tokens: S (number or numpy array of token counts, >= 0).
-        past_tokens: tokens already in the KV cache (prefix caching), default 0.
-        n_chips: N chips sharing the work perfectly (tensor parallel, no communication).
-        mfu / mbu: fraction of peak FLOP/s / bandwidth achieved, in (0, 1]. Default 1 = ideal.
-
-    Returns:
-        ms (float, or array if ``prompt_tokens`` is an array).
-
-    Raises:
-        ValueError: negative tokens, n_chips < 1, mfu or mbu outside (0, 1], or a dtype the
-            hardware has no figure for.
-    """
-    hw = get_hardware(hardware)
-    n_chips = _check_count("n_chips", n_chips, minimum=1, what="칩 수")
-    mfu, mbu = _check_fraction("mfu", mfu), _check_fraction("mbu", mbu)
-    s = _check_tokens_array("prompt_tokens", prompt_tokens, what="프롬프트 토큰 수")
-    flops = prefill_flops(model, s, past_tokens)
-    nbytes = model.weight_bytes + s * kv_bytes_per_token(model)
-    compute, memory = _roofline_ms(flops, nbytes, hw, model.dtype, n_chips, mfu, mbu)
-    out = np.maximum(compute, memory)
-    return float(out) if np.ndim(out) == 0 else out
+    hw, (mfu, mbu, n) = get_hardware(hardware), _util(mfu, mbu, n_chips)
+    s, p = _tokens("prompt_tokens", prompt_tokens), _tokens("past_tokens", past_tokens)
+    return _out(_prefill(model, hw, s, p, n, mfu, mbu).ms)
 
 
 @dataclass(frozen=True)
 class StepEstimate:
-    """One decode step on the roofline.
+    """One decode step on the roofline (floats, or arrays for array inputs).
 
-    Attributes:
-        ms: the step time, ``max(memory_ms, compute_ms) + comm_ms``.
-        memory_ms: bytes / (N x bandwidth x mbu). compute_ms: FLOPs / (N x FLOP/s x mfu).
-        comm_ms: communication added per step (given, not modelled).
-        bytes: weights + batch x context x KV bytes per token. flops: 2 P B + 4 B L S a.
-        bound: ``"memory"`` or ``"compute"`` (the larger of the two).
-        fits: whether weights + KV fit in N x memory (None when memory is unknown).
+    ms = max(memory_ms, compute_ms) + comm_ms; bytes = W + B S kv; flops = 2 P B + 4 B L S a;
+    bound: "memory" or "compute"; fits: weights + KV within N x memory (None when unknown).
     """
 
-    ms: float
-    memory_ms: float
-    compute_ms: float
+    ms: Any
+    memory_ms: Any
+    compute_ms: Any
     comm_ms: float
-    bytes: float
-    flops: float
-    bound: str
-    fits: bool | None
+    bytes: Any
+    flops: Any
+    bound: Any
+    fits: Any
 
 
-def decode_step(model: ModelProfile, hardware: Hardware | str, context_tokens: int, batch: int = 1, *,
-                n_chips: int = 1, comm_ms: float = 0.0, mfu: float = 1.0, mbu: float = 1.0) -> StepEstimate:
-    """One decode step for ``batch`` sequences with ``context_tokens`` each already in the KV cache.
+def estimate_decode_step(model: ModelProfile, hardware: Hardware | str, context_tokens, batch=1, *,
+                         n_chips: int = 1, comm_ms: float = 0.0, mfu: float = 1.0, mbu: float = 1.0) -> StepEstimate:
+    """One decode step: every weight and each sequence's KV cache read once (facts/hardware.md
+    "back-of-envelope"; the attention FLOPs 4 B L S a are added to its 2 P B).
 
-    t = max((W + B S kv) / (N BW), (2 P B + 4 B L S a) / (N F)) + t_comm
-    (facts/hardware.md "back-of-envelope", kipp.ly; the attention term 4 B L S a, with
-    a = n_q_heads x d_head, is added to the facts file's 2 P B and is small at batch 1). Every step
-    reads ALL weights W (one pass through the model per token, whatever the batch) and every
-    sequence's KV cache.
+    Llama-3-70B FP8, one H100, batch 1, 8k context: (70.6 + 2.7) GB / 3.35 TB/s = 21.86 ms;
+    8 x H100 BF16: 5.37 ms (pass the ~160 all-reduces as ``comm_ms``); Rubin FP8, empty cache: 3.21 ms.
 
     Args:
-        model: a :class:`ModelProfile`; hardware: a :class:`Hardware` or a preset name.
-        context_tokens: S, tokens already in each sequence's KV cache: ONE number >= 0 (for many
-            contexts at once use :func:`decode_step_ms` with an array).
-        batch: B sequences decoded together, integer >= 1.
-        n_chips: N chips sharing the work perfectly (tensor parallel), integer >= 1.
-        comm_ms: communication time added per step, ms, >= 0 (not modelled: pass your own).
-        mfu / mbu: fraction of peak FLOP/s / bandwidth achieved, in (0, 1]; 1 = ideal.
+        context_tokens: S cached tokens per sequence, number or array (>= 0). batch: B, integer
+            (or array of integers) >= 1. n_chips: N, integer >= 1. comm_ms: added per step, >= 0.
+        mfu / mbu: fraction of peak FLOP/s / bandwidth achieved, in (0, 1].
 
     Returns:
-        :class:`StepEstimate` (ms and its parts; bytes, FLOP).
+        :class:`StepEstimate` (ms, bytes, FLOP), floats or arrays of the broadcast shape.
 
     Raises:
-        ValueError: context_tokens negative, not finite or not one number; batch or n_chips not an
-            integer >= 1; comm_ms < 0; mfu/mbu outside (0, 1]; unknown hardware name; a weight
-            format the hardware has no FLOP/s figure for. The message names the parameter.
+        TypeError / ValueError: a bad count, rate or name (named); a format with no FLOP/s figure.
     """
-    hw = get_hardware(hardware)
-    s = _check_scalar_tokens("context_tokens", context_tokens, what="문맥(KV 캐시) 토큰 수",
-                             hint="여러 문맥 길이는 decode_step_ms에 배열로 주세요.")
-    b, n, comm, mfu, mbu = _check_step_args(batch, n_chips, comm_ms, mfu, mbu)
-    nbytes = model.weight_bytes + b * s * kv_bytes_per_token(model)
-    flops = 2.0 * model.n_params * b + 4.0 * b * model.n_layers * s * model.attn_width
-    compute, memory = _roofline_ms(flops, nbytes, hw, model.dtype, n, mfu, mbu)
-    fits = None if hw.memory_bytes is None else bool(nbytes <= n * hw.memory_bytes)
-    return StepEstimate(
-        ms=max(compute, memory) + comm, memory_ms=memory, compute_ms=compute, comm_ms=comm,
-        bytes=nbytes, flops=flops, bound="memory" if memory >= compute else "compute", fits=fits,
-    )
+    hw, (mfu, mbu, n) = get_hardware(hardware), _util(mfu, mbu, n_chips)
+    s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
+    b = _check("batch", batch, "배치 크기", low=1, integer=True, array=True)
+    comm = _check("comm_ms", comm_ms, "단계당 통신 시간(ms)")
+    r = _decode(model, hw, s, b, n, mfu, mbu)
+    fits = None if hw.memory_bytes is None else _out(r.bytes <= n * hw.memory_bytes)
+    return StepEstimate(_out(r.ms + comm), _out(r.memory_ms), _out(r.compute_ms), comm, _out(r.bytes), _out(r.flops),
+                        _out(np.where(r.memory_ms >= r.compute_ms, "memory", "compute")), fits)
 
 
-def decode_step_ms(model: ModelProfile, hardware: Hardware | str, context_tokens, batch: int = 1, *,
-                   n_chips: int = 1, comm_ms: float = 0.0, mfu: float = 1.0, mbu: float = 1.0):
-    """Time of one decode step, ms (see :func:`decode_step` for the formula).
+def estimate_decode_step_ms(model: ModelProfile, hardware: Hardware | str, context_tokens, batch=1, **kwargs):
+    """``estimate_decode_step(...).ms``: ms per step, a float or an array shaped like the input.
+    Arguments and errors: :func:`estimate_decode_step`."""
+    return estimate_decode_step(model, hardware, context_tokens, batch, **kwargs).ms
 
-    Worked examples (facts/hardware.md): Llama-3-70B FP8, one H100, batch 1, 8k context:
-    (70.6 + 2.7) GB / 3.35 TB/s = 21.9 ms (<= 46 tokens/s); 8 x H100 BF16: 143.7 GB / 26.8 TB/s
-    = 5.4 ms (+ ~160 all-reduces per token, pass them as ``comm_ms``); Rubin FP8, weights
-    only: 3.2 ms.
 
-    Args:
-        context_tokens: tokens in the KV cache: a number, or a numpy array of any shape (one
-            step time per entry). Other arguments: as :func:`decode_step`.
-
-    Returns:
-        ms: a float for a number, an array of the same shape for an array.
+def estimate_ttft_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, *, queue_ms: float = 0.0,
+                     transfer_ms: float = 0.0, **kwargs):
+    """Time to first token, ms: queue + prefill (+ KV transfer when disaggregated)
+    (facts/hardware.md "Serving metrics"). ``queue_ms`` / ``transfer_ms`` >= 0 (no sourced
+    default); other keywords (past_tokens, n_chips, mfu, mbu) go to :func:`estimate_prefill_ms`.
 
     Raises:
-        ValueError: as :func:`decode_step`, for numbers and arrays alike (any negative or
-            non-finite entry, batch/n_chips < 1 or not integers, comm_ms < 0, mfu/mbu outside (0, 1]).
+        TypeError / ValueError: as :func:`estimate_prefill_ms`, or a negative queue/transfer time.
     """
-    hw = get_hardware(hardware)
-    arr = _check_tokens_array("context_tokens", context_tokens, what="문맥(KV 캐시) 토큰 수")
-    if arr.ndim == 0:
-        return decode_step(model, hw, float(arr), batch, n_chips=n_chips, comm_ms=comm_ms,
-                           mfu=mfu, mbu=mbu).ms
-    return _decode_ms_vec(model, hw, arr, batch, n_chips, comm_ms, mfu, mbu)
+    q = _check("queue_ms", queue_ms, "대기 시간(ms)")
+    t = _check("transfer_ms", transfer_ms, "KV 전송 시간(ms)")
+    return q + estimate_prefill_ms(model, hardware, prompt_tokens, **kwargs) + t
 
 
-def _decode_ms_vec(model, hw, s, batch=1, n_chips=1, comm_ms=0.0, mfu=1.0, mbu=1.0) -> np.ndarray:
-    """``decode_step(...).ms`` for an array of contexts ``s`` (ms, same shape). Validates every
-    argument exactly as :func:`decode_step` does, so array callers (decode_step_ms, tpot_ms,
-    e2e_ms, agent_loop) cannot skip a check."""
-    s = _check_tokens_array("context_tokens", s, what="문맥(KV 캐시) 토큰 수")
-    b, n, comm, mfu, mbu = _check_step_args(batch, n_chips, comm_ms, mfu, mbu)
-    nbytes = model.weight_bytes + b * s * kv_bytes_per_token(model)
-    flops = 2.0 * model.n_params * b + 4.0 * b * model.n_layers * s * model.attn_width
-    compute, memory = _roofline_ms(flops, nbytes, hw, model.dtype, n, mfu, mbu)
-    return np.maximum(compute, memory) + comm
+def _tpot(model, hw, p, n, b, n_chips, comm, mfu, mbu):
+    steps = np.arange(1, n, dtype=float) if n > 1 else np.zeros(1)
+    ms = _decode(model, hw, np.asarray(p, dtype=float)[..., None] + steps, b, n_chips, mfu, mbu).ms + comm
+    return _out(np.mean(ms, axis=-1))
 
 
-def ttft_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, *, queue_ms: float = 0.0,
-            transfer_ms: float = 0.0, **kwargs):
-    """Time to first token, ms: queue + prefill (+ KV transfer when disaggregated).
-
-    Source: facts/hardware.md "TTFT ~ queue + prefill (+ KV transfer when disaggregated)".
-
-    Args:
-        model, hardware: profiles (a hardware name works too).
-        prompt_tokens: S, a number or numpy array of token counts (>= 0).
-        queue_ms: waiting time before the prefill starts, ms (>= 0; no sourced figure, default 0).
-        transfer_ms: KV transfer time, ms (>= 0), e.g. from :func:`kv_transfer_ms`.
-        **kwargs: passed to :func:`prefill_ms`: ``past_tokens``, ``n_chips``, ``mfu``, ``mbu``.
-
-    Returns:
-        ms: a float, or an array shaped like ``prompt_tokens``.
+def estimate_tpot_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, output_tokens: int, batch: int = 1,
+                     *, n_chips: int = 1, comm_ms: float = 0.0, mfu: float = 1.0, mbu: float = 1.0):
+    """Time per output token, ms: the mean decode step while the cache grows from
+    ``prompt_tokens + 1`` to ``prompt_tokens + output_tokens - 1`` (vLLM's TPOT = (E2E - TTFT) /
+    (n - 1), facts/hardware.md "Serving metrics"); for one output token, the step at the prompt.
+    ``prompt_tokens``: integer or array of integers >= 0; ``output_tokens``: integer >= 1.
 
     Raises:
-        ValueError: queue_ms or transfer_ms negative, or any error of :func:`prefill_ms`
-            (negative tokens, n_chips < 1, mfu/mbu outside (0, 1], unknown hardware or dtype).
-        TypeError: an unknown keyword argument.
+        TypeError / ValueError: as :func:`estimate_decode_step`, or a bad token count.
     """
-    q = _check_nonneg("queue_ms", queue_ms, what="대기 시간(ms)")
-    t = _check_nonneg("transfer_ms", transfer_ms, what="KV 전송 시간(ms)")
-    return q + prefill_ms(model, hardware, prompt_tokens, **kwargs) + t
+    hw, (mfu, mbu, n_chips) = get_hardware(hardware), _util(mfu, mbu, n_chips)
+    p = _check("prompt_tokens", prompt_tokens, "프롬프트 토큰 수", integer=True, array=True)
+    n = _check("output_tokens", output_tokens, "출력 토큰 수", low=1, integer=True)
+    b = _check("batch", batch, "배치 크기", low=1, integer=True)
+    return _tpot(model, hw, p, n, b, n_chips, _check("comm_ms", comm_ms, "단계당 통신 시간(ms)"), mfu, mbu)
 
 
-def tpot_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens: int, output_tokens: int,
-            batch: int = 1, **kwargs) -> float:
-    """Time per output token, ms: the mean decode step while the context grows from
-    ``prompt_tokens + 1`` to ``prompt_tokens + output_tokens - 1`` cached tokens.
-
-    Matches vLLM's definition TPOT = (E2E - TTFT) / (n_output - 1) (facts/hardware.md "Serving
-    metrics"). For ``output_tokens == 1`` returns the step time at ``prompt_tokens`` (no decode
-    step happens, but a rate is still useful).
-
-    Args:
-        model, hardware: profiles (a hardware name works too).
-        prompt_tokens: prompt length, integer >= 0. output_tokens: n, integer >= 1.
-        batch: sequences decoded together, integer >= 1.
-        **kwargs: passed to :func:`decode_step_ms`: ``n_chips``, ``comm_ms``, ``mfu``, ``mbu``.
-
-    Returns:
-        ms per output token (float).
+def estimate_e2e_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens, output_tokens: int, batch: int = 1,
+                    *, n_chips: int = 1, comm_ms: float = 0.0, mfu: float = 1.0, mbu: float = 1.0):
+    """End-to-end latency, ms: TTFT + (n - 1) x TPOT (facts/hardware.md "Serving metrics"); the
+    prefill pass yields the first token. ``comm_ms`` applies to decode only.
 
     Raises:
-        ValueError: prompt_tokens < 0 or output_tokens < 1 (or not integers), and every error
-            of :func:`decode_step` (batch/n_chips < 1, comm_ms < 0, mfu/mbu outside (0, 1], ...).
-        TypeError: an unknown keyword argument.
+        TypeError / ValueError: as :func:`estimate_tpot_ms`.
     """
-    n = _check_count("output_tokens", output_tokens, minimum=1, what="출력 토큰 수")
-    p = _check_count("prompt_tokens", prompt_tokens, minimum=0, what="프롬프트 토큰 수")
-    if n == 1:
-        return decode_step_ms(model, hardware, p, batch, **kwargs)
-    ctx = p + np.arange(1, n, dtype=float)
-    return float(np.mean(decode_step_ms(model, hardware, ctx, batch, **kwargs)))
+    tpot = estimate_tpot_ms(model, hardware, prompt_tokens, output_tokens, batch, n_chips=n_chips,
+                            comm_ms=comm_ms, mfu=mfu, mbu=mbu)
+    pre = _prefill(model, get_hardware(hardware), np.asarray(prompt_tokens, dtype=float), 0.0, n_chips, mfu, mbu).ms
+    return _out(pre + (output_tokens - 1) * tpot)
 
 
-def e2e_ms(model: ModelProfile, hardware: Hardware | str, prompt_tokens: int, output_tokens: int,
-           batch: int = 1, **kwargs) -> float:
-    """End-to-end latency, ms: E2E = TTFT + (n - 1) x TPOT (facts/hardware.md "Serving metrics").
-
-    The prefill pass produces the first output token; each later token costs one decode step.
-
-    Args:
-        model, hardware: profiles (a hardware name works too).
-        prompt_tokens: integer >= 0. output_tokens: n, integer >= 1. batch: integer >= 1.
-        **kwargs: ``n_chips``, ``mfu``, ``mbu`` go to both phases, ``comm_ms`` to decode only.
-
-    Returns:
-        ms (float).
+def arithmetic_intensity(model: ModelProfile, context_tokens=0, batch=1):
+    """FLOP per byte of one decode step, (2 P B + 4 B L S a) / (W + B S kv): about 2 /
+    bytes_per_param at batch 1 (1.0 for BF16), far below every ridge point, so decode is
+    memory-bound (Williams et al. 2009; facts/hardware.md). Numbers or arrays.
 
     Raises:
-        ValueError: the errors of :func:`ttft_ms` and :func:`tpot_ms` (each names its parameter).
-        TypeError: an unknown keyword argument.
+        TypeError / ValueError: context_tokens < 0, batch not an integer >= 1.
     """
-    pre_kw = {k: v for k, v in kwargs.items() if k in ("n_chips", "mfu", "mbu")}
-    n = _check_count("output_tokens", output_tokens, minimum=1, what="출력 토큰 수")
-    return ttft_ms(model, hardware, prompt_tokens, **pre_kw) + (n - 1) * tpot_ms(
-        model, hardware, prompt_tokens, n, batch, **kwargs)
+    s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
+    r = _decode(model, None, s, _check("batch", batch, "배치 크기", low=1, integer=True, array=True))
+    return _out(r.flops / r.bytes)
 
 
-def arithmetic_intensity(model: ModelProfile, context_tokens: int = 0, batch: int = 1) -> float:
-    """FLOP per byte of one decode step: (2 P B + 4 B L S a) / (W + B S kv).
-
-    At batch 1 and short context this is ~2 / bytes_per_param (1 FLOP/byte for BF16): far below
-    every accelerator's ridge point, so decode is memory-bound. See :func:`weight_matmul_intensity`.
-    Source: Williams et al., "Roofline", CACM 2009; facts/hardware.md "back-of-envelope".
-
-    Args:
-        model: a :class:`ModelProfile`. context_tokens: one number >= 0. batch: integer >= 1.
-
-    Returns:
-        FLOP/byte (float).
+def weight_matmul_intensity(batch, bytes_per_param: float = 2.0):
+    """Decode's weight matmuls: 2 B / bytes_per_param FLOP/byte (each weight read once, used for
+    B multiply-adds); memory-bound until B ~ ridge x bytes_per_param / 2 (facts/hardware.md).
 
     Raises:
-        ValueError: context_tokens < 0 or not one number, batch < 1.
+        TypeError / ValueError: batch not an integer >= 1, bytes_per_param <= 0.
     """
-    e = decode_step(model, _UNIT_HW, context_tokens, batch)
-    return e.flops / e.bytes
-
-
-# a dummy device used only to reuse decode_step's bytes/flops arithmetic
-_UNIT_HW = Hardware("unit", None, 1.0, {k: 1.0 for k in DTYPE_BYTES}, source="(internal)")
-
-
-def weight_matmul_intensity(batch: int, bytes_per_param: float = 2.0) -> float:
-    """Intensity of decode's weight matmuls: 2 B / bytes_per_param FLOP/byte.
-
-    Each weight is read once and used for B multiply-adds (2 B FLOP). Decode stays memory-bound
-    until B reaches about ridge x bytes_per_param / 2 (facts/hardware.md "back-of-envelope").
-
-    Args:
-        batch: B, integer >= 1. bytes_per_param: bytes per weight (> 0), 2 for BF16.
-
-    Returns:
-        FLOP/byte (float).
-
-    Raises:
-        ValueError: batch < 1 or bytes_per_param <= 0.
-    """
-    b = _check_count("batch", batch, minimum=1, what="배치 크기")
-    return 2.0 * b / _check_positive("bytes_per_param", bytes_per_param, what="파라미터당 바이트")
+    b = _check("batch", batch, "배치 크기", low=1, integer=True, array=True)
+    return 2.0 * b / _check("bytes_per_param", bytes_per_param, "파라미터당 바이트", strict=True)
 
 
 def ridge_point(hardware: Hardware | str, dtype: str = "bf16") -> float:
-    """Ridge point, FLOP/byte: peak FLOP/s / bandwidth. Below it a kernel is memory-bound.
-
-    H100 BF16: 989e12 / 3.35e12 = 295; H200: 206 (facts/hardware.md "back-of-envelope").
-
-    Args:
-        hardware: a :class:`Hardware` or a preset name. dtype: number format (default bf16).
-
-    Returns:
-        FLOP/byte (float).
-
-    Raises:
-        ValueError: unknown hardware name, or a format the hardware has no FLOP/s figure for.
-    """
+    """Peak FLOP/s / bandwidth, FLOP/byte; below it a kernel is memory-bound. H100 BF16: 295;
+    H200: 206 (facts/hardware.md). Raises ValueError: unknown hardware or format."""
     return get_hardware(hardware).ridge_point(dtype)
 
 
-def fits_in_memory(model: ModelProfile, hardware: Hardware | str, context_tokens: int = 0, batch: int = 1,
-                   n_chips: int = 1) -> bool | None:
-    """Whether weights + batch x context x KV bytes fit in n_chips x memory (None if unknown).
-
-    Memory figures: the hardware profile (facts/hardware.md rows, or this computer's RAM).
-
-    Returns:
-        True / False, or None when the hardware's memory is unknown.
+def chips_needed(model: ModelProfile, hardware: Hardware | str, context_tokens=0, batch=1) -> int:
+    """Chips of ``hardware`` it takes to HOLD weights + KV cache: ceil(bytes / memory).
+    Llama-3-70B FP8 on 500 MB Groq 3 LPUs: 142; on 80 GB H100s: 1 (facts/hardware.md memory figures).
 
     Raises:
-        ValueError: as :func:`decode_step` (context_tokens < 0, batch or n_chips < 1).
+        ValueError: unknown memory (e.g. not reported by the OS), context < 0, batch < 1.
     """
-    return decode_step(model, hardware, context_tokens, batch, n_chips=n_chips).fits
+    hw = get_hardware(hardware)
+    if hw.memory_bytes is None:
+        raise ValueError(f"hardware={hw.name!r}: 메모리 용량(memory_bytes)을 알아야 합니다 (허용: 용량이 있는 프로필)")
+    s = _check("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
+    b = _check("batch", batch, "배치 크기", low=1, integer=True)
+    return int(math.ceil(_decode(model, hw, s, b).bytes / hw.memory_bytes))
 
 
 # ============================================================================================
 # disaggregated serving and the layer split
 
 
-def kv_transfer_ms(model: ModelProfile, tokens, link: Link | str) -> float:
-    """Time to send ``tokens`` tokens' KV cache over ``link``, ms: S kv / BW + latency.
-
-    Llama-3-70B BF16 KV, 8k tokens (2.68 GB): 6.0 ms over NVLink (450 GB/s), 53.7 ms over one
-    400 Gb/s NIC (facts/hardware.md "KV transfer (disaggregated)"). Real systems overlap it layer
-    by layer with the prefill, hiding part of it.
-
-    Args:
-        model: a :class:`ModelProfile` (sets the KV bytes per token, :func:`kv_bytes_per_token`).
-        tokens: tokens whose KV is sent: a number or a numpy array (>= 0).
-        link: a :class:`Link` or a name from :data:`LINK_NAMES`.
-
-    Returns:
-        ms: a float, or an array shaped like ``tokens`` (the link latency is added to each entry).
+def kv_transfer_ms(model: ModelProfile, tokens, link: Link | str):
+    """Time to send ``tokens`` tokens' KV cache over ``link``, ms: S kv / BW + latency. Llama-3-70B
+    BF16 KV, 8k tokens (2.68 GB): 5.97 ms over NVLink, 53.7 ms over one 400 Gb/s NIC
+    (facts/hardware.md "KV transfer"); real systems overlap it with the prefill, layer by layer.
+    ``tokens``: number or array (>= 0); result shaped alike.
 
     Raises:
-        ValueError: a negative or non-finite token count (names ``tokens``), or an unknown link
-            name (lists the allowed names).
+        TypeError / ValueError: a bad token count; an unknown link name.
     """
-    lk = get_link(link)
-    s = _check_tokens_array("tokens", tokens, what="전송할 토큰 수")
-    out = s * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms
-    return float(out) if out.ndim == 0 else out
+    lk, s = get_link(link), _tokens("tokens", tokens, "전송할 토큰 수")
+    return _out(s * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms)
 
 
 @dataclass(frozen=True)
 class DisaggregatedResult:
-    """Prefill on one device, decode on another (all ms).
-
-    Attributes:
-        prefill_ms, transfer_ms, tpot_ms: the parts; ttft_ms = prefill + transfer;
-        e2e_ms = ttft + (n - 1) tpot; colocated_e2e_ms: the same request with both phases on
-        the prefill device (no transfer), for comparison.
-    """
+    """Prefill on one device, decode on another (ms): prefill, transfer, ttft = prefill +
+    transfer, tpot, e2e = ttft + (n - 1) tpot, colocated_e2e_ms = both phases on the prefill device."""
 
     prefill_ms: float
     transfer_ms: float
@@ -1192,178 +728,205 @@ class DisaggregatedResult:
 def disaggregated(model: ModelProfile, prefill_hardware: Hardware | str, decode_hardware: Hardware | str,
                   link: Link | str, prompt_tokens: int, output_tokens: int, *, mfu: float = 1.0,
                   prefill_chips: int = 1, decode_chips: int = 1) -> DisaggregatedResult:
-    """Disaggregated serving (DistServe, OSDI'24; Splitwise, ISCA'24): prefill on one device,
-    decode on another, the prompt's KV cache sent between them.
+    """One request served disaggregated: prefill on one device, its KV cache sent, decode on
+    another (DistServe, OSDI'24; Splitwise, ISCA'24). For ONE request it only adds the transfer
+    to TTFT; the gains reported for many requests measure different things (facts/hardware.md
+    "Disaggregated serving results"): Splitwise 1.4x throughput at 20% lower cost, DistServe up
+    to 7.4x goodput (requests within the latency target), while vLLM's docs say its
+    disaggregated prefill tunes TTFT and ITL separately and "does not improve throughput", and
+    name chunked prefill as the alternative against ITL spikes.
 
-    TTFT = prefill + KV transfer; TPOT from the decode device (facts/hardware.md). The point is
-    not a faster single request (the transfer makes it slower) but that each phase can be sized
-    and scheduled for its own limit: compute for prefill, bandwidth for decode.
-
-    Args:
-        model: a :class:`ModelProfile`.
-        prefill_hardware, decode_hardware: :class:`Hardware` or preset names.
-        link: the KV link (:class:`Link` or a name, see :func:`get_link`).
-        prompt_tokens: integer >= 0, prefilled then sent. output_tokens: n, integer >= 1.
-        mfu: prefill efficiency in (0, 1] (decode uses the ideal roofline, mbu = 1).
-        prefill_chips: chips sharing the prefill (and the colocated comparison), integer >= 1.
-        decode_chips: chips sharing each decode step, integer >= 1.
-
-    Returns:
-        :class:`DisaggregatedResult` (all ms).
+    ``mfu``: prefill efficiency in (0, 1] (decode ideal). ``prefill_chips`` / ``decode_chips``:
+    integers >= 1. Returns a :class:`DisaggregatedResult` (ms).
 
     Raises:
-        ValueError: output_tokens < 1, prompt_tokens < 0, prefill_chips or decode_chips not an
-            integer >= 1, mfu outside (0, 1], unknown hardware or link names (each names the
-            parameter).
+        TypeError / ValueError: a bad count, rate or name (each named).
     """
-    n = _check_count("output_tokens", output_tokens, minimum=1, what="출력 토큰 수")
-    _check_count("prefill_chips", prefill_chips, minimum=1, what="프리필 칩 수")
-    _check_count("decode_chips", decode_chips, minimum=1, what="디코드 칩 수")
-    _check_fraction("mfu", mfu)
-    pre = prefill_ms(model, prefill_hardware, prompt_tokens, n_chips=prefill_chips, mfu=mfu)
-    xfer = kv_transfer_ms(model, prompt_tokens, link)
-    tpot = tpot_ms(model, decode_hardware, prompt_tokens, n, n_chips=decode_chips)
-    colo_tpot = tpot_ms(model, prefill_hardware, prompt_tokens, n, n_chips=prefill_chips)
-    return DisaggregatedResult(
-        prefill_ms=pre, transfer_ms=xfer, ttft_ms=pre + xfer, tpot_ms=tpot,
-        e2e_ms=pre + xfer + (n - 1) * tpot, colocated_e2e_ms=pre + (n - 1) * colo_tpot,
-    )
+    pre_hw, dec_hw = get_hardware(prefill_hardware), get_hardware(decode_hardware)
+    mfu = _check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1)
+    pc = _check("prefill_chips", prefill_chips, "프리필 칩 수", low=1, integer=True)
+    dc = _check("decode_chips", decode_chips, "디코드 칩 수", low=1, integer=True)
+    s = _check("prompt_tokens", prompt_tokens, "프롬프트 토큰 수", integer=True)
+    n = _check("output_tokens", output_tokens, "출력 토큰 수", low=1, integer=True)
+    pre = float(_prefill(model, pre_hw, float(s), 0.0, pc, mfu).ms)
+    xfer = kv_transfer_ms(model, s, link)
+    tpot, colo = _tpot(model, dec_hw, s, n, 1, dc, 0.0, 1.0, 1.0), _tpot(model, pre_hw, s, n, 1, pc, 0.0, 1.0, 1.0)
+    return DisaggregatedResult(pre, xfer, pre + xfer, tpot, pre + xfer + (n - 1) * tpot, pre + (n - 1) * colo)
 
 
 def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lpu: Hardware | str = "Groq3-LPX",
-                          context_tokens: int = 8192, batch: int = 1, *, hop_ms: float = 0.0,
-                          lpu_parallel: str = "pipeline") -> dict[str, float]:
-    """One decode step split by layer type, as NVIDIA described Rubin + Groq 3 LPX.
+                          context_tokens=8192, batch: int = 1, *, hop_ms: float = 0.0,
+                          lpu_parallel: str = "pipeline") -> dict:
+    """One decode step split by layer type, as NVIDIA described Rubin + Groq 3 LPX: the GPU keeps
+    the KV cache and runs decode attention, the LPUs run the weight-heavy layers; layer by layer
+    their times add, plus ``2 L hop_ms`` of crossings (facts/hardware.md "The NVIDIA + Groq 3 LPX
+    configuration": Ian Buck; a teaching simplification). Both halves are the :func:`roofline`'s
+    KV and weight parts of one decode step.
 
-    The GPU keeps the KV cache and runs decode attention (reads B x S x kv bytes); the LPUs run
-    the weight-heavy layers (read all W weights). For one token the two alternate layer by layer,
-    so their times add, plus ``2 L hop_ms`` for activations crossing between them twice per layer.
-    Source: facts/hardware.md "The NVIDIA + Groq 3 LPX configuration" (Ian Buck: decode split
-    between LPU and GPU layer by layer; "a fair teaching simplification").
-
-    How the LPUs share the weights (``lpu_parallel``):
-
-    * ``"pipeline"`` (default): each chip holds whole layers, a token visits the chips one after
-      another, so the weight time is W / (ONE chip's bandwidth) however many chips there are
-      (for a rack profile, one chip's bandwidth = rack bandwidth / n_chips). Llama-3-70B FP8 on
-      the LPX rack: 70.6 GB / (40 PB/s / 256) = 0.45 ms; on the one-chip LPU profile (150 TB/s)
-      0.47 ms.
-    * ``"ideal"``: every chip works on every layer at once (perfect tensor parallelism, zero
-      communication): W / rack bandwidth. An unreachable lower bound (0.002 ms for the same case).
-
-    ``hop_ms`` has no published figure: 0 by default, choose your own.
+    ``lpu_parallel``: ``"pipeline"`` (each chip holds whole layers: weights / ONE chip's
+    bandwidth, 0.45 ms for Llama-3-70B FP8 on the LPX rack) or ``"ideal"`` (every chip on every
+    layer, zero communication: weights / rack bandwidth, an unreachable bound). ``hop_ms``: no
+    published figure (0). ``context_tokens``: number or array.
 
     Returns:
-        dict with ``gpu_attention_ms``, ``lpu_weights_ms``, ``hops_ms``, ``total_ms`` and
-        ``lpu_fits`` (whether the weights fit in the LPU profile's memory; None if unknown).
+        dict: gpu_attention_ms, lpu_weights_ms, hops_ms, total_ms (ms), lpu_fits (None if unknown).
 
     Raises:
-        ValueError: negative context or hop_ms, batch < 1, unknown ``lpu_parallel``
-            (allowed: pipeline, ideal).
+        TypeError / ValueError: negative context or hop_ms, batch < 1, an unknown lpu_parallel.
     """
     g, l = get_hardware(gpu), get_hardware(lpu)
-    s = _check_scalar_tokens("context_tokens", context_tokens, what="문맥 토큰 수")
-    b = _check_count("batch", batch, minimum=1, what="배치 크기")
-    hop = _check_nonneg("hop_ms", hop_ms, what="칩 사이 한 번 건너는 시간(ms)")
+    s = _tokens("context_tokens", context_tokens, "문맥(KV 캐시) 토큰 수")
+    b = _check("batch", batch, "배치 크기", low=1, integer=True)
+    hops = 2 * model.n_layers * _check("hop_ms", hop_ms, "칩 사이를 한 번 건너는 시간(ms)")
     if lpu_parallel not in ("pipeline", "ideal"):
-        raise ValueError(f"lpu_parallel={lpu_parallel!r}: 쓸 수 있는 값: pipeline, ideal")
-    kv = b * s * kv_bytes_per_token(model)
-    attn_flops = 4.0 * b * model.n_layers * s * model.attn_width
-    gpu_ms = max(kv / g.bandwidth, attn_flops / g.flops_for(model.kv_dtype)) * 1e3
+        raise ValueError(f"lpu_parallel={lpu_parallel!r}: LPU가 가중치를 나누는 방식을 골라야 합니다 (허용: pipeline, ideal)")
     share = l.n_chips if lpu_parallel == "pipeline" else 1
-    lpu_ms = max(model.weight_bytes / (l.bandwidth / share),
-                 2.0 * model.n_params * b / (l.flops_for(model.dtype) / share)) * 1e3
-    hops = 2 * model.n_layers * hop
-    fits = None if l.memory_bytes is None else bool(model.weight_bytes <= l.memory_bytes)
-    return {"gpu_attention_ms": gpu_ms, "lpu_weights_ms": lpu_ms, "hops_ms": hops,
-            "total_ms": gpu_ms + lpu_ms + hops, "lpu_fits": fits}
+    r = _decode(model, None, s, b)  # the step's FLOPs and bytes, split into its KV and weight parts
+    gpu_ms = np.maximum(r.kv_bytes / g.bandwidth, r.attention_flops / g.flops_for(model.kv_dtype)) * 1e3
+    lpu_ms = np.maximum(model.weight_bytes / (l.bandwidth / share), r.weight_flops / (l.flops_for(model.dtype) / share)) * 1e3
+    return {"gpu_attention_ms": _out(gpu_ms), "lpu_weights_ms": _out(lpu_ms),
+            "hops_ms": hops, "total_ms": _out(gpu_ms + lpu_ms + hops),
+            "lpu_fits": None if l.memory_bytes is None else bool(model.weight_bytes <= l.memory_bytes)}
 
 
 # ============================================================================================
-# speculative decoding and the agent loop
+# speculative decoding (Leviathan et al. 2023; facts/speculative.md)
+
+
+def _spec_args(alpha, gamma, c=0.0, array=True):
+    return (_check("alpha", alpha, "토큰 하나의 수락 확률(alpha)", high=1, array=array),
+            _check("gamma", gamma, "초안 토큰 수(gamma, num_speculative_tokens)", low=1, integer=True, array=True),
+            _check("c", c, "초안/대상 한 단계 시간 비(c)", array=array))
+
+
+def _tokens_per_call(a, g):
+    a, g = np.asarray(a), np.asarray(g)
+    with np.errstate(divide="ignore", invalid="ignore"):  # alpha = 1 takes the other branch
+        return np.where(a >= 1, g + 1.0, (1.0 - a ** (g + 1)) / (1.0 - a))
+
+
+def expected_tokens_per_call(alpha, gamma):
+    """Expected tokens per target forward pass, (1 - alpha^(gamma+1)) / (1 - alpha) (gamma + 1 at
+    alpha = 1): Leviathan et al. 2023, Eq. 1, with each draft token accepted independently with
+    probability alpha. alpha 0.75, gamma 7: 3.60. Numbers or arrays (broadcast).
+
+    Raises:
+        TypeError / ValueError: alpha outside [0, 1], gamma not an integer >= 1.
+    """
+    return _out(_tokens_per_call(*_spec_args(alpha, gamma)[:2]))
+
+
+def expected_speedup(alpha, gamma, c, *, verify_cost: float = 1.0):
+    """Expected wall-time speed-up over target-only decoding (Leviathan et al. 2023, Thm 3.8):
+    :func:`expected_tokens_per_call` / (gamma c + verify_cost), ``c`` = draft step / target step
+    (>= 0), ``verify_cost`` = one verification in target steps (> 0; the paper's 1: memory-bound
+    decode; above 1 on a CPU). alpha 0.75, gamma 7, c 0.02: 3.16 (the paper: predicted 3.2x,
+    measured 3.4x). TPOT divides by it; TTFT does not change. Numbers or arrays.
+
+    Raises:
+        TypeError / ValueError: alpha outside [0, 1], gamma not an integer >= 1, c < 0, verify_cost <= 0.
+    """
+    a, g, c = _spec_args(alpha, gamma, c)
+    v = _check("verify_cost", verify_cost, "검증 한 번의 비용(대상 모델 한 단계 단위)", strict=True)
+    return _out(_tokens_per_call(a, g) / (g * c + v))
+
+
+def optimal_gamma(alpha: float, c: float, max_gamma: int = 16) -> int:
+    """The gamma in 1..max_gamma with the largest :func:`expected_speedup` (ties: the smaller).
+
+    Raises:
+        TypeError / ValueError: alpha outside [0, 1], c < 0, max_gamma not an integer >= 1.
+    """
+    a, _, c = _spec_args(alpha, 1, c, array=False)
+    g = np.arange(1, _check("max_gamma", max_gamma, "살펴볼 최대 초안 토큰 수", low=1, integer=True) + 1)
+    return int(g[np.argmax(_tokens_per_call(a, g) / (g * c + 1.0))])
 
 
 @dataclass(frozen=True)
 class SpeculativeConfig:
-    """Speculative decoding settings for the latency model.
-
-    Attributes:
-        alpha: acceptance rate alpha in [0, 1] (facts/speculative.md: 1 - TV distance(p, q)).
-        gamma: draft tokens per round (num_speculative_tokens), >= 1.
-        c: draft step time / target step time, >= 0 (Leviathan et al.: ~0.02 for T5-small vs XXL).
-    """
+    """Speculative decoding for the latency model: alpha in [0, 1], gamma (integer >= 1), c >= 0
+    (Leviathan et al.: alpha 0.75, gamma 7, c ~0.02 for T5-small drafting for T5-XXL)."""
 
     alpha: float = 0.75
     gamma: int = 5
     c: float = 0.02
 
     def __post_init__(self) -> None:
-        a = self.alpha
-        if isinstance(a, bool) or not isinstance(a, (int, float, np.floating)) or not (0 <= a <= 1):
-            raise ValueError(f"alpha={a!r}: 수락률(acceptance rate, alpha)은 0 이상 1 이하여야 합니다.")
-        _check_count("gamma", self.gamma, minimum=1, what="초안 토큰 수(gamma)")
-        _check_nonneg("c", self.c, what="초안/대상 단계 시간 비(c)")
+        self.speedup  # validates
 
     @property
     def speedup(self) -> float:
-        """See :func:`speculative_speedup`."""
-        return speculative_speedup(self.alpha, self.gamma, self.c)
+        """:func:`expected_speedup` of these settings."""
+        return expected_speedup(self.alpha, self.gamma, self.c)
 
 
-def expected_tokens_per_call(alpha: float, gamma: int) -> float:
-    """Expected tokens one target forward pass produces with speculative decoding (Leviathan
-    et al. 2023, Eq. 1; facts/speculative.md):
+# ============================================================================================
+# the agent loop
 
-        (1 - alpha^(gamma+1)) / (1 - alpha);  at alpha = 1: gamma + 1.
 
-    It assumes each draft token is accepted independently with probability ``alpha``. It is the
-    *mean acceptance length* vLLM reports (1 + accepted / drafts). E.g. alpha 0.75, gamma 7: 3.60.
+def _schedule(depth, init, growth, prefix_caching):
+    """The checked depth and, per call (shape (depth,)): context at its start, tokens it
+    prefills, tokens already cached. Shared by :func:`agent_rates` and :func:`agent_loop`."""
+    depth = _check("depth", depth, "에이전트 루프 깊이(모델 호출 수)", integer=True)
+    init = _check("initial_context_tokens", init, "처음 문맥 토큰 수", integer=True)
+    growth = _check("context_growth_per_call", growth, "호출당 문맥 증가 토큰 수", integer=True)
+    i = np.arange(depth, dtype=float)
+    ctx = init + i * growth
+    new = np.where(i == 0, float(init), float(growth)) if prefix_caching else ctx.copy()
+    return depth, ctx, new, ctx - new
 
-    Args:
-        alpha: acceptance rate in [0, 1] (1 - total variation distance(p, q)).
-        gamma: draft tokens per round (num_speculative_tokens), an int >= 1.
+
+@dataclass(frozen=True)
+class AgentRates:
+    """Per-call speeds for :func:`agent_loop`, shape (depth,): decode_ms_per_token (TPOT, ms),
+    prefill_tokens_per_s (inf for a call with nothing to prefill), transfer_ms_per_call (ms)."""
+
+    decode_ms_per_token: np.ndarray
+    prefill_tokens_per_s: np.ndarray
+    transfer_ms_per_call: np.ndarray
+
+    @property
+    def kwargs(self) -> dict:
+        """The three rates as keyword arguments of :func:`agent_loop`."""
+        return dict(vars(self))
+
+
+def agent_rates(model: ModelProfile, hardware: Hardware | str, depth: int, output_tokens_per_call: int, *,
+                initial_context_tokens: int = 0, context_growth_per_call: int = 0, prefix_caching: bool = True,
+                decode_hardware: Hardware | str | None = None, link: Link | str | None = None,
+                mfu: float = 1.0) -> AgentRates:
+    """The roofline speeds of each call of an agent loop (pass the same depth, tokens and context
+    schedule to :func:`agent_loop`, e.g. ``agent_loop(d, n, tool, **rates.kwargs, ...)``).
+
+    Call i prefills its new tokens on ``hardware`` (:func:`estimate_prefill_ms` after the cached
+    prefix, efficiency ``mfu``), decodes on ``decode_hardware`` (default ``hardware``) at TPOT =
+    :func:`estimate_tpot_ms` from its context, and, with ``link``, sends the prefilled KV
+    (:func:`kv_transfer_ms`).
+
+    Returns:
+        :class:`AgentRates` (arrays of shape (depth,)).
 
     Raises:
-        ValueError: alpha outside [0, 1], gamma not an int >= 1.
+        TypeError / ValueError: a bad count or rate, an unknown hardware or link name.
     """
-    SpeculativeConfig(alpha, gamma, 0.0)  # validates alpha and gamma
-    if alpha >= 1.0:
-        return gamma + 1.0
-    return (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
-
-
-def speculative_speedup(alpha: float, gamma: int, c: float, *, verify_cost: float = 1.0) -> float:
-    """Expected wall-time speed-up of speculative decoding (Leviathan et al. 2023, Thm 3.8):
-
-        (1 - alpha^(gamma+1)) / ((1 - alpha) (gamma c + verify_cost));  at alpha = 1: (gamma+1) / (gamma c + verify_cost).
-
-    i.e. :func:`expected_tokens_per_call` divided by the cost of one round in target-step units
-    (``gamma`` draft steps of relative cost ``c`` + one verification). The paper takes
-    ``verify_cost = 1`` (memory-bound decode: reading the weights dominates, however many
-    positions are scored); on a CPU it is measurably above 1.
-
-    Source: facts/speculative.md "Walltime speedup". E.g. alpha 0.75, gamma 7, c 0.02: 3.16x
-    (Leviathan report a predicted 3.2x / measured 3.4x there, their c was "~0.02").
-    TPOT divides by it; TTFT is unchanged (facts/hardware.md, AWS Trainium + vLLM).
-
-    Raises:
-        ValueError: alpha outside [0, 1], gamma not an int >= 1, c < 0, verify_cost <= 0.
-    """
-    SpeculativeConfig(alpha, gamma, c)  # validates
-    v = _check_positive("verify_cost", verify_cost, what="검증 한 번의 비용(대상 모델 한 단계 단위, 논문의 가정은 1)")
-    return expected_tokens_per_call(alpha, gamma) / (gamma * c + v)
+    hw = get_hardware(hardware)
+    dec_hw = hw if decode_hardware is None else get_hardware(decode_hardware)
+    mfu = _check("mfu", mfu, "연산 활용률(MFU)", strict=True, high=1)
+    n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
+    depth, ctx, new, past = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
+    prefill_rate = np.where(new > 0, new / _prefill(model, hw, new, past, 1, mfu).ms * 1e3, np.inf)
+    lk = None if link is None else get_link(link)
+    xfer = np.zeros(depth) if lk is None else np.where(
+        new > 0, new * kv_bytes_per_token(model) / lk.bandwidth * 1e3 + lk.latency_ms, 0.0)
+    tpot = np.asarray(_tpot(model, dec_hw, ctx, n, 1, 1, 0.0, 1.0, 1.0), dtype=float).reshape(depth)
+    return AgentRates(tpot, prefill_rate, xfer)
 
 
 @dataclass(frozen=True)
 class AgentLoopResult:
-    """Per-call breakdown of an agent loop. Arrays have shape ``(depth,)``; times in ms.
-
-    Attributes:
-        prefill_ms, decode_ms, tool_ms, transfer_ms: time of each part of each call.
-        context_tokens: tokens in the context when the call starts. prefill_tokens: tokens
-        prefilled by the call. output_tokens: tokens the model writes per call.
-        tpot_ms: mean decode time per output token of each call (after speculative speed-up).
-    """
+    """Per-call breakdown of an agent loop: arrays of shape (depth,), ms; context_tokens at each
+    call's start, prefill_tokens prefilled by it, output_tokens per call, tpot_ms after any
+    speculative speed-up."""
 
     prefill_ms: np.ndarray
     decode_ms: np.ndarray
@@ -1374,159 +937,93 @@ class AgentLoopResult:
     output_tokens: int
     tpot_ms: np.ndarray
 
-    @property
-    def depth(self) -> int:
-        """Number of model calls."""
-        return int(self.prefill_ms.shape[0])
-
-    @property
-    def call_ms(self) -> np.ndarray:
-        """Total time of each call (prefill + transfer + decode + tool), shape (depth,)."""
-        return self.prefill_ms + self.transfer_ms + self.decode_ms + self.tool_ms
+    depth = property(lambda self: int(self.prefill_ms.shape[0]), doc="Number of model calls.")
+    call_ms = property(lambda self: self.prefill_ms + self.transfer_ms + self.decode_ms + self.tool_ms,
+                       doc="prefill + transfer + decode + tool of each call, ms, shape (depth,).")
+    total_ms = property(lambda self: self.totals["total"], doc="Whole task, ms.")
+    total_s = property(lambda self: self.totals["total"] / 1e3, doc="Whole task, s.")
 
     @property
     def totals(self) -> dict[str, float]:
-        """Sums over calls, ms: ``prefill``, ``transfer``, ``decode``, ``tool``, ``total``."""
-        t = {"prefill": float(self.prefill_ms.sum()), "transfer": float(self.transfer_ms.sum()),
-             "decode": float(self.decode_ms.sum()), "tool": float(self.tool_ms.sum())}
-        t["total"] = sum(t.values())
-        return t
-
-    @property
-    def total_ms(self) -> float:
-        """Whole task, ms."""
-        return self.totals["total"]
-
-    @property
-    def total_s(self) -> float:
-        """Whole task, seconds."""
-        return self.total_ms / 1e3
+        """Sums over calls, ms: prefill, transfer, decode, tool, total."""
+        t = {k: float(getattr(self, f"{k}_ms").sum()) for k in ("prefill", "transfer", "decode", "tool")}
+        return {**t, "total": sum(t.values())}
 
 
-def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call: float, *,
-               decode_ms_per_token: float | None = None, prefill_tokens_per_s: float | None = None,
-               model: ModelProfile | None = None, hardware: Hardware | str | None = None,
-               decode_hardware: Hardware | str | None = None, link: Link | str | None = None,
-               initial_context_tokens: int = 0, context_growth_per_call: int = 0,
-               prefix_caching: bool = True, speculative: SpeculativeConfig | None = None,
-               mfu: float = 1.0) -> AgentLoopResult:
-    """An agent loop: ``depth`` times [prefill the context, decode an answer, run a tool].
+def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, decode_ms_per_token=None,
+               prefill_tokens_per_s=None, transfer_ms_per_call=0.0, initial_context_tokens: int = 0,
+               context_growth_per_call: int = 0, prefix_caching: bool = True,
+               speculative: SpeculativeConfig | None = None, **legacy) -> AgentLoopResult:
+    """An agent loop: ``depth`` times [prefill the new context, decode an answer, run a tool].
 
-    Call i (0-based) starts with ``initial + i x growth`` context tokens. It prefills the new
-    tokens (with ``prefix_caching``: the initial prompt at call 0, then ``growth`` tokens per
-    call; without: the whole context every call), then decodes ``n = output_tokens_per_call``
-    tokens: the prefill pass gives the first, each of the other n - 1 costs one decode step
-    (E2E = TTFT + (n-1) TPOT, facts/hardware.md "Serving metrics"), then the tool runs.
-
-    Two ways to give speeds (they can be mixed; explicit rates win):
-
-    * rates: ``decode_ms_per_token`` (TPOT, ms) and ``prefill_tokens_per_s`` (tokens/s);
-    * profiles: ``model`` + ``hardware`` (roofline: :func:`prefill_ms`, :func:`decode_step_ms`
-      at the growing context), ``decode_hardware`` for decode on another device, and ``link``:
-      when given, each call's prefilled KV is sent over it (:func:`kv_transfer_ms`).
-
-    Worked example (facts/hardware.md "Agent loops"): 50 calls x 300 tokens + 2 s tool per call
-    takes 400 s at 50 tokens/s and 115 s at 1,000 tokens/s; past that, tool time dominates
-    (Amdahl). (This function gives 399 s and 115 s: the first token of each call comes with the
-    prefill, which is free in that example.)
+    Call i starts with ``initial + i x growth`` context tokens and prefills the new ones (with
+    ``prefix_caching`` the initial prompt, then ``growth`` per call; without, the whole context).
+    Of its n = ``output_tokens_per_call`` tokens the prefill pass yields the first and each other
+    costs one TPOT (E2E = TTFT + (n - 1) TPOT, facts/hardware.md "Serving metrics"); then the tool
+    runs. facts/hardware.md "Agent loops": 50 calls x 300 tokens + 2 s tool: 399 s at 50 tokens/s,
+    115 s at 1,000 (the facts file's 400 s counts 300 decode steps per call).
 
     Args:
-        depth: number of model calls, integer >= 0.
-        output_tokens_per_call: n, integer >= 1.
-        tool_ms_per_call: tool latency after each call, ms, >= 0.
-        decode_ms_per_token: TPOT, ms (>= 0); overrides the decode roofline.
-        prefill_tokens_per_s: prefill throughput, tokens/s (> 0, inf allowed); overrides the
-            prefill roofline.
-        model: :class:`ModelProfile` for profile mode (and for ``link``).
-        hardware: :class:`Hardware` or preset name for prefill (and decode unless
-            ``decode_hardware``). decode_hardware: device for decode, default ``hardware``.
-        link: :class:`Link` or name; each call's prefilled KV is sent over it (needs ``model``).
-        initial_context_tokens: context of call 0, tokens, integer >= 0 (no sourced default).
-        context_growth_per_call: tokens added per call (tool output), integer >= 0.
-        prefix_caching: reuse the cached prefix (prefill only the new tokens). Default True.
-        speculative: :class:`SpeculativeConfig`; divides TPOT by its Leviathan speed-up
-            (:func:`speculative_speedup`); prefill and tool time are unchanged.
-        mfu: prefill efficiency in (0, 1] (used in profile mode; checked in both modes).
+        depth: model calls, integer >= 0. output_tokens_per_call: n, integer >= 1.
+        tool_ms_per_call, decode_ms_per_token (TPOT), transfer_ms_per_call: ms, >= 0;
+            prefill_tokens_per_s: > 0 (inf allowed). Each a number or an array of shape (depth,)
+            (one per call, e.g. from :func:`agent_rates`).
+        initial_context_tokens, context_growth_per_call: integers >= 0 (no sourced default).
+        speculative: :class:`SpeculativeConfig`; TPOT is divided by its speed-up.
+        **legacy: deprecated ``model``, ``hardware``, ``decode_hardware``, ``link``, ``mfu``:
+            rates from :func:`agent_rates` (with a DeprecationWarning); explicit rates win.
 
     Returns:
-        :class:`AgentLoopResult` with per-call arrays of shape ``(depth,)`` (ms) and totals.
+        :class:`AgentLoopResult` (arrays of shape (depth,), ms).
 
     Raises:
-        ValueError: depth < 0, tokens < 1, negative times or token counts, a non-positive rate,
-            mfu outside (0, 1], ``link`` without ``model``, unknown hardware or link names, or
-            neither a rate nor a model + hardware for a phase (the message names the field).
+        TypeError: a missing rate, an unknown keyword, a non-number. ValueError: a bad value or shape.
     """
-    depth = _check_count("depth", depth, minimum=0, what="에이전트 루프 깊이(모델 호출 수)")
-    n_out = _check_count("output_tokens_per_call", output_tokens_per_call, minimum=1, what="호출당 출력 토큰 수")
-    tool = _check_nonneg("tool_ms_per_call", tool_ms_per_call, what="호출당 도구 지연(ms)")
-    init = _check_count("initial_context_tokens", initial_context_tokens, minimum=0, what="처음 문맥 토큰 수")
-    growth = _check_count("context_growth_per_call", context_growth_per_call, minimum=0, what="호출당 문맥 증가 토큰 수")
-    mfu = _check_fraction("mfu", mfu)
-    if decode_ms_per_token is not None:
-        decode_ms_per_token = _check_nonneg("decode_ms_per_token", decode_ms_per_token, what="토큰당 디코드 지연(ms)")
-    if prefill_tokens_per_s is not None:
-        prefill_tokens_per_s = _check_positive("prefill_tokens_per_s", prefill_tokens_per_s, allow_inf=True,
-                                               what="프리필 처리량(tokens/s)")
-    hw = get_hardware(hardware) if hardware is not None else None
-    dec_hw = get_hardware(decode_hardware) if decode_hardware is not None else hw
-    for phase, rate, dev in (("decode_ms_per_token", decode_ms_per_token, dec_hw),
-                             ("prefill_tokens_per_s", prefill_tokens_per_s, hw)):
-        if rate is None and (model is None or dev is None):
-            raise ValueError(f"{phase}: 속도를 직접 주거나(model/hardware 없이) model과 hardware를 함께 주세요.")
+    if legacy:
+        if set(legacy) - {"model", "hardware", "decode_hardware", "link", "mfu"} or None in (
+                legacy.get("model"), legacy.get("hardware")):
+            raise TypeError(f"{', '.join(sorted(legacy))}: agent_loop가 모르는 인자이거나 model·hardware 중 하나가 "
+                            "빠졌습니다 (허용: 속도 인자, 또는 agent_rates(model, hardware, ...).kwargs)")
+        warnings.warn("agent_loop(model=..., hardware=...)는 다음 릴리스에서 없어집니다: "
+                      "agent_loop(..., **agent_rates(model, hardware, depth, n, ...).kwargs)를 쓰세요",
+                      DeprecationWarning, stacklevel=2)
+        r = agent_rates(legacy.pop("model"), legacy.pop("hardware"), depth, output_tokens_per_call, **legacy,
+                        initial_context_tokens=initial_context_tokens, context_growth_per_call=context_growth_per_call,
+                        prefix_caching=prefix_caching)
+        decode_ms_per_token = r.decode_ms_per_token if decode_ms_per_token is None else decode_ms_per_token
+        prefill_tokens_per_s = r.prefill_tokens_per_s if prefill_tokens_per_s is None else prefill_tokens_per_s
+        transfer_ms_per_call = r.transfer_ms_per_call
+    for name, v in (("decode_ms_per_token", decode_ms_per_token), ("prefill_tokens_per_s", prefill_tokens_per_s)):
+        if v is None:
+            raise TypeError(f"{name}=None: 속도가 있어야 합니다 (허용: 수 또는 호출별 배열; 하드웨어에서 구하려면 agent_rates)")
+    n = _check("output_tokens_per_call", output_tokens_per_call, "호출당 출력 토큰 수", low=1, integer=True)
+    depth, ctx, new, _ = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
 
-    i = np.arange(depth, dtype=float)
-    ctx = init + i * growth
-    if prefix_caching:
-        new = np.where(i == 0, float(init), float(growth))
-        past = ctx - new
-    else:
-        new, past = ctx.copy(), np.zeros(depth)
+    def per_call(name, value, what, **kw):
+        v = _check(name, value, what, array=True, **kw)
+        try:
+            return np.broadcast_to(np.asarray(v, dtype=float), (depth,))
+        except ValueError:
+            raise ValueError(f"{name}=array{np.shape(v)}: {what}의 모양이 호출 수와 맞지 않습니다 "
+                             f"(허용: 수 하나 또는 모양 ({depth},))") from None
 
-    if prefill_tokens_per_s is not None:
-        pre = new / prefill_tokens_per_s * 1e3
-    else:
-        pre = np.array([prefill_ms(model, hw, s, past_tokens=p, mfu=mfu) if s > 0 else 0.0
-                        for s, p in zip(new, past)])
-    pre = np.where(new > 0, pre, 0.0)
-
-    if decode_ms_per_token is not None:
-        tpot = np.full(depth, decode_ms_per_token)
-    elif n_out == 1:
-        tpot = np.array([decode_step_ms(model, dec_hw, float(c)) for c in ctx])
-    else:
-        steps = np.arange(1, n_out, dtype=float)
-        tpot = np.array([float(np.mean(_decode_ms_vec(model, dec_hw, c + steps))) for c in ctx])
+    tool = per_call("tool_ms_per_call", tool_ms_per_call, "호출당 도구 지연(ms)")
+    tpot = per_call("decode_ms_per_token", decode_ms_per_token, "토큰당 디코드 지연(ms)")
+    rate = per_call("prefill_tokens_per_s", prefill_tokens_per_s, "프리필 처리량(tokens/s)", strict=True, inf=True)
+    xfer = per_call("transfer_ms_per_call", transfer_ms_per_call, "호출당 KV 전송 시간(ms)")
     if speculative is not None:
         tpot = tpot / speculative.speedup
-    dec = (n_out - 1) * tpot
-
-    if link is not None:
-        if model is None:
-            raise ValueError("link: KV 전송 시간을 계산하려면 model도 주세요 (KV 바이트가 모델에 따라 다릅니다).")
-        xfer = np.where(new > 0, kv_transfer_ms(model, new, link), 0.0) if depth else np.zeros(0)
-    else:
-        xfer = np.zeros(depth)
-
-    return AgentLoopResult(
-        prefill_ms=np.asarray(pre, dtype=float), decode_ms=np.asarray(dec, dtype=float),
-        tool_ms=np.full(depth, tool), transfer_ms=np.asarray(xfer, dtype=float),
-        context_tokens=ctx, prefill_tokens=new, output_tokens=n_out, tpot_ms=np.asarray(tpot, dtype=float),
-    )
+    return AgentLoopResult(new / rate * 1e3, (n - 1) * tpot, tool.copy(), xfer.copy(), ctx, new, n, tpot.copy())
 
 
 # ============================================================================================
-# presets for the explorer widget
+# presets for the explorer widget, and Amdahl
 
 
 @dataclass(frozen=True)
 class RatePreset:
-    """Speeds for the latency explorer: one row of its hardware dropdown.
-
-    Attributes:
-        label: what the dropdown shows. decode_ms_per_token: TPOT, ms.
-        prefill_tokens_per_s: tokens/s, or None to keep the slider where it is.
-        source: how the numbers were obtained (roofline over a facts row, or a published claim).
-    """
+    """One row of the explorer's hardware dropdown: label, decode_ms_per_token (TPOT, ms),
+    prefill_tokens_per_s (None: keep the slider), source."""
 
     label: str
     decode_ms_per_token: float
@@ -1536,100 +1033,80 @@ class RatePreset:
 
 def rate_presets(model: ModelProfile | None = None, context_tokens: int = 8192, *,
                  include_this_computer: bool = False) -> list[RatePreset]:
-    """Decode and prefill speeds per hardware preset for one model (default Llama-3-70B FP8).
+    """Decode and prefill speeds per hardware preset for ``model`` (default Llama-3-70B FP8).
 
-    GPU/Trainium rows: the ideal roofline (mfu = mbu = 1) of :func:`decode_step_ms` at
-    ``context_tokens`` and of :func:`prefill_ms` for a ``context_tokens`` prompt, on ONE chip
-    (presets whose memory cannot hold the model are skipped, noted in the label otherwise).
-    Rows from published claims instead of the roofline (a roofline over the LPX rack's summed
-    bandwidth would ignore chip-to-chip time):
-
-    * "Rubin + Groq 3 LPX": 1.0 ms/token from "generation speeds approach 1,000 tokens per second
-      per user" (NVIDIA, facts/hardware.md); prefill on Rubin (roofline).
-    * "Groq LPU v1 (GroqCloud 2024)": ~300 tokens/s for Llama-2-70B = 3.3 ms/token (facts/hardware.md).
-
-    ``include_this_computer`` adds the bundled target in fp32 on this computer (measured figures,
-    context capped at 256 tokens).
-
-    Args:
-        model: :class:`ModelProfile`, default Llama-3-70B FP8 (facts/hardware.md worked example).
-        context_tokens: context for the decode step and prompt length for the prefill, >= 0.
-
-    Returns:
-        list of :class:`RatePreset` (decode in ms/token, prefill in tokens/s), each with its source.
+    GPU / Trainium rows: the ideal roofline on ONE chip (:func:`estimate_decode_step` at
+    ``context_tokens``, :func:`estimate_prefill_ms` of a ``context_tokens`` prompt); chips that
+    cannot hold the model are skipped; a prefill from assumed FLOP/s says so in its source.
+    Rows from published claims: "Rubin + Groq 3 LPX" 1.0 ms/token ("generation speeds approach
+    1,000 tokens per second per user", NVIDIA, facts/hardware.md; prefill: Rubin roofline) and
+    "Groq LPU v1 (GroqCloud 2024)" ~300 tokens/s = 3.3 ms/token. ``include_this_computer`` adds
+    the bundled target in fp32 measured here (context capped at 256).
 
     Raises:
-        ValueError: a negative context (names ``context_tokens``).
+        TypeError / ValueError: context_tokens not an integer >= 0.
     """
     m = model if model is not None else get_model("Llama-3-70B", "fp8")
-    out: list[RatePreset] = []
+    s = _check("context_tokens", context_tokens, "문맥 토큰 수", integer=True)
+
+    def roof(hw, mm, ss):
+        assumed = " [프리필은 가정(assumption)한 FLOP/s: 공개 수치 아님]" if mm.dtype in hw.assumed else ""
+        return float(_decode(mm, hw, float(ss)).ms), ss / float(_prefill(mm, hw, float(ss)).ms) * 1e3, assumed
+
+    out = []
     for name in ("H100", "H200", "B200", "Rubin", "Trainium2", "Trainium3"):
         hw = get_hardware(name)
-        step = decode_step(m, hw, context_tokens)
-        if step.fits is False:
+        if _decode(m, hw, float(s)).bytes > hw.memory_bytes:
             continue
-        pre = prefill_ms(m, hw, context_tokens)
-        extra = " [가정한 FLOP/s]" if hw.notes else ""
-        out.append(RatePreset(
-            f"{hw.name} (루프라인)", step.ms, context_tokens / pre * 1e3,
-            f"루프라인: {m.name} {m.dtype.upper()}, 문맥 {context_tokens} 토큰, 칩 1개; {hw.source}{extra}"))
-    rub = get_hardware("Rubin")
-    out.append(RatePreset(
-        "Rubin + Groq 3 LPX (NVIDIA 주장)", 1.0, context_tokens / prefill_ms(m, rub, context_tokens) * 1e3,
-        "디코드: '사용자당 초당 약 1,000 토큰' 주장(facts/hardware.md); 프리필: Rubin 루프라인"))
-    out.append(RatePreset(
-        "Groq LPU v1 (GroqCloud 2024 공개 속도)", 1000.0 / 300.0, None,
-        "Llama-2-70B 약 300 tokens/s (facts/hardware.md, GroqCloud 2024)"))
+        dec, pre, assumed = roof(hw, m, s)
+        out.append(RatePreset(f"{hw.name} (루프라인)", dec, pre,
+                              f"루프라인: {m.name} {m.dtype.upper()}, 문맥 {s} 토큰, 칩 1개; {hw.source}{assumed}"))
+    _, rubin_pre, assumed = roof(get_hardware("Rubin"), m, s)
+    out.append(RatePreset("Rubin + Groq 3 LPX (NVIDIA 주장)", 1.0, rubin_pre,
+                          f"디코드: '사용자당 초당 약 1,000 토큰' 주장(facts/hardware.md); 프리필: Rubin 루프라인{assumed}"))
+    out.append(RatePreset("Groq LPU v1 (GroqCloud 2024 공개 속도)", 1000.0 / 300.0, None,
+                          "Llama-2-70B 약 300 tokens/s (facts/hardware.md, GroqCloud 2024)"))
     if include_this_computer:
-        tm = get_model("bundled-target", "fp32")
-        here = measure_this_computer()
-        s = min(context_tokens, 256)
-        out.append(RatePreset(
-            "이 컴퓨터 + 번들 대상 모델 (루프라인)", decode_step_ms(tm, here, s), s / prefill_ms(tm, here, s) * 1e3,
-            f"루프라인: 번들 대상 모델 FP32, 문맥 {s} 토큰; {here.source}"))
+        here, tm, short = measure_this_computer(), get_model("bundled-target", "fp32"), min(s, 256)
+        dec, pre, _ = roof(here, tm, short)
+        out.append(RatePreset("이 컴퓨터 + 번들 대상 모델 (루프라인)", dec, pre,
+                              f"루프라인: 번들 대상 모델 FP32, 문맥 {short} 토큰; {here.source}"))
     return out
 
 
+def amdahl_speedup(fraction, factor):
+    """Whole-task speed-up when a part taking ``fraction`` of the time gets ``factor`` x faster:
+    1 / ((1 - f) + f / s) (Amdahl, AFIPS 1967); ``factor`` = inf gives the ceiling 1 / (1 - f)
+    (decode = 75% of a task: at most 4x). Numbers or arrays.
+
+    Raises:
+        TypeError / ValueError: fraction outside [0, 1], factor <= 0.
+    """
+    f = _check("fraction", fraction, "빨라지는 부분의 비율(fraction)", high=1, array=True)
+    return _out(1.0 / ((1.0 - f) + f / _check("factor", factor, "빨라지는 배수(factor)", strict=True,
+                                                               inf=True, array=True)))
+
+
 # ============================================================================================
-# small helpers the notebooks use
+# deprecated aliases (one release): the roofline estimates were renamed so that
+# ``decode_step`` means one thing (decodelab.decode_step, a real model step)
 
 
-def amdahl_speedup(fraction: float, factor: float) -> float:
-    """Whole-task speed-up when a part taking ``fraction`` of the time gets ``factor`` x faster.
+def _deprecated(old: str, new):
+    def alias(*args, **kwargs):
+        warnings.warn(f"latency.{old}는 다음 릴리스에서 없어집니다: latency.{new.__name__}를 쓰세요",
+                      DeprecationWarning, stacklevel=2)
+        return new(*args, **kwargs)
 
-    1 / ((1 - f) + f / s)  (Amdahl, "Validity of the single processor approach...", AFIPS 1967).
-    With ``factor`` = inf it is the ceiling 1 / (1 - f): a faster decode chip cannot shorten the
-    tool time. E.g. decode = 75% of a task: at most 4x, however fast the chip.
-
-    Raises:
-        ValueError: fraction outside [0, 1] or factor <= 0.
-    """
-    ok = isinstance(fraction, (int, float, np.floating)) and not isinstance(fraction, bool)
-    if not ok or not (0 <= fraction <= 1):
-        raise ValueError(f"fraction={fraction!r}: 비율(fraction)은 0 이상 1 이하여야 합니다.")
-    s = _check_positive("factor", factor, allow_inf=True, what="빨라지는 배수(factor)")
-    return 1.0 / ((1.0 - fraction) + fraction / s)
+    alias.__name__, alias.__qualname__, alias.__wrapped__ = old, old, new  # the new signature for help()
+    alias.__doc__ = f"Deprecated alias of :func:`{new.__name__}` (emits DeprecationWarning)."
+    return alias
 
 
-def chips_needed(model: ModelProfile, hardware: Hardware | str, context_tokens: int = 0, batch: int = 1) -> int:
-    """How many chips of ``hardware`` it takes just to HOLD the weights (+ KV cache), ceil(bytes / memory).
-
-    Llama-3-70B FP8 (70.6 GB) on Groq 3 LPUs with 500 MB SRAM each: 142 chips; on 80 GB H100s: 1.
-    Source: memory figures of facts/hardware.md.
-
-    Args:
-        model: :class:`ModelProfile`. hardware: :class:`Hardware` or preset name.
-        context_tokens: tokens per sequence in the KV cache, >= 0. batch: sequences, >= 1.
-
-    Returns:
-        number of chips (int, >= 1 unless the model has no bytes).
-
-    Raises:
-        ValueError: the hardware's memory is unknown (e.g. not reported by this computer's OS),
-            context_tokens < 0 or batch < 1.
-    """
-    hw = get_hardware(hardware)
-    if hw.memory_bytes is None:
-        raise ValueError(f"hardware={hw.name!r}: 메모리 용량(memory_bytes)을 모릅니다.")
-    nbytes = decode_step(model, hw, context_tokens, batch).bytes
-    return int(math.ceil(nbytes / hw.memory_bytes))
+prefill_ms = _deprecated("prefill_ms", estimate_prefill_ms)
+decode_step = _deprecated("decode_step", estimate_decode_step)
+decode_step_ms = _deprecated("decode_step_ms", estimate_decode_step_ms)
+ttft_ms = _deprecated("ttft_ms", estimate_ttft_ms)
+tpot_ms = _deprecated("tpot_ms", estimate_tpot_ms)
+e2e_ms = _deprecated("e2e_ms", estimate_e2e_ms)
+speculative_speedup = _deprecated("speculative_speedup", expected_speedup)

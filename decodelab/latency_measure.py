@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from .decoding import decode_step, encode_prompt, prefill
+from .latency import _check
 
 __all__ = ["prompt_ids", "measure_ttft", "measure_tpot", "fit_line"]
 
@@ -38,8 +39,7 @@ def _threads(n: int | None) -> Iterator[None]:
     if n is None:
         yield
         return
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"num_threads={n!r}: 스레드 수(num_threads)는 1 이상의 정수이거나 None이어야 합니다.")
+    n = _check("num_threads", n, "torch CPU 스레드 수(None이면 그대로)", low=1, integer=True)
     old = torch.get_num_threads()
     torch.set_num_threads(n)
     try:
@@ -65,22 +65,18 @@ def prompt_ids(tokenizer, n_tokens: int) -> torch.Tensor:
         LongTensor of shape ``(1, n_tokens)``.
 
     Raises:
-        ValueError: ``n_tokens`` < 1.
+        TypeError / ValueError: ``n_tokens`` not an integer >= 1.
     """
-    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 1:
-        raise ValueError(f"n_tokens={n_tokens!r}: 프롬프트 토큰 수(n_tokens)는 1 이상의 정수여야 합니다.")
+    n_tokens = _check("n_tokens", n_tokens, "프롬프트 토큰 수", low=1, integer=True)
     base = encode_prompt(tokenizer, _TEXT)
-    reps = -(-int(n_tokens) // len(base))
-    return torch.tensor([(base * reps)[: int(n_tokens)]], dtype=torch.long)
+    reps = -(-n_tokens // len(base))
+    return torch.tensor([(base * reps)[:n_tokens]], dtype=torch.long)
 
 
-def _check_lengths(name: str, values: Sequence[int], limit: int) -> list[int]:
-    vals = [int(v) for v in values]
-    if not vals or any(v < 1 for v in vals) or any(v > limit for v in vals):
-        raise ValueError(
-            f"{name}={list(values)!r}: 각 값은 1 이상 {limit} 이하의 정수여야 합니다 (모델의 최대 위치 수 안에서)."
-        )
-    return vals
+def _check_lengths(name: str, values: Sequence[int], limit: int, low: int = 1) -> list[int]:
+    """Token counts, each an integer in [low, limit] (limit: the model's positions)."""
+    vals = _check(name, values, "토큰 수 목록", low=low, high=limit, integer=True, array=True)
+    return [int(v) for v in np.atleast_1d(vals)]
 
 
 def measure_ttft(model, tokenizer, prompt_lengths: Sequence[int] = (8, 32, 64, 128, 256), *,
@@ -105,12 +101,12 @@ def measure_ttft(model, tokenizer, prompt_lengths: Sequence[int] = (8, 32, 64, 1
         lists of length ``len(prompt_lengths)``, times in ms, "measured on this computer".
 
     Raises:
-        ValueError: a length outside [1, max positions], repeats < 1, or num_threads not None
-            and not an integer >= 1.
+        TypeError / ValueError: a length outside [1, max positions], repeats < 1, warmup < 0, or
+            num_threads not None and not an integer >= 1.
     """
     lengths = _check_lengths("prompt_lengths", prompt_lengths, _max_positions(model))
-    if repeats < 1:
-        raise ValueError(f"repeats={repeats!r}: 반복 횟수(repeats)는 1 이상이어야 합니다.")
+    repeats = _check("repeats", repeats, "반복 횟수", low=1, integer=True)
+    warmup = _check("warmup", warmup, "준비 실행 횟수", integer=True)
     out = {"prompt_tokens": lengths, "ttft_ms": [], "all_ms": []}
     with _threads(num_threads):
         for _ in range(warmup):
@@ -153,17 +149,13 @@ def measure_tpot(model, tokenizer, output_lengths: Sequence[int] = (2, 8, 32, 64
         "measured on this computer".
 
     Raises:
-        ValueError: output lengths < 2 or prompt + output beyond the model's positions,
-            prompt_tokens < 1, repeats < 1, or a bad num_threads.
+        TypeError / ValueError: output lengths < 2 (TPOT needs a decode step) or prompt + output
+            beyond the model's positions, prompt_tokens < 1, repeats < 1, warmup < 0, or a bad num_threads.
     """
-    if isinstance(prompt_tokens, bool) or not isinstance(prompt_tokens, (int, np.integer)) or prompt_tokens < 1:
-        raise ValueError(f"prompt_tokens={prompt_tokens!r}: 프롬프트 토큰 수(prompt_tokens)는 1 이상의 정수여야 합니다.")
-    limit = _max_positions(model) - int(prompt_tokens)
-    lengths = _check_lengths("output_lengths", output_lengths, limit)
-    if min(lengths) < 2:
-        raise ValueError(f"output_lengths={list(output_lengths)!r}: TPOT에는 출력 토큰이 2개 이상 필요합니다.")
-    if repeats < 1:
-        raise ValueError(f"repeats={repeats!r}: 반복 횟수(repeats)는 1 이상이어야 합니다.")
+    prompt_tokens = _check("prompt_tokens", prompt_tokens, "프롬프트 토큰 수", low=1, integer=True)
+    lengths = _check_lengths("output_lengths", output_lengths, _max_positions(model) - prompt_tokens, low=2)
+    repeats = _check("repeats", repeats, "반복 횟수", low=1, integer=True)
+    warmup = _check("warmup", warmup, "준비 실행 횟수", integer=True)
     n_steps = max(lengths) - 1
     ids = prompt_ids(tokenizer, prompt_tokens)
 
@@ -204,10 +196,11 @@ def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
         ``(intercept, slope)`` as floats.
 
     Raises:
-        ValueError: fewer than 2 points or different lengths.
+        TypeError: non-numbers. ValueError: fewer than 2 points or different lengths.
     """
-    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    xs, ys = (np.atleast_1d(_check(k, v, "점의 좌표", low=-np.inf, array=True)) for k, v in (("x", x), ("y", y)))
     if xs.shape != ys.shape or xs.size < 2:
-        raise ValueError("x와 y는 길이가 같고 점이 2개 이상이어야 합니다.")
+        raise ValueError(f"x=array{xs.shape}, y=array{ys.shape}: 두 좌표 목록의 길이가 다릅니다 "
+                         "(허용: 길이가 같고 점이 2개 이상)")
     slope, intercept = np.polyfit(xs, ys, 1)
     return float(intercept), float(slope)

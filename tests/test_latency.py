@@ -48,37 +48,41 @@ def test_kv_bytes_per_token(llama70_fp8, llama70_bf16):
 
 
 def test_decode_one_h100_fp8_8k(llama70_fp8):
-    step = L.decode_step(llama70_fp8, "H100", 8192)
+    step = L.estimate_decode_step(llama70_fp8, "H100", 8192)
     hand = (70_553_706_496 + 8192 * 327_680) / 3.35e12 * 1e3
     assert step.ms == pytest.approx(hand, rel=1e-9)
     assert step.ms == pytest.approx(22.0, rel=REL)  # "~22 ms per token"
     assert 1e3 / step.ms <= 46  # "(<= 46 tok/s)"
     assert step.bound == "memory" and step.fits is True
-    assert L.decode_step_ms(llama70_fp8, L.get_hardware("H100"), 8192) == step.ms
+    assert L.estimate_decode_step_ms(llama70_fp8, L.get_hardware("H100"), 8192) == step.ms
+    assert round(step.ms, 2) == 21.86
 
 
 def test_decode_tp8_and_rubin(llama70_fp8, llama70_bf16):
-    assert L.decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8) == pytest.approx(5.4, rel=REL)
+    assert L.estimate_decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8) == pytest.approx(5.4, rel=REL)
+    assert round(L.estimate_decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8), 2) == 5.37
+    assert round(L.estimate_decode_step_ms(llama70_fp8, "Rubin", 0), 2) == 3.21
     # a 141 GB BF16 model does not fit one 80 GB H100, it does fit eight
-    assert L.decode_step(llama70_bf16, "H100", 8192).fits is False
-    assert L.decode_step(llama70_bf16, "H100", 8192, n_chips=8).fits is True
+    assert L.estimate_decode_step(llama70_bf16, "H100", 8192).fits is False
+    assert L.estimate_decode_step(llama70_bf16, "H100", 8192, n_chips=8).fits is True
     # "Rubin FP8: 70.6 / 22 ~ 3.2 ms" (weights only, i.e. an empty cache)
-    assert L.decode_step_ms(llama70_fp8, "Rubin", 0) == pytest.approx(3.2, rel=REL)
+    assert L.estimate_decode_step_ms(llama70_fp8, "Rubin", 0) == pytest.approx(3.2, rel=REL)
     # comm_ms is added on top
-    assert L.decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8, comm_ms=1.5) == pytest.approx(
-        L.decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8) + 1.5)
+    assert L.estimate_decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8, comm_ms=1.5) == pytest.approx(
+        L.estimate_decode_step_ms(llama70_bf16, "H100", 8192, n_chips=8) + 1.5)
 
 
 def test_prefill_8k(llama70_fp8):
     flops = L.prefill_flops(llama70_fp8, 8192)
     assert flops == 2 * 70_553_706_496 * 8192 + 2 * 80 * 8192**2 * 8192
     assert flops == pytest.approx(1.25e15, rel=REL)  # "~1.25 PFLOP"
-    t = L.prefill_ms(llama70_fp8, "H100", 8192)
+    t = L.estimate_prefill_ms(llama70_fp8, "H100", 8192)
     assert t == pytest.approx(flops / 1979e12 * 1e3, rel=1e-9)
     assert t / 1e3 == pytest.approx(0.63, rel=REL)  # "~0.63 s at 100% MFU"
-    assert L.prefill_ms(llama70_fp8, "H100", 8192, mfu=0.5) == pytest.approx(2 * t)  # "~1.3 s at 50%"
+    assert round(flops / 1e15, 3) == 1.244 and round(t / 1e3, 3) == 0.629
+    assert L.estimate_prefill_ms(llama70_fp8, "H100", 8192, mfu=0.5) == pytest.approx(2 * t)  # "~1.3 s at 50%"
     # a one-token "prefill" is memory-bound: about one decode step with an empty cache
-    assert L.prefill_ms(llama70_fp8, "H100", 1) == pytest.approx(
+    assert L.estimate_prefill_ms(llama70_fp8, "H100", 1) == pytest.approx(
         (70_553_706_496 + 327_680) / 3.35e12 * 1e3, rel=1e-9)
 
 
@@ -91,6 +95,8 @@ def test_prefill_with_cached_prefix(llama70_fp8):
 def test_kv_transfer(llama70_bf16):
     assert L.kv_transfer_ms(llama70_bf16, 8192, "NVLink") == pytest.approx(6.0, rel=REL)  # "~6 ms"
     assert L.kv_transfer_ms(llama70_bf16, 8192, "400G-NIC") == pytest.approx(54.0, rel=REL)  # "~54 ms"
+    assert round(L.kv_transfer_ms(llama70_bf16, 8192, "NVLink"), 2) == 5.97
+    assert round(L.kv_transfer_ms(llama70_bf16, 8192, "400G-NIC"), 1) == 53.7
     slow = L.get_link("400G-NIC", latency_ms=2.0)
     assert L.kv_transfer_ms(llama70_bf16, 8192, slow) == pytest.approx(
         L.kv_transfer_ms(llama70_bf16, 8192, "400G-NIC") + 2.0)
@@ -99,6 +105,7 @@ def test_kv_transfer(llama70_bf16):
 def test_ridge_points_and_intensity(llama70_fp8, llama70_bf16):
     assert L.ridge_point("H100", "bf16") == pytest.approx(295, rel=REL)
     assert L.ridge_point("H200", "bf16") == pytest.approx(206, rel=REL)
+    assert (round(L.ridge_point("H100")), round(L.ridge_point("H200"))) == (295, 206)
     assert L.weight_matmul_intensity(1, 2.0) == 1.0
     assert L.weight_matmul_intensity(64, 1.0) == 128.0
     # batch-1 decode: intensity ~ 2 / bytes_per_param, far below every ridge point
@@ -107,8 +114,8 @@ def test_ridge_points_and_intensity(llama70_fp8, llama70_bf16):
     for name in ("H100", "H200", "B200", "Trainium2", "Trainium3"):
         assert ai < L.ridge_point(name, "bf16")
     # FP8 on H100: ridge 1979/3.35 = 591 FLOP/byte; weight intensity 2B -> crossover near B ~ 295
-    assert L.decode_step(llama70_fp8, "H100", 0, batch=250).bound == "memory"
-    assert L.decode_step(llama70_fp8, "H100", 0, batch=350).bound == "compute"
+    assert L.estimate_decode_step(llama70_fp8, "H100", 0, batch=250).bound == "memory"
+    assert L.estimate_decode_step(llama70_fp8, "H100", 0, batch=350).bound == "compute"
 
 
 def test_agent_illustration():
@@ -126,30 +133,32 @@ def test_agent_illustration():
 
 
 def test_agent_breakdown_profile_mode(llama70_fp8):
-    r = L.agent_loop(4, 100, 500.0, model=llama70_fp8, hardware="H100", initial_context_tokens=2000,
-                     context_growth_per_call=700, prefix_caching=False)
+    sched = dict(initial_context_tokens=2000, context_growth_per_call=700, prefix_caching=False)
+    rates = L.agent_rates(llama70_fp8, "H100", 4, 100, **sched)
+    r = L.agent_loop(4, 100, 500.0, **rates.kwargs, **sched)
     np.testing.assert_array_equal(r.context_tokens, [2000, 2700, 3400, 4100])
     np.testing.assert_array_equal(r.prefill_tokens, r.context_tokens)
-    assert r.prefill_ms[2] == pytest.approx(L.prefill_ms(llama70_fp8, "H100", 3400))
+    assert r.prefill_ms[2] == pytest.approx(L.estimate_prefill_ms(llama70_fp8, "H100", 3400))
     # decode: 99 steps at contexts 3401..3499 (linear in context -> the midpoint gives the mean)
-    assert r.decode_ms[2] == pytest.approx(99 * L.decode_step_ms(llama70_fp8, "H100", 3450), rel=1e-9)
+    assert r.decode_ms[2] == pytest.approx(99 * L.estimate_decode_step_ms(llama70_fp8, "H100", 3450), rel=1e-9)
     assert np.all(np.diff(r.prefill_ms) > 0)  # context grows -> prefill grows
     np.testing.assert_array_equal(r.tool_ms, 500.0)
     assert r.total_ms == pytest.approx(r.call_ms.sum())
 
-    cached = L.agent_loop(4, 100, 500.0, model=llama70_fp8, hardware="H100", initial_context_tokens=2000,
-                          context_growth_per_call=700)
+    sched = dict(initial_context_tokens=2000, context_growth_per_call=700)
+    cached = L.agent_loop(4, 100, 500.0, **L.agent_rates(llama70_fp8, "H100", 4, 100, **sched).kwargs, **sched)
     np.testing.assert_array_equal(cached.prefill_tokens, [2000, 700, 700, 700])
-    assert cached.prefill_ms[3] == pytest.approx(L.prefill_ms(llama70_fp8, "H100", 700, past_tokens=3400))
+    assert cached.prefill_ms[3] == pytest.approx(L.estimate_prefill_ms(llama70_fp8, "H100", 700, past_tokens=3400))
     assert cached.totals["prefill"] < r.totals["prefill"]
 
 
 def test_agent_disaggregated_transfer(llama70_fp8):
-    r = L.agent_loop(3, 50, 0.0, model=llama70_fp8, hardware="H100", decode_hardware="H200",
-                     link="400G-NIC", initial_context_tokens=8192, context_growth_per_call=1000)
+    sched = dict(initial_context_tokens=8192, context_growth_per_call=1000)
+    rates = L.agent_rates(llama70_fp8, "H100", 3, 50, decode_hardware="H200", link="400G-NIC", **sched)
+    r = L.agent_loop(3, 50, 0.0, **rates.kwargs, **sched)
     assert r.transfer_ms[0] == pytest.approx(L.kv_transfer_ms(llama70_fp8, 8192, "400G-NIC"))
     assert r.transfer_ms[1] == pytest.approx(L.kv_transfer_ms(llama70_fp8, 1000, "400G-NIC"))
-    assert r.tpot_ms[0] == pytest.approx(L.tpot_ms(llama70_fp8, "H200", 8192, 50), rel=1e-9)
+    assert r.tpot_ms[0] == pytest.approx(L.estimate_tpot_ms(llama70_fp8, "H200", 8192, 50), rel=1e-9)
 
 
 def test_disaggregated_and_e2e(llama70_fp8):
@@ -158,9 +167,9 @@ def test_disaggregated_and_e2e(llama70_fp8):
     assert d.e2e_ms == pytest.approx(d.ttft_ms + 199 * d.tpot_ms)
     same = L.disaggregated(llama70_fp8, "H100", "H100", "NVLink", 8192, 200)
     assert same.e2e_ms == pytest.approx(same.colocated_e2e_ms + same.transfer_ms)
-    e2e = L.e2e_ms(llama70_fp8, "H100", 8192, 200)
+    e2e = L.estimate_e2e_ms(llama70_fp8, "H100", 8192, 200)
     assert e2e == pytest.approx(same.colocated_e2e_ms)
-    assert L.ttft_ms(llama70_fp8, "H100", 8192, queue_ms=5) == pytest.approx(L.prefill_ms(llama70_fp8, "H100", 8192) + 5)
+    assert L.estimate_ttft_ms(llama70_fp8, "H100", 8192, queue_ms=5) == pytest.approx(L.estimate_prefill_ms(llama70_fp8, "H100", 8192) + 5)
 
 
 def test_layer_split(llama70_fp8):
@@ -179,10 +188,10 @@ def test_layer_split(llama70_fp8):
 def test_speculative_speedup():
     # Leviathan et al.: alpha 0.75, gamma 7, c 0.02
     expected = (1 - 0.75**8) / ((1 - 0.75) * (7 * 0.02 + 1))
-    assert L.speculative_speedup(0.75, 7, 0.02) == pytest.approx(expected)
-    assert L.speculative_speedup(0.75, 7, 0.02) == pytest.approx(3.157, rel=1e-3)
-    assert L.speculative_speedup(1.0, 4, 0.0) == 5.0
-    assert L.speculative_speedup(0.0, 3, 0.1) == pytest.approx(1 / 1.3)  # nothing accepted: slower
+    assert L.expected_speedup(0.75, 7, 0.02) == pytest.approx(expected)
+    assert L.expected_speedup(0.75, 7, 0.02) == pytest.approx(3.157, rel=1e-3)
+    assert L.expected_speedup(1.0, 4, 0.0) == 5.0
+    assert L.expected_speedup(0.0, 3, 0.1) == pytest.approx(1 / 1.3)  # nothing accepted: slower
     base = L.agent_loop(10, 200, 1000.0, decode_ms_per_token=20.0, prefill_tokens_per_s=1e4)
     spec = L.agent_loop(10, 200, 1000.0, decode_ms_per_token=20.0, prefill_tokens_per_s=1e4,
                         speculative=L.SpeculativeConfig(0.75, 7, 0.02))
@@ -207,8 +216,7 @@ def _numel(config) -> int:
 def test_param_count_equals_transformers(name):
     from transformers import LlamaConfig, Qwen3Config
 
-    make_config, _ = L._MODELS[name]
-    c = dict(make_config())
+    c = dict(L._model_config(name))
     cls = Qwen3Config if c.get("model_type") == "qwen3" else LlamaConfig
     keys = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
             "num_key_value_heads", "head_dim", "tie_word_embeddings")
@@ -227,7 +235,7 @@ def test_published_sizes():
 
 def test_bundled_config_read_at_call_time(tmp_path, monkeypatch):
     for which in ("target", "draft"):
-        c = L._bundled_config(which)
+        c = L._model_config(f"bundled-{which}")
         c["num_hidden_layers"] = 1
         (tmp_path / which).mkdir()
         (tmp_path / which / "config.json").write_text(json.dumps(c))
@@ -242,9 +250,9 @@ def test_dtypes_and_hardware_formats():
     m = L.get_model("Llama-3-8B", "fp4")
     assert m.bytes_per_param == 0.5 and m.kv_dtype == "bf16"
     assert L.get_model("Llama-3-8B", "bfloat16").dtype == "bf16"
-    assert L.decode_step_ms(m, "B200", 0) == pytest.approx(m.n_params * 0.5 / 7.7e12 * 1e3)
+    assert L.estimate_decode_step_ms(m, "B200", 0) == pytest.approx(m.n_params * 0.5 / 7.7e12 * 1e3)
     with pytest.raises(ValueError, match="dtype.*fp8"):
-        L.prefill_ms(m, "H100", 100)  # H100 has no FP4 figure: the message lists what it has
+        L.estimate_prefill_ms(m, "H100", 100)  # H100 has no FP4 figure: the message lists what it has
 
 
 def test_hardware_presets_and_aliases():
@@ -316,17 +324,17 @@ def test_slower_hardware_never_lowers_total(llama70_fp8):
     for scale in (4.0, 2.0, 1.0, 0.5, 0.25):  # from fast to slow
         slower = dataclasses.replace(hw, bandwidth=hw.bandwidth * scale,
                                      flops={k: v * scale for k, v in hw.flops.items()})
-        t = L.agent_loop(5, 100, 100.0, model=llama70_fp8, hardware=slower, initial_context_tokens=4000,
-                         context_growth_per_call=500).total_ms
+        sched = dict(initial_context_tokens=4000, context_growth_per_call=500)
+        t = L.agent_loop(5, 100, 100.0, **L.agent_rates(llama70_fp8, slower, 5, 100, **sched).kwargs, **sched).total_ms
         assert t >= prev
         prev = t
     for n in (1, 8, 64, 512):  # deeper into each preset's range
-        times = [L.decode_step_ms(llama70_fp8, dataclasses.replace(hw, bandwidth=hw.bandwidth * s), 1000, n)
+        times = [L.estimate_decode_step_ms(llama70_fp8, dataclasses.replace(hw, bandwidth=hw.bandwidth * s), 1000, n)
                  for s in (2.0, 1.0, 0.5)]
         assert times == sorted(times)
     ctx = np.array([0, 1000, 8000, 32000])
-    assert np.all(np.diff(L.decode_step_ms(llama70_fp8, "H100", ctx)) > 0)
-    assert np.all(np.diff(L.prefill_ms(llama70_fp8, "H100", ctx)) >= 0)
+    assert np.all(np.diff(L.estimate_decode_step_ms(llama70_fp8, "H100", ctx)) > 0)
+    assert np.all(np.diff(L.estimate_prefill_ms(llama70_fp8, "H100", ctx)) >= 0)
 
 
 # ------------------------------------------------------------------------------------------
@@ -352,18 +360,18 @@ def test_bad_depth_and_counts():
         L.agent_loop(3, 10, -1.0, decode_ms_per_token=1.0, prefill_tokens_per_s=1.0)
     with pytest.raises(ValueError, match="prefill_tokens_per_s"):
         L.agent_loop(3, 10, 0.0, decode_ms_per_token=1.0, prefill_tokens_per_s=0)
-    with pytest.raises(ValueError, match="decode_ms_per_token"):
-        L.agent_loop(3, 10, 0.0, prefill_tokens_per_s=1.0)  # neither a rate nor a model + hardware
+    with pytest.raises(TypeError, match="decode_ms_per_token"):
+        L.agent_loop(3, 10, 0.0, prefill_tokens_per_s=1.0)  # a rate is missing
     with pytest.raises(ValueError, match="batch"):
-        L.decode_step_ms(L.get_model("Llama-3-8B"), "H100", 100, batch=0)
+        L.estimate_decode_step_ms(L.get_model("Llama-3-8B"), "H100", 100, batch=0)
     with pytest.raises(ValueError, match="context_tokens"):
-        L.decode_step_ms(L.get_model("Llama-3-8B"), "H100", -5)
+        L.estimate_decode_step_ms(L.get_model("Llama-3-8B"), "H100", -5)
     with pytest.raises(ValueError, match="mfu"):
-        L.prefill_ms(L.get_model("Llama-3-8B"), "H100", 100, mfu=1.5)
+        L.estimate_prefill_ms(L.get_model("Llama-3-8B"), "H100", 100, mfu=1.5)
     with pytest.raises(ValueError, match="alpha"):
         L.SpeculativeConfig(alpha=1.2)
     with pytest.raises(ValueError, match="gamma"):
-        L.speculative_speedup(0.5, 0, 0.1)
+        L.expected_speedup(0.5, 0, 0.1)
 
 
 _ARRAY_CTX = np.array([0.0, 1000.0, 8000.0])
@@ -383,25 +391,25 @@ def test_array_inputs_are_validated(kwargs, field):
     m = L.get_model("Llama-3-8B")
     for scalar_or_array in (1000, _ARRAY_CTX):
         with pytest.raises(ValueError, match=field):
-            L.decode_step_ms(m, "H100", scalar_or_array, **kwargs)
+            L.estimate_decode_step_ms(m, "H100", scalar_or_array, **kwargs)
     with pytest.raises(ValueError, match=field):
-        L.tpot_ms(m, "H100", 1000, 50, **kwargs)  # 49 steps: an array of contexts inside
+        L.estimate_tpot_ms(m, "H100", 1000, 50, **kwargs)  # 49 steps: an array of contexts inside
     with pytest.raises(ValueError, match=field):
-        L.tpot_ms(m, "H100", 1000, 1, **kwargs)  # one token: the scalar path
+        L.estimate_tpot_ms(m, "H100", 1000, 1, **kwargs)  # one token: the scalar path
     with pytest.raises(ValueError, match=field):
-        L.e2e_ms(m, "H100", 1000, 50, **kwargs)
+        L.estimate_e2e_ms(m, "H100", 1000, 50, **kwargs)
 
 
 def test_array_input_errors_in_other_entry_points():
     m = L.get_model("Llama-3-8B")
     with pytest.raises(ValueError, match="context_tokens"):
-        L.decode_step_ms(m, "H100", np.array([100.0, -1.0]))
+        L.estimate_decode_step_ms(m, "H100", np.array([100.0, -1.0]))
     with pytest.raises(ValueError, match="prompt_tokens"):
-        L.prefill_ms(m, "H100", np.array([100.0, np.nan]))
+        L.estimate_prefill_ms(m, "H100", np.array([100.0, np.nan]))
     with pytest.raises(ValueError, match="mfu"):
-        L.prefill_ms(m, "H100", _ARRAY_CTX, mfu=2.0)
+        L.estimate_prefill_ms(m, "H100", _ARRAY_CTX, mfu=2.0)
     with pytest.raises(ValueError, match="n_chips"):
-        L.prefill_ms(m, "H100", _ARRAY_CTX, n_chips=1.5)
+        L.estimate_prefill_ms(m, "H100", _ARRAY_CTX, n_chips=1.5)
     with pytest.raises(ValueError, match="tokens"):
         L.kv_transfer_ms(m, np.array([10.0, -10.0]), "NVLink")
     with pytest.raises(ValueError, match="decode_chips"):
@@ -410,16 +418,14 @@ def test_array_input_errors_in_other_entry_points():
         L.disaggregated(m, "H100", "H200", "NVLink", 1000, 50, prefill_chips=1.5)
     with pytest.raises(ValueError, match="mfu"):
         L.disaggregated(m, "H100", "H200", "NVLink", 1000, 50, mfu=0)
-    # agent_loop checks mfu even when no call prefills anything (rate mode, or an empty context)
+    # agent_rates checks mfu even when no call prefills anything (an empty context)
     with pytest.raises(ValueError, match="mfu"):
-        L.agent_loop(3, 10, 0.0, decode_ms_per_token=1.0, prefill_tokens_per_s=1.0, mfu=2.0)
-    with pytest.raises(ValueError, match="mfu"):
-        L.agent_loop(3, 10, 0.0, model=m, hardware="H100", mfu=0.0)
-    # a whole array where one number is expected gets a ValueError naming the field, not a TypeError
-    with pytest.raises(ValueError, match="context_tokens"):
-        L.decode_step(m, "H100", _ARRAY_CTX)
-    with pytest.raises(ValueError, match="context_tokens"):
-        L.layer_split_decode_ms(m, context_tokens=_ARRAY_CTX)
+        L.agent_rates(m, "H100", 3, 10, mfu=0.0)
+    # a whole array where one number is expected is the wrong type: a TypeError naming the field
+    with pytest.raises(TypeError, match="prompt_tokens"):
+        L.disaggregated(m, "H100", "H200", "NVLink", _ARRAY_CTX, 50)
+    with pytest.raises(TypeError, match="context_tokens"):
+        L.chips_needed(m, "H100", _ARRAY_CTX)
 
 
 def test_unknown_names():
@@ -447,7 +453,7 @@ def test_rate_presets_are_sourced():
     for p in presets:
         assert p.source and p.decode_ms_per_token > 0
     h100 = next(p for p in presets if "H100" in p.label)
-    assert h100.decode_ms_per_token == pytest.approx(L.decode_step_ms(L.get_model("Llama-3-70B", "fp8"), "H100", 8192))
+    assert h100.decode_ms_per_token == pytest.approx(L.estimate_decode_step_ms(L.get_model("Llama-3-70B", "fp8"), "H100", 8192))
     lpx = next(p for p in presets if "LPX" in p.label)
     assert lpx.decode_ms_per_token == 1.0  # "approach 1,000 tokens per second per user"
 
@@ -511,3 +517,180 @@ def test_latency_module_needs_no_torch():
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# ------------------------------------------------------------------------------------------
+# one roofline core: every estimate is the core, on numbers and arrays alike
+
+
+def test_roofline_core_and_estimates_agree_on_arrays_and_scalars(llama70_fp8):
+    m, hw = llama70_fp8, L.get_hardware("H100")
+    ctx = np.array([0.0, 1.0, 1000.0, 8192.0, 32000.0])
+    kw = dict(n_chips=2, mfu=0.5, mbu=0.8)
+    # decode step: 1 new token per sequence, its query meets the S cached keys, S tokens of KV read
+    core = L.roofline(m, hw, 1.0, ctx, ctx, 4, **kw)
+    step = L.estimate_decode_step(m, hw, ctx, 4, comm_ms=0.25, **kw)
+    np.testing.assert_array_equal(step.ms, core.ms + 0.25)
+    np.testing.assert_array_equal(step.bytes, core.bytes)
+    np.testing.assert_array_equal(step.flops, core.flops)
+    np.testing.assert_array_equal(L.estimate_decode_step_ms(m, hw, ctx, 4, comm_ms=0.25, **kw), step.ms)
+    # prefill: S new tokens, S^2 / 2 + S S_past query-key pairs, S tokens of KV written
+    pre_core = L.roofline(m, hw, ctx, ctx**2 / 2 + ctx * 100, ctx, **kw)
+    pre = L.estimate_prefill_ms(m, hw, ctx, past_tokens=100, **kw)
+    np.testing.assert_array_equal(pre, pre_core.ms)
+    np.testing.assert_array_equal(L.prefill_flops(m, ctx, 100), pre_core.flops)
+    ai = L.arithmetic_intensity(m, ctx, 8)
+    core8 = L.roofline(m, hw, 1.0, ctx, ctx, 8)
+    np.testing.assert_array_equal(ai, core8.flops / core8.bytes)
+    split = L.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", ctx)
+    np.testing.assert_array_equal(split["gpu_attention_ms"],
+                                  L.roofline(m, L.get_hardware("Rubin"), 1.0, ctx, ctx).kv_bytes / 22e12 * 1e3)
+    # each entry of an array answer is the scalar answer, exactly
+    for i, s in enumerate(ctx):
+        one = L.estimate_decode_step(m, hw, s, 4, comm_ms=0.25, **kw)
+        assert isinstance(one.ms, float) and isinstance(one.bound, str) and isinstance(one.fits, bool)
+        assert (one.ms, one.bytes, one.flops, one.bound, one.fits) == (
+            step.ms[i], step.bytes[i], step.flops[i], step.bound[i], step.fits[i])
+        assert L.estimate_decode_step_ms(m, hw, int(s), 4, comm_ms=0.25, **kw) == step.ms[i]
+        assert L.estimate_prefill_ms(m, hw, int(s), past_tokens=100, **kw) == pre[i]
+        assert L.arithmetic_intensity(m, s, 8) == ai[i]
+        assert L.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", s)["total_ms"] == split["total_ms"][i]
+        assert L.chips_needed(m, "Groq3-LPU", s, 8) == math.ceil(core8.bytes[i] / 500e6)
+    # TPOT is the mean of the core's decode steps; E2E = TTFT + (n - 1) TPOT; both take arrays
+    prompts = np.array([100, 8192])
+    tpot = L.estimate_tpot_ms(m, hw, prompts, 50, 2, **kw)
+    e2e = L.estimate_e2e_ms(m, hw, prompts, 50, 2, **kw)
+    for i, p in enumerate(prompts):
+        steps = L.roofline(m, hw, 1.0, p + np.arange(1, 50), p + np.arange(1, 50), 2, **kw).ms
+        assert tpot[i] == L.estimate_tpot_ms(m, hw, int(p), 50, 2, **kw) == pytest.approx(steps.mean(), rel=1e-15)
+        assert e2e[i] == pytest.approx(L.estimate_ttft_ms(m, hw, int(p), **kw) + 49 * tpot[i], rel=1e-15)
+
+
+def test_deprecated_aliases_warn_and_give_the_same_numbers(llama70_fp8):
+    m = llama70_fp8
+    pairs = [(L.prefill_ms, L.estimate_prefill_ms, (m, "H100", 8192)),
+             (L.decode_step_ms, L.estimate_decode_step_ms, (m, "H100", 8192)),
+             (L.ttft_ms, L.estimate_ttft_ms, (m, "H100", 8192)),
+             (L.tpot_ms, L.estimate_tpot_ms, (m, "H100", 8192, 300)),
+             (L.e2e_ms, L.estimate_e2e_ms, (m, "H100", 8192, 300)),
+             (L.speculative_speedup, L.expected_speedup, (0.75, 7, 0.02))]
+    for old, new, args in pairs:
+        with pytest.warns(DeprecationWarning, match=new.__name__):
+            assert old(*args) == new(*args)
+    with pytest.warns(DeprecationWarning, match="estimate_decode_step"):
+        assert L.decode_step(m, "H100", 8192) == L.estimate_decode_step(m, "H100", 8192)
+
+
+def test_agent_loop_old_profile_form_still_works(llama70_fp8):
+    sched = dict(initial_context_tokens=4000, context_growth_per_call=1000)
+    with pytest.warns(DeprecationWarning, match="agent_rates"):
+        old = L.agent_loop(3, 300, 2000.0, model=llama70_fp8, hardware="H100", **sched)
+    new = L.agent_loop(3, 300, 2000.0, **L.agent_rates(llama70_fp8, "H100", 3, 300, **sched).kwargs, **sched)
+    np.testing.assert_array_equal(old.call_ms, new.call_ms)
+    # 299 decode steps per call at TPOT = mean step from context 4,001 to 4,299 (call 0)
+    assert old.decode_ms[0] == pytest.approx(299 * L.estimate_tpot_ms(llama70_fp8, "H100", 4000, 300), rel=1e-12)
+    assert old.prefill_ms[1] == pytest.approx(L.estimate_prefill_ms(llama70_fp8, "H100", 1000, past_tokens=4000))
+    with pytest.raises(TypeError, match="speed"):
+        L.agent_loop(3, 300, 2000.0, speed=3)
+
+
+def test_agent_loop_takes_per_call_arrays():
+    tpot = np.array([10.0, 20.0, 30.0])
+    r = L.agent_loop(3, 11, np.array([0.0, 100.0, 200.0]), decode_ms_per_token=tpot, prefill_tokens_per_s=1e3,
+                     transfer_ms_per_call=np.array([1.0, 2.0, 3.0]), initial_context_tokens=500,
+                     context_growth_per_call=100)
+    np.testing.assert_array_equal(r.decode_ms, [100.0, 200.0, 300.0])
+    np.testing.assert_array_equal(r.prefill_ms, [500.0, 100.0, 100.0])
+    np.testing.assert_array_equal(r.call_ms, [601.0, 402.0, 603.0])
+    with pytest.raises(ValueError, match=r"decode_ms_per_token=array\(2,\).*\(3,\)"):
+        L.agent_loop(3, 11, 0.0, decode_ms_per_token=[1.0, 2.0], prefill_tokens_per_s=1e3)
+    with pytest.raises(ValueError, match="prefill_tokens_per_s"):
+        L.agent_loop(3, 11, 0.0, decode_ms_per_token=1.0, prefill_tokens_per_s=[1e3, 0.0, 1e3])
+
+
+def test_agent_rates_per_call(llama70_fp8):
+    rates = L.agent_rates(llama70_fp8, "H100", 3, 50, initial_context_tokens=8192, context_growth_per_call=1000,
+                          decode_hardware="H200", link="NVLink")
+    assert rates.decode_ms_per_token.shape == rates.prefill_tokens_per_s.shape == (3,)
+    assert rates.decode_ms_per_token[2] == L.estimate_tpot_ms(llama70_fp8, "H200", 10192, 50)
+    assert rates.prefill_tokens_per_s[1] == pytest.approx(
+        1000 / L.estimate_prefill_ms(llama70_fp8, "H100", 1000, past_tokens=8192) * 1e3)
+    assert rates.transfer_ms_per_call[0] == L.kv_transfer_ms(llama70_fp8, 8192, "NVLink")
+    empty = L.agent_rates(llama70_fp8, "H100", 2, 10)  # nothing to prefill: infinitely fast, zero time
+    assert np.all(np.isinf(empty.prefill_tokens_per_s))
+    assert L.agent_loop(2, 10, 0.0, **empty.kwargs).totals["prefill"] == 0.0
+    none = L.agent_rates(llama70_fp8, "H100", 0, 10, link="NVLink")  # a loop of no calls
+    assert L.agent_loop(0, 10, 0.0, **none.kwargs).total_ms == 0.0
+
+
+def test_speculative_formulas_defined_once_and_vectorised():
+    assert L.expected_tokens_per_call(0.75, 7) == pytest.approx((1 - 0.75**8) / 0.25)
+    assert round(L.expected_tokens_per_call(0.75, 7), 2) == 3.60
+    alphas = np.array([0.0, 0.5, 0.75, 1.0])
+    np.testing.assert_array_equal(L.expected_tokens_per_call(alphas, 4),
+                                  [L.expected_tokens_per_call(float(a), 4) for a in alphas])
+    np.testing.assert_allclose(L.expected_speedup(0.75, np.array([1, 7]), 0.02),
+                               [1.75 / 1.02, (1 - 0.75**8) / 0.25 / 1.14])
+    assert L.optimal_gamma(0.8, 0.02) == max(range(1, 17), key=lambda g: (L.expected_speedup(0.8, g, 0.02), -g))
+    assert L.SpeculativeConfig(0.75, 7, 0.02).speedup == L.expected_speedup(0.75, 7, 0.02)
+    with pytest.raises(ValueError, match="max_gamma"):
+        L.optimal_gamma(0.5, 0.1, max_gamma=0)
+
+
+# ------------------------------------------------------------------------------------------
+# presets table, assumptions, error shape
+
+
+def test_presets_table_has_a_source_per_row():
+    import csv
+
+    lines = [x for x in L._PRESETS_CSV.read_text(encoding="utf-8").splitlines() if not x.startswith("#")]
+    rows = list(csv.DictReader(lines))
+    assert {r["kind"] for r in rows} == {"hardware", "link", "model"} and len(rows) == 18
+    for r in rows:
+        assert r["source"].strip(), r["key"]
+        if r["kind"] != "model":
+            assert r["source"].startswith("facts/hardware.md"), r["key"]
+    facts = (L._PACKAGE.parent / "facts" / "hardware.md").read_text(encoding="utf-8")
+    for row in ("H100 SXM", "H200", "B200 (HGX)", "Rubin", "Groq 3 LPU (LP30)", "AWS Trainium2", "AWS Trainium3"):
+        assert f"| {row} |" in facts  # each cited row exists in the facts file
+
+
+def test_unpublished_figures_are_labelled_assumptions():
+    rubin = L.get_hardware("Rubin")
+    # no source publishes a dense BF16 / FP8 figure for Rubin: ours is an assumption, and says so
+    assert {"bf16", "fp16", "fp8"} <= rubin.assumed
+    assert rubin.notes.startswith("가정(assumption)") and "공개되지 않았습니다" in rubin.notes
+    assert (rubin.memory_bytes, rubin.bandwidth) == (288e9, 22e12)  # these are published
+    assert L.get_hardware("H100").assumed == frozenset() and not L.get_hardware("H100").notes
+    assert "bf16" in L.get_hardware("Groq3-LPU").assumed and "fp8" not in L.get_hardware("Groq3-LPU").assumed
+    presets = {p.label: p for p in L.rate_presets()}
+    assert "가정(assumption)" in presets["Rubin (루프라인)"].source
+    assert "가정(assumption)" in presets["Rubin + Groq 3 LPX (NVIDIA 주장)"].source
+    assert "가정" not in presets["H100 SXM (루프라인)"].source
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda m: L.estimate_decode_step_ms(m, "H100", "8192"), "context_tokens"),
+    (lambda m: L.estimate_decode_step_ms(m, "H100", 100, batch=True), "batch"),
+    (lambda m: L.estimate_prefill_ms(m, "H100", None), "prompt_tokens"),
+    (lambda m: L.estimate_prefill_ms(m, "H100", 100, mfu="0.5"), "mfu"),
+    (lambda m: L.agent_loop(3, 10, "2s", decode_ms_per_token=1.0, prefill_tokens_per_s=1.0), "tool_ms_per_call"),
+    (lambda m: L.expected_speedup(0.5, True, 0.1), "gamma"),
+    (lambda m: L.amdahl_speedup(None, 2.0), "fraction"),
+])
+def test_wrong_types_raise_type_error(call, field):
+    with pytest.raises(TypeError, match=f"^{field}=.*: .*\\(허용: .*\\)$"):
+        call(L.get_model("Llama-3-8B"))
+
+
+def test_numpy_numbers_are_numbers_and_messages_have_one_shape(llama70_fp8):
+    a = L.estimate_decode_step_ms(llama70_fp8, "H100", np.int64(8192), np.int32(1), n_chips=np.int64(1), mfu=np.float32(1.0))
+    assert a == L.estimate_decode_step_ms(llama70_fp8, "H100", 8192)
+    assert L.expected_speedup(np.float64(0.75), np.int64(7), np.float32(0.02)) == pytest.approx(3.157, rel=1e-3)
+    with pytest.raises(ValueError) as e:
+        L.estimate_decode_step_ms(llama70_fp8, "H100", 100, batch=0)
+    assert str(e.value) == "batch=0: 배치 크기에 맞지 않는 값입니다 (허용: 1 이상의 정수 또는 그 배열)"
+    with pytest.raises(ValueError) as e:
+        L.get_hardware("H300")
+    assert str(e.value).startswith("hardware='H300': ") and "(허용: H100, H200" in str(e.value)

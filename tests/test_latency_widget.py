@@ -68,7 +68,7 @@ def test_totals_match_hand_computation(explorer):
     ex.speculative.value = True
     ex.alpha.value = 0.8
     # Leviathan et al. 2023's setting (facts/speculative.md): gamma 7, c ~0.02
-    s = lat.speculative_speedup(0.8, 7, 0.02)
+    s = lat.expected_speedup(0.8, 7, 0.02)
     assert ex.result.totals["decode"] == pytest.approx(2180.0 / s)
     assert ex.result.totals["tool"] == pytest.approx(10_000.0)
     assert "γ=7" in ex.speculative.description and "c=0.02" in ex.speculative.description
@@ -93,6 +93,9 @@ def test_presets_drive_sliders(explorer):
     ex.preset.value = rubin
     assert ex.result.total_ms < slow  # faster chip, shorter task
     assert "Rubin" in ex.source.value
+    assert "가정(assumption)" in ex.source.value  # Rubin's prefill uses FLOP/s no source publishes
+    ex.preset.value = h100
+    assert "가정" not in ex.source.value  # published figures only
     ex.decode_ms.value = 30.0  # moving a speed by hand leaves the preset
     assert ex.preset.value == ex.CUSTOM
     assert ex.result.tpot_ms[0] == pytest.approx(30.0)

@@ -92,7 +92,7 @@ def _bar_verts(x: np.ndarray, bottom: np.ndarray, height: np.ndarray, width: flo
                      np.stack([x1, y1], -1), np.stack([x1, y0], -1)], axis=1)
 
 
-def _agent_artists(ax, legend: bool = True, transfer: bool = True):
+def _agent_artists(ax, legend: bool = True, transfer: bool = True, fontsize: float = 8):
     """The reusable artists of an agent-loop plot on ``ax`` (created on first use)."""
     arts = getattr(ax, "_decodelab_agent_artists", None)
     if arts is None:
@@ -108,9 +108,10 @@ def _agent_artists(ax, legend: bool = True, transfer: bool = True):
         if legend:
             keys = [k for k in COLORS if transfer or k != "transfer"]
             ax.legend([Patch(color=COLORS[k]) for k in keys], [LABELS[k] for k in keys],
-                      loc="upper left", fontsize=8, ncol=4, frameon=False)
-        ax.set_xlabel("모델 호출 번호")
-        ax.set_ylabel("시간 (초)")
+                      loc="upper left", fontsize=fontsize, ncol=4, frameon=False)
+        ax.set_xlabel("모델 호출 번호", fontsize=fontsize + 1)
+        ax.set_ylabel("시간 (초)", fontsize=fontsize + 1)
+        ax.tick_params(labelsize=fontsize)
         # few tick labels: text layout is most of a redraw's cost
         ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(4))
@@ -123,7 +124,8 @@ def plot_agent_loop(result: lat.AgentLoopResult, ax=None, *, title: str | None =
     """Stacked bars, one per model call: prefill, KV transfer, decode, tool (seconds).
 
     Redrawing on the same ``ax`` reuses its artists (four ``PolyCollection``s), so a slider move
-    only replaces vertices: no new artists, no new figure.
+    only replaces vertices: no new artists, no new figure. A new figure (``ax=None``) is drawn
+    full notebook width (950 px) with 10-point labels.
 
     Args:
         result: from :func:`decodelab.latency.agent_loop`.
@@ -134,11 +136,13 @@ def plot_agent_loop(result: lat.AgentLoopResult, ax=None, *, title: str | None =
     Returns:
         The matplotlib ``Figure`` drawn on.
     """
+    fontsize = 8
     if ax is None:
-        fig, ax = _figure()
-        fig.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.15)
+        fig, ax = _figure(figsize=(9.5, 4.0), dpi=100)
+        fig.subplots_adjust(left=0.07, right=0.98, top=0.9, bottom=0.14)
+        fontsize = 10
     fig = ax.figure
-    arts = _agent_artists(ax, legend, transfer=bool(np.any(result.transfer_ms)))
+    arts = _agent_artists(ax, legend, transfer=bool(np.any(result.transfer_ms)), fontsize=fontsize)
     n = result.depth
     x = np.arange(1, n + 1, dtype=float)
     bottom = np.zeros(n)
@@ -156,7 +160,7 @@ def plot_agent_loop(result: lat.AgentLoopResult, ax=None, *, title: str | None =
     ax.set_title(title if title is not None else (f"총 {t['total'] / 1e3:,.1f}초 = 프리필 {t['prefill'] / 1e3:,.1f} + "
                            f"디코드 {t['decode'] / 1e3:,.1f} + 도구 {t['tool'] / 1e3:,.1f}"
                            + (f" + KV 전송 {t['transfer'] / 1e3:,.1f}" if t["transfer"] else "") + " (초)"),
-                 fontsize=10)
+                 fontsize=fontsize + 2)
     return fig
 
 
@@ -184,11 +188,11 @@ def plot_roofline(hardware: Sequence[str | lat.Hardware] = ("H100", "H200", "B20
         ax.plot([ridge], [peak / 1e12], "o", color=f"C{i}", ms=4)
         if i == 0:
             first = hw
-    for b in batches:
-        ai = lat.arithmetic_intensity(m, context_tokens, b)
-        attained = min(first.flops_for(dtype), ai * first.bandwidth) / 1e12
-        ax.plot([ai], [attained], "k^", ms=6)
-        ax.annotate(f"배치 {b}", (ai, attained), textcoords="offset points", xytext=(4, -12), fontsize=8)
+    ai = np.atleast_1d(lat.arithmetic_intensity(m, context_tokens, np.asarray(batches)))  # one call, all batches
+    attained = np.minimum(first.flops_for(dtype), ai * first.bandwidth) / 1e12
+    ax.plot(ai, attained, "k^", ms=6, linestyle="none")
+    for b, x, y in zip(batches, ai, attained):
+        ax.annotate(f"배치 {b}", (x, y), textcoords="offset points", xytext=(4, -12), fontsize=8)
     _plain_log_ticks(ax.xaxis, ax.yaxis)
     ax.set_xlabel("산술 강도 (FLOP/byte)")
     ax.set_ylabel("도달 가능한 연산 성능 (TFLOP/s)")
@@ -238,8 +242,8 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
     pipe = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens)
     ideal = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens, lpu_parallel="ideal")
     rows = [
-        ("H100 1개 (루프라인)", lat.decode_step_ms(m, "H100", context_tokens)),
-        ("Rubin 1개 (루프라인)", lat.decode_step_ms(m, "Rubin", context_tokens)),
+        ("H100 1개 (루프라인)", lat.estimate_decode_step_ms(m, "H100", context_tokens)),
+        ("Rubin 1개 (루프라인)", lat.estimate_decode_step_ms(m, "Rubin", context_tokens)),
         ("Rubin + LPX 레이어 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
         ("Rubin + LPX 레이어 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
         ("NVIDIA 주장\n(사용자당 ~1,000 토큰/초)", 1.0),
