@@ -51,8 +51,9 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from . import latency as _latency
 from ._check import integer
+# the paper's formulas are defined once, in decodelab.latency (numpy only), and re-exported here
+from .latency import expected_speedup, expected_tokens_per_call, optimal_gamma
 from .decoding import cache_length, check_budget, crop_cache, encode_prompt, eos_ids, forward, prefill, tpot
 from .proposers import Proposal, as_proposer
 from .sampling import SamplingConfig, choose, make_generator, probabilities
@@ -75,24 +76,6 @@ __all__ = [
     "verify",
     "verify_step",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# the paper's formulas: defined once, in decodelab.latency (numpy only), re-exported here
-
-try:
-    from .latency import expected_speedup, expected_tokens_per_call, optimal_gamma
-except ImportError:  # transitional, until decodelab.latency defines all three (the contract): then delete
-    from .latency import expected_tokens_per_call
-
-    def expected_speedup(alpha: float, gamma: int, c: float, *, verify_cost: float = 1.0) -> float:
-        """Leviathan et al. 2023, Thm 3.8: see :func:`decodelab.latency.speculative_speedup`."""
-        return _latency.speculative_speedup(alpha, gamma, c, verify_cost=verify_cost)
-
-    def optimal_gamma(alpha: float, c: float, max_gamma: int = 16) -> int:
-        """The ``gamma`` in ``1..max_gamma`` that maximises :func:`expected_speedup` (ties: smaller)."""
-        integer("max_gamma", max_gamma, "살펴볼 최대 초안 토큰 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
-        return max(range(1, max_gamma + 1), key=lambda g: (expected_speedup(alpha, g, c), -g))
 
 
 # --------------------------------------------------------------------------------------------

@@ -285,8 +285,6 @@ def test_formulas_hand_computed():
         optimal_gamma(-0.1, 0.1)
     with pytest.raises(ValueError, match="max_gamma"):
         optimal_gamma(0.5, 0.1, max_gamma=0)
-    with pytest.raises(TypeError, match="max_gamma"):
-        optimal_gamma(0.5, 0.1, max_gamma=2.0)
     assert math.isfinite(expected_speedup(0.999999, 8, 0.0))
 
 
@@ -294,9 +292,8 @@ def test_formulas_have_one_implementation():
     """speculative.py's formulas are latency.py's (torch-free) ones."""
     from decodelab import latency
 
-    assert expected_tokens_per_call is latency.expected_tokens_per_call
-    if hasattr(latency, "expected_speedup"):  # the contract's names: re-exported, not wrapped
-        assert expected_speedup is latency.expected_speedup and optimal_gamma is latency.optimal_gamma
+    assert expected_tokens_per_call is latency.expected_tokens_per_call  # re-exported, not wrapped
+    assert expected_speedup is latency.expected_speedup and optimal_gamma is latency.optimal_gamma
     for alpha, gamma, c in [(0.75, 7, 0.02), (0.3, 1, 0.5), (1.0, 4, 0.0), (0.0, 3, 0.1)]:
         assert expected_speedup(alpha, gamma, c) == pytest.approx(float(latency.SpeculativeConfig(alpha, gamma, c).speedup))
 
