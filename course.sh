@@ -1,12 +1,43 @@
 #!/usr/bin/env bash
 # decodelab course launcher: set-up is done by the command itself and is safe to run again.
-#   bash course.sh lab    -> open the course in JupyterLab (notebooks/01_decode_phase.ipynb)
-#   bash course.sh test   -> run the whole test suite (unit tests, nbval on every notebook, browser test)
+#   bash course.sh lab     -> open the course in JupyterLab (notebooks/01_decode_phase.ipynb)
+#   bash course.sh test    -> run the whole test suite (unit tests, nbval on every notebook, browser test)
+#   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and its dependencies)
+# Asks nothing. System packages (chromium and a Hangul font, for the browser test) are installed
+# only when told: CI=true or DECODELAB_INSTALL_SYSTEM=1 (scripts/install_browser.sh, needs root).
+#
+# torch: on Linux without an NVIDIA GPU (no nvidia-smi) the CPU build is taken from PyTorch's CPU
+# index; where that index cannot be reached (offline mirrors, CI) pip gives up within seconds
+# (--timeout 5 --retries 0) and the plain requirement is installed instead. macOS, Windows and
+# machines with an NVIDIA GPU get the plain requirement. DECODELAB_TORCH overrides it all
+# (e.g. DECODELAB_TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128").
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
 VENV=${DECODELAB_VENV:-$ROOT/.venv}
 PY=${PYTHON:-python3}
+TORCH_REQ="torch==2.13.0"
+CPU_INDEX="https://download.pytorch.org/whl/cpu"
+
+install_torch() {  # $1: the virtualenv's python
+  local vpy=$1
+  if [ -n "${DECODELAB_TORCH:-}" ]; then
+    echo "[decodelab] torch를 설치합니다: $DECODELAB_TORCH (DECODELAB_TORCH)"
+    # shellcheck disable=SC2086  # the spec may hold several pip arguments
+    "$vpy" -m pip install -q $DECODELAB_TORCH
+    return
+  fi
+  if [ "$(uname -s)" = Linux ] && ! command -v nvidia-smi >/dev/null 2>&1; then
+    echo "[decodelab] NVIDIA GPU가 없는 Linux: torch CPU 빌드를 설치합니다 ($CPU_INDEX)"
+    if "$vpy" -m pip install -q --timeout 5 --retries 0 "$TORCH_REQ" --index-url "$CPU_INDEX"; then
+      return
+    fi
+    echo "[decodelab] CPU 빌드 색인에 닿지 않아 기본 색인에서 $TORCH_REQ 를 설치합니다"
+  else
+    echo "[decodelab] torch를 설치합니다 ($TORCH_REQ)"
+  fi
+  "$vpy" -m pip install -q "$TORCH_REQ"
+}
 
 setup() {
   if [ ! -x "$VENV/bin/python" ]; then
@@ -16,10 +47,7 @@ setup() {
   local vpy="$VENV/bin/python"
   "$vpy" -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10 이상이 필요합니다"'
   if ! "$vpy" -c 'import torch' >/dev/null 2>&1; then
-    # A bare "torch" requirement would pull a multi-GB CUDA build; take the CPU build first.
-    # DECODELAB_TORCH overrides the spec (e.g. to a CPU wheel index on your own machine).
-    echo "[decodelab] torch를 설치합니다 (${DECODELAB_TORCH:-torch==2.13.0}; 이 강좌의 실습 기계에서는 CPU 빌드)"
-    "$vpy" -m pip install -q ${DECODELAB_TORCH:-torch==2.13.0}
+    install_torch "$vpy"
   fi
   local stamp="$VENV/.decodelab-installed"
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
@@ -29,21 +57,35 @@ setup() {
   fi
 }
 
+system_packages_wanted() {
+  case "${CI:-}${DECODELAB_INSTALL_SYSTEM:-}" in
+    *true*|*TRUE*|*1*|*yes*) return 0 ;;
+    *) return 1 ;;
+  esac
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
+  setup)
+    setup
+    ;;
   lab)
     setup
     exec "$VENV/bin/decodelab" lab "$@"
     ;;
   test)
     setup
-    bash scripts/install_browser.sh "$VENV/bin/python"
+    if system_packages_wanted; then
+      bash scripts/install_browser.sh "$VENV/bin/python"
+    else
+      echo "[decodelab] 시스템 패키지(chromium, 한글 글꼴)는 설치하지 않습니다: 없으면 브라우저 테스트는 건너뜁니다 (설치: DECODELAB_INSTALL_SYSTEM=1)"
+    fi
     export PYTHONHASHSEED=0 MPLBACKEND=Agg HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
     exec "$VENV/bin/python" -m pytest tests notebooks --nbval-lax -p no:cacheprovider "$@"
     ;;
   *)
-    echo "usage: bash course.sh lab | test" >&2
+    echo "usage: bash course.sh lab | test | setup" >&2
     exit 2
     ;;
 esac

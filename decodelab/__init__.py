@@ -7,10 +7,16 @@ Public API (see each function's docstring):
 - :func:`generate`, :func:`stream`: token-by-token generation with timings (TTFT, TPOT).
 - :func:`speculative_generate`, :func:`expected_speedup`: speculative decoding.
 - :mod:`decodelab.latency`: hardware/model latency model (numpy only).
+- :mod:`decodelab.serving`: TTFT/TPOT/ITL of any OpenAI-compatible server (``decodelab measure``).
 - :mod:`decodelab.quiz`: comprehension quizzes and grading.
 
 Names are imported lazily (PEP 562), so ``import decodelab.quiz`` or ``decodelab grade`` does
 not pay for importing torch and transformers.
+
+``import decodelab`` also registers the bundled Hangul font with matplotlib (when matplotlib is
+installed; see :mod:`decodelab.plots`), so any figure drawn afterwards, the student's own
+included, renders Korean text and negative ticks. That costs importing matplotlib (not pyplot),
+never torch.
 """
 
 from __future__ import annotations
@@ -48,3 +54,22 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(list(globals()) + list(_LAZY))
+
+
+def _register_font() -> None:
+    """Register the bundled Hangul font with matplotlib, if matplotlib is importable."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        return
+    try:
+        from . import plots  # registers the font at import (decodelab.plots.setup_korean_font)
+    except (OSError, ImportError) as exc:  # a broken install must not stop the package importing
+        import warnings
+
+        warnings.warn(f"한글 글꼴을 등록하지 못했습니다 ({exc}). 그림의 한글이 네모로 보일 수 있습니다.", stacklevel=2)
+        return
+    del plots
+
+
+_register_font()

@@ -1,4 +1,4 @@
-"""The ``decodelab`` command: ``decodelab lab | grade | quiz release | bench | train | card``.
+"""The ``decodelab`` command: ``decodelab lab | measure | grade | quiz release | bench | train | card``.
 
 Each subcommand delegates to a ``main(argv)`` function of the module that owns the work, imported
 only when that subcommand runs (so ``decodelab --help`` is instant and needs no torch).
@@ -11,7 +11,8 @@ import sys
 
 #: name -> (module:function, one-line Korean help)
 COMMANDS = {
-    "lab": ("decodelab.lab:main", "JupyterLab에서 강좌 첫 노트북을 엽니다 (강의자용)"),
+    "lab": ("decodelab.lab:main", "JupyterLab에서 강좌 첫 노트북을 엽니다 (강의자용; --target/--draft로 내 모델 쌍)"),
+    "measure": ("decodelab.serving:main", "OpenAI 호환 서버의 TTFT·TPOT·ITL을 잽니다: decodelab measure --endpoint URL"),
     "grade": ("decodelab.quiz.cli:grade_main", "제출 파일 폴더를 채점해 성적표 CSV를 만듭니다: decodelab grade DIR -o gradebook.csv [--lms moodle|canvas]"),
     "quiz": ("decodelab.quiz.cli:quiz_main", "퀴즈 도구: decodelab quiz release OUT_DIR (정답이 보이지 않는 학생용 배포본), decodelab quiz view QID KEY (학생이 본 선택지 순서)"),
     "bench": ("decodelab.bench:main", "벤치마크를 실행합니다 (decode, speculative, latency_widget, course)"),

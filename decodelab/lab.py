@@ -12,6 +12,10 @@ Address rule: decodelab makes the access token itself (:func:`new_token`) and ha
 JupyterLab, so it can print the one address that opens the first notebook directly
 (:func:`lab_url`), also with ``--no-browser``.
 
+Model pair: ``--target DIR [--draft DIR]`` sets ``DECODELAB_TARGET`` / ``DECODELAB_DRAFT`` (absolute
+paths, checked to be model folders) for the JupyterLab server and so for every notebook kernel it
+starts: ``decodelab.load_models()`` then loads that pair instead of the bundled one.
+
 Stopping: Ctrl+C goes to JupyterLab (which asks to confirm); ``kill <pid>`` (SIGTERM) or a
 closed terminal (SIGHUP) sent to decodelab is passed on to JupyterLab as SIGTERM and decodelab
 waits until JupyterLab has shut down and freed the port.
@@ -43,6 +47,7 @@ __all__ = [
     "lab_url",
     "main",
     "new_token",
+    "pair_env",
     "port_is_free",
     "url_line",
 ]
@@ -248,8 +253,35 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-browser", action="store_true", help="브라우저를 자동으로 열지 않습니다 (주소만 출력)")
     p.add_argument("--notebooks-dir", type=Path, default=None, help="노트북 폴더 (기본: 현재 폴더에서 찾은 notebooks/)")
     p.add_argument("--notebook", default=FIRST_NOTEBOOK, help=f"처음 열 노트북 파일 이름 (기본 {FIRST_NOTEBOOK})")
+    p.add_argument("--target", type=Path, default=None,
+                   help="대상 모델 폴더 (모든 노트북이 이 모델을 씀; DECODELAB_TARGET으로 전달)")
+    p.add_argument("--draft", type=Path, default=None,
+                   help="초안 모델 폴더 (같은 토크나이저; 없으면 대상 모델이 자기 초안; DECODELAB_DRAFT로 전달)")
     p.add_argument("--dry-run", action="store_true", help="실행할 명령만 출력하고 JupyterLab은 시작하지 않습니다")
     return p
+
+
+def pair_env(target: Path | None, draft: Path | None) -> dict[str, str]:
+    """The environment variables that point the notebooks at ``--target`` / ``--draft``.
+
+    Returns:
+        ``{"DECODELAB_TARGET": abs path, "DECODELAB_DRAFT": abs path}`` (draft only when given),
+        or ``{}`` when neither is given (the notebooks use the bundled pair).
+
+    Raises:
+        ValueError: ``--draft`` without ``--target``.
+        FileNotFoundError: a folder is missing or has no config.json.
+    """
+    from .models import ENV_DRAFT, ENV_TARGET, _check_folder
+
+    if target is None:
+        if draft is not None:
+            raise ValueError("--draft만 주었습니다: 초안 모델은 대상 모델과 함께 쓰니 --target 폴더도 주세요.")
+        return {}
+    env = {ENV_TARGET: str(_check_folder(target, "대상(target)").resolve())}
+    if draft is not None:
+        env[ENV_DRAFT] = str(_check_folder(draft, "초안(draft)").resolve())
+    return env
 
 
 def _port_open(port: int, host: str = DEFAULT_HOST) -> bool:
@@ -337,7 +369,8 @@ class _Forwarder:
                 proc.kill()
 
 
-def _run_jupyterlab(cmd: list[str], cwd: Path, announce: tuple[int, str] | None = None) -> int:
+def _run_jupyterlab(cmd: list[str], cwd: Path, announce: tuple[int, str] | None = None,
+                    env: dict[str, str] | None = None) -> int:
     """Run ``cmd`` until it exits, forwarding stop signals; return decodelab's exit code.
 
     Ctrl+C (SIGINT) reaches JupyterLab directly (same process group) and JupyterLab handles it
@@ -351,7 +384,7 @@ def _run_jupyterlab(cmd: list[str], cwd: Path, announce: tuple[int, str] | None 
     forwarder = _Forwarder()
     forwarder.install()
     try:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=os.environ.copy())
+        proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, **(env or {})})
         forwarder.attach(proc)
         if announce is not None:
             _announce_when_ready(proc, *announce)
@@ -374,11 +407,12 @@ def main(argv: list[str] | None = None) -> int:
     Exit codes: 0 after JupyterLab is stopped (Ctrl+C twice, or ``kill`` / SIGTERM / SIGHUP sent
     to decodelab, which passes it on and waits for JupyterLab to shut down); JupyterLab's own code
     if it fails; 2 for a usage problem (``--port`` outside 1-65535, taken explicit port, no
-    notebooks folder, unknown notebook), with a Korean message on stderr.
+    notebooks folder, unknown notebook, ``--target``/``--draft`` not a model folder, ``--draft``
+    without ``--target``), with a Korean message on stderr.
 
     Once JupyterLab listens, the address that opens the chosen notebook directly, token included
     (:func:`lab_url`), is printed on stdout. ``--dry-run`` prints the command line, then that
-    address, and starts nothing.
+    address, and starts nothing (with ``--target``, first the ``DECODELAB_*=...`` assignments).
     """
     args = _parser().parse_args(argv)
     try:
@@ -390,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         requested = args.port if args.port is not None else DEFAULT_PORT
         port, note = choose_port(requested, explicit=args.port is not None)
+        env = pair_env(args.target, args.draft)
     except (PortInUseError, FileNotFoundError, ValueError) as exc:
         print(f"decodelab lab: {exc}", file=sys.stderr)
         return 2
@@ -398,7 +433,11 @@ def main(argv: list[str] | None = None) -> int:
     token = new_token()
     url = lab_url(port, token, notebook=args.notebook)
     cmd = build_command(folder, port, open_browser=not args.no_browser, notebook=args.notebook, token=token)
+    if env and not args.dry_run:
+        print("노트북이 쓸 모델 쌍: " + ", ".join(f"{k}={v}" for k, v in env.items()), file=sys.stderr)
     if args.dry_run:
+        if env:
+            print(" ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()))
         print(shlex.join(cmd))
         print(url_line(url))
         return 0
@@ -408,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
         flush=True,
     )
-    return _run_jupyterlab(cmd, folder, announce=(port, url))
+    return _run_jupyterlab(cmd, folder, announce=(port, url), env=env)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,10 +22,13 @@ class ModelPair:
     """A target model, a draft model and their shared tokenizer.
 
     Attributes:
-        target: the large model (``transformers`` causal LM, eval mode, float32 on CPU by default).
-        draft: the small model proposing tokens for speculative decoding (same vocabulary).
-        tokenizer: the tokenizer both models use.
+        target: the large model (``transformers`` causal LM, eval mode).
+        draft: the small model proposing tokens for speculative decoding (same tokenizer; its
+            output layer may have a different number of rows, see :attr:`shared_vocab_size`).
+        tokenizer: the tokenizer both models use (the one saved with the target).
         target_path / draft_path: the folders they were loaded from.
+        device: where both models live (``"cpu"``, ``"cuda"``, ``"mps"``...).
+        dtype: their weights' torch dtype in memory.
     """
 
     target: Any
@@ -33,6 +36,8 @@ class ModelPair:
     tokenizer: Any
     target_path: Path
     draft_path: Path
+    device: str = "cpu"
+    dtype: Any = None
 
     def __iter__(self):  # allows ``target, draft, tok = load_models()``
         return iter((self.target, self.draft, self.tokenizer))
@@ -43,11 +48,23 @@ class ModelPair:
         return (self.target_path.resolve() == (BUNDLED_DIR / "target").resolve()
                 and self.draft_path.resolve() == (BUNDLED_DIR / "draft").resolve())
 
+    @property
+    def shared_vocab_size(self) -> int:
+        """Rows both output layers have: ``min(target rows, draft rows)`` (>= ``len(tokenizer)``).
+
+        Real pairs pad their output layers differently (Qwen2.5-0.5B 151,936 rows, Qwen2.5-7B
+        152,064, one tokenizer of 151,665 tokens); ids past ``len(tokenizer)`` are padding no
+        text maps to. Speculative decoding compares p and q over these shared ids.
+        """
+        return min(vocab_size(self.target), vocab_size(self.draft))
+
     def describe(self) -> str:
         """One Korean line naming the pair and where it came from (notebooks print it)."""
         if self.is_bundled:
             return "모델 쌍: 번들 모델 (decodelab/assets/models, 인터넷 없이 동작)"
-        return f"모델 쌍: 대상 모델 {self.target_path} / 초안 모델 {self.draft_path} (DECODELAB_TARGET·DECODELAB_DRAFT 또는 직접 지정)"
+        where = f"{self.device}, {str(self.dtype).replace('torch.', '')}"
+        return (f"모델 쌍: 대상 모델 {self.target_path} / 초안 모델 {self.draft_path} ({where}; "
+                f"DECODELAB_TARGET·DECODELAB_DRAFT 또는 직접 지정)")
 
 
 def _check_folder(path, role: str) -> Path:
@@ -67,20 +84,89 @@ def _check_folder(path, role: str) -> Path:
     return path
 
 
-def load_model(path: str | os.PathLike, *, dtype=None, role: str = "model"):
+
+def resolve_device(device: str = "auto", *, bundled: bool = False) -> str:
+    """The torch device name ``load_models`` will use.
+
+    ``"auto"``: ``"cuda"`` when an NVIDIA GPU is visible, else ``"mps"`` (Apple GPU), else
+    ``"cpu"``; for the bundled pair ``"auto"`` is always ``"cpu"`` (it is tiny, its per-call
+    overhead dominates, and the course's texts and numbers describe it in fp32 on a CPU).
+
+    Raises:
+        TypeError: ``device`` is not a str.
+        ValueError: an unknown name, or a GPU that this computer does not have.
+    """
+    import torch
+
+    if not isinstance(device, str):
+        raise TypeError(f"device={device!r}: 장치(device)는 글(str)이어야 합니다 (허용: auto, cpu, cuda, mps).")
+    name = device.strip().lower()
+    kind = name.split(":", 1)[0]
+    if kind not in ("auto", "cpu", "cuda", "mps"):
+        raise ValueError(f"device={device!r}: 알 수 없는 장치입니다 (허용: auto, cpu, cuda, cuda:N, mps).")
+    has_mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+    if kind == "auto":
+        if bundled:
+            return "cpu"
+        return "cuda" if torch.cuda.is_available() else "mps" if has_mps else "cpu"
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r}: 이 컴퓨터에서 CUDA GPU를 찾지 못했습니다. device=\"cpu\" 또는 \"auto\"를 쓰세요.")
+    if kind == "mps" and not has_mps:
+        raise ValueError(f"device={device!r}: 이 컴퓨터에서 Apple GPU(mps)를 찾지 못했습니다. device=\"cpu\" 또는 \"auto\"를 쓰세요.")
+    return name
+
+
+_DTYPE_NAMES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
+                "half": "float16", "fp32": "float32", "float32": "float32", "float": "float32"}
+
+
+def resolve_dtype(dtype, device: str):
+    """The torch dtype the weights get in memory.
+
+    ``None`` or ``"auto"``: float32 on CPU; bfloat16 on a CUDA GPU that supports it (Ampere and
+    later), else float16; float16 on ``mps``. Strings ``"bf16"``/``"fp16"``/``"fp32"`` (or the
+    torch names) and torch dtypes are taken as given.
+
+    Raises:
+        TypeError: not None, a str or a ``torch.dtype``.
+        ValueError: an unknown name, or a non-floating dtype.
+    """
+    import torch
+
+    if dtype is None or (isinstance(dtype, str) and dtype.strip().lower() == "auto"):
+        if device.startswith("cuda"):
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float16 if device.startswith("mps") else torch.float32
+    if isinstance(dtype, str):
+        name = _DTYPE_NAMES.get(dtype.strip().lower().replace("torch.", ""))
+        if name is None:
+            raise ValueError(f"dtype={dtype!r}: 알 수 없는 자료형입니다 (허용: auto, bf16, fp16, fp32 또는 torch dtype).")
+        return getattr(torch, name)
+    if isinstance(dtype, torch.dtype):
+        if not dtype.is_floating_point:
+            raise ValueError(f"dtype={dtype!r}: 가중치 자료형은 부동소수점이어야 합니다 (허용: bf16, fp16, fp32).")
+        return dtype
+    raise TypeError(f"dtype={dtype!r}: 자료형(dtype)은 None, 글(str) 또는 torch.dtype이어야 합니다.")
+
+
+def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role: str = "model"):
     """Load one causal LM from a local folder with ``AutoModelForCausalLM`` (offline, eval mode).
+
+    Any architecture transformers knows as a causal LM loads (Llama, Qwen2, Mistral, Gemma,
+    GPT-2, ...).
 
     Args:
         path: folder written by ``save_pretrained`` (config.json + weights).
-        dtype: torch dtype for the weights in memory; default ``torch.float32`` (the bundled
+        dtype: torch dtype for the weights in memory; ``None`` = ``torch.float32`` (the bundled
             weights are stored as float16 on disk and upcast here).
+        device: torch device name to move the model to (already resolved, e.g. ``"cuda"``).
 
     Raises:
-        FileNotFoundError: the folder or its config.json is missing.
+        FileNotFoundError: the folder, its config.json or its weights are missing.
+        ValueError: the folder holds a model transformers cannot load as a causal LM.
     """
     import torch
     from transformers import AutoModelForCausalLM
-
     from transformers.utils import logging as hf_logging
 
     folder = _check_folder(Path(path), role)
@@ -88,9 +174,21 @@ def load_model(path: str | os.PathLike, *, dtype=None, role: str = "model"):
     hf_logging.disable_progress_bar()  # no "Loading weights" bars in a student's notebook
     try:
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype or torch.float32, local_files_only=True)
+    except OSError as exc:  # config.json without weights, or unreadable weight files
+        raise FileNotFoundError(
+            f"{role} 모델 폴더 {str(folder)!r}에서 가중치를 읽지 못했습니다: {exc}. model.safetensors(또는 "
+            f"pytorch_model.bin)까지 모두 내려받았는지 확인하세요 (README \"내 모델로 돌리기\")."
+        ) from exc
+    except (ValueError, KeyError) as exc:
+        raise ValueError(
+            f"{role} 모델 폴더 {str(folder)!r}를 인과 언어 모델(causal LM)로 읽지 못했습니다: {exc}. "
+            f"AutoModelForCausalLM으로 읽히는 모델(Llama, Qwen2, Mistral, Gemma, GPT-2 등)이어야 합니다."
+        ) from exc
     finally:
         if was_enabled:
             hf_logging.enable_progress_bar()
+    if device != "cpu":
+        model.to(device)
     model.eval()
     return model
 
@@ -114,28 +212,104 @@ def vocab_size(model) -> int:
     return int(model.get_output_embeddings().weight.shape[0])
 
 
-def check_same_vocabulary(target, draft, tokenizer=None) -> None:
-    """Raise ``ValueError`` unless target and draft produce logits over the same vocabulary.
+def check_same_vocabulary(target, draft, tokenizer=None, draft_tokenizer=None) -> None:
+    """Raise ``ValueError`` unless target and draft can share one vocabulary.
 
     Speculative decoding compares p (target) and q (draft) token by token, so both must index
-    the same vocabulary (Leviathan et al. 2023, Sec. 2).
+    the same tokens (Leviathan et al. 2023, Sec. 2). Like transformers' assisted generation
+    (``AssistantVocabTranslatorCache`` maps tokens by their strings), the pair is compared over
+    the tokens the tokenizer knows: output layers of different sizes are fine (real pairs pad
+    them differently) as long as every tokenizer id has a row in both; the rows past
+    ``len(tokenizer)`` are padding.
+
+    Args:
+        target, draft: causal LMs.
+        tokenizer: the target's tokenizer; without it the output layers must be equal.
+        draft_tokenizer: the tokenizer saved with the draft, when there is one; its token -> id
+            map must be the target's.
+
+    Raises:
+        ValueError: a tokenizer mismatch (different token -> id maps, or ids that one of the
+            output layers has no row for).
     """
     vt, vd = vocab_size(target), vocab_size(draft)
-    if vt != vd:
+    if tokenizer is None:
+        if vt != vd:
+            raise ValueError(
+                f"초안 모델과 대상 모델의 어휘(vocabulary) 크기가 다릅니다: target {vt}, draft {vd}. "
+                f"토크나이저를 함께 주면 공통 어휘로 비교합니다. / draft and target vocabularies differ"
+            )
+        return
+    n = len(tokenizer)
+    if n > min(vt, vd):
+        who = "대상(target)" if vt < n else "초안(draft)"
         raise ValueError(
-            f"초안 모델과 대상 모델의 어휘(vocabulary) 크기가 다릅니다: target {vt}, draft {vd}. "
-            f"투기적 디코딩에는 같은 토크나이저를 쓰는 모델 쌍이 필요합니다. / draft and target vocabularies differ"
+            f"토크나이저 어휘({n}개 토큰)가 {who} 모델의 출력층({min(vt, vd)}행)보다 큽니다: 이 모델은 다른 "
+            f"토크나이저로 학습한 모델입니다 (target {vt}행, draft {vd}행). 투기적 디코딩에는 같은 토크나이저를 "
+            f"쓰는 모델 쌍이 필요합니다 (예: Qwen2.5 0.5B + 1.5B). / tokenizer does not fit the {who} model's vocabulary"
         )
-    if tokenizer is not None and len(tokenizer) > vt:
-        raise ValueError(f"토크나이저 어휘({len(tokenizer)})가 모델 출력({vt})보다 큽니다. / tokenizer larger than model vocab")
+    if draft_tokenizer is not None and draft_tokenizer.get_vocab() != tokenizer.get_vocab():
+        raise ValueError(
+            "초안 모델 폴더의 토크나이저가 대상 모델의 토크나이저와 다릅니다 (토큰 번호가 다름). "
+            "투기적 디코딩에는 같은 토크나이저로 학습한 모델 쌍이 필요합니다 (예: Qwen2.5 0.5B + 1.5B). "
+            "/ draft and target tokenizers differ"
+        )
+
+
+def format_prompt(tokenizer, prompt) -> list[int]:
+    """Token ids of ``prompt``: plain text as is, or chat messages through the chat template.
+
+    Args:
+        tokenizer: a transformers tokenizer.
+        prompt: a non-empty str (tokenised without special tokens, as the course always did),
+            or a non-empty list of messages ``[{"role": "user", "content": "..."}, ...]``
+            (instruct models): rendered with the tokenizer's chat template and
+            ``add_generation_prompt=True``, so the model answers as the assistant.
+
+    Returns:
+        list of int token ids (``decoding.encode_prompt`` calls this).
+
+    Raises:
+        TypeError: ``prompt`` is neither a str nor a list of messages; a message is not a dict
+            with str ``role`` and ``content``.
+        ValueError: empty text or message list, or chat messages for a tokenizer that has no
+            chat template (base models: give plain text instead).
+    """
+    if isinstance(prompt, str):
+        if not prompt.strip():
+            raise ValueError("prompt: 프롬프트가 비어 있습니다. 한 글자 이상의 문장을 넣어 주세요. / prompt must be a non-empty string")
+        return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    if not isinstance(prompt, (list, tuple)):
+        raise TypeError(
+            f"prompt: 프롬프트는 글(str)이거나 대화 메시지 목록이어야 합니다 (받은 것: {type(prompt).__name__}). "
+            f"예: \"모든 국민은\" 또는 [{{\"role\": \"user\", \"content\": \"안녕하세요\"}}]"
+        )
+    if not prompt:
+        raise ValueError("prompt: 대화 메시지 목록이 비어 있습니다. 예: [{\"role\": \"user\", \"content\": \"안녕하세요\"}]")
+    for i, m in enumerate(prompt):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+            raise TypeError(
+                f"prompt[{i}]: 메시지는 role과 content(글)를 가진 dict여야 합니다. "
+                f"예: {{\"role\": \"user\", \"content\": \"안녕하세요\"}}"
+            )
+    if not getattr(tokenizer, "chat_template", None):
+        raise ValueError(
+            "prompt: 이 토크나이저에는 대화 템플릿(chat template)이 없습니다 (기본 모델). 대화 메시지 목록 대신 "
+            "글(str) 프롬프트를 주거나, Instruct 모델을 쓰세요."
+        )
+    out = tokenizer.apply_chat_template(list(prompt), add_generation_prompt=True, tokenize=True)
+    if hasattr(out, "keys"):  # transformers >= 5 returns a BatchEncoding by default
+        out = out["input_ids"]
+    return [int(t) for t in out]
 
 
 def load_models(
     target: str | os.PathLike | None = None,
     draft: str | os.PathLike | None = None,
     *,
+    device: str = "auto",
     dtype=None,
-    threads: int | None = 1,
+    threads: int | None | str = "auto",
 ) -> ModelPair:
     """Load a target/draft pair and the tokenizer, offline.
 
@@ -145,30 +319,34 @@ def load_models(
             (``decodelab/assets/models/target``, see its ``MODEL_CARD.md``).
         draft: local folder of the draft model; ``None`` -> the bundled draft when ``target`` is
             also ``None``, else the target itself is reused as its own draft (acceptance 100%).
-        dtype: torch dtype in memory (default float32).
-        threads: torch intra-op threads to set (``torch.set_num_threads``) for this process;
-            default 1. A tiny model's decode step is dominated by per-call overhead, and on a
-            shared 2-core machine two threads waiting for each other made single steps 10-50x
-            slower at random (measured here: a 4.5 ms step took 240 ms), which would make every
-            timing in the course noise. ``None`` leaves torch's setting alone (use it for large
-            models).
+        device: ``"auto"`` (default: CUDA GPU, else Apple GPU, else CPU; always CPU for the
+            bundled pair), ``"cpu"``, ``"cuda"`` (or ``"cuda:N"``), ``"mps"``.
+        dtype: weights in memory: ``None``/``"auto"`` (default: float32 on CPU, bfloat16 on a
+            CUDA GPU that has it, else float16), ``"bf16"``, ``"fp16"``, ``"fp32"`` or a
+            ``torch.dtype``. Greedy results equal transformers' ``generate`` on the same
+            numerics; bf16/fp16 results may differ from fp32 ones where two logits are close.
+        threads: torch intra-op threads for this process (``torch.set_num_threads``).
+            ``"auto"`` (default): 1 for the bundled pair, torch's own setting otherwise.
+            A tiny model's decode step is dominated by per-call overhead, and on a shared
+            2-core machine two threads waiting for each other made single steps 10-50x slower
+            at random (measured here: a 4.5 ms step took 240 ms), which would make every timing
+            in the course noise. ``None`` leaves torch's setting alone (right for large models).
 
     Returns:
-        :class:`ModelPair` (``.target``, ``.draft``, ``.tokenizer``). The tokenizer is the one
-        saved with the target.
+        :class:`ModelPair` (``.target``, ``.draft``, ``.tokenizer``, ``.device``, ``.dtype``).
+        The tokenizer is the one saved with the target.
 
     Raises:
-        FileNotFoundError: a path is not a local model folder (never falls back to a download).
-        TypeError: a path is neither a str nor a ``PathLike``.
-        ValueError: draft and target have different vocabulary sizes, or the draft folder holds
-            a tokenizer whose token-to-id map differs from the target's; ``threads`` < 1.
+        FileNotFoundError: a path is not a local model folder, or its weights are missing (never
+            falls back to a download).
+        TypeError: a path is neither a str nor a ``PathLike``; ``device``/``dtype`` of the
+            wrong type.
+        ValueError: a tokenizer mismatch (see :func:`check_same_vocabulary`: the draft folder's
+            tokenizer maps tokens to other ids, or one output layer is smaller than the
+            tokenizer); an unknown or absent device; an unknown dtype; ``threads`` < 1.
     """
-    if threads is not None:
-        import torch
-
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads={threads!r}: 1 이상의 정수이거나 None이어야 합니다.")
-        torch.set_num_threads(threads)
+    if not (threads is None or threads == "auto") and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads={threads!r}: 1 이상의 정수, \"auto\" 또는 None이어야 합니다.")
     if target is None and draft is None:
         target = os.environ.get(ENV_TARGET) or None
         draft = os.environ.get(ENV_DRAFT) or None
@@ -180,25 +358,46 @@ def load_models(
         dpath = _check_folder(draft, "초안(draft)") if draft is not None else tpath
     tpath = _check_folder(tpath, "대상(target)")
     dpath = _check_folder(dpath, "초안(draft)")
-    t = load_model(tpath, dtype=dtype, role="대상(target)")
-    d = t if dpath.resolve() == tpath.resolve() else load_model(dpath, dtype=dtype, role="초안(draft)")
+    is_bundled = tpath.resolve() == (BUNDLED_DIR / "target").resolve() and dpath.resolve() == (BUNDLED_DIR / "draft").resolve()
+    dev = resolve_device(device, bundled=is_bundled)
+    torch_dtype = resolve_dtype(dtype, dev)
+    if threads == "auto":
+        threads = 1 if is_bundled else None
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
+    t = load_model(tpath, dtype=torch_dtype, device=dev, role="대상(target)")
+    same = dpath.resolve() == tpath.resolve()
+    d = t if same else load_model(dpath, dtype=torch_dtype, device=dev, role="초안(draft)")
     tok = load_tokenizer(tpath)
-    check_same_vocabulary(t, d, tok)
-    if d is not t and (dpath / "tokenizer_config.json").is_file() and dpath.resolve() != tpath.resolve():
+    dtok = None
+    if not same and any((dpath / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json")):
         dtok = load_tokenizer(dpath)
-        if dtok.get_vocab() != tok.get_vocab():
-            raise ValueError(
-                "초안 모델 폴더의 토크나이저가 대상 모델의 토크나이저와 다릅니다 (어휘 크기는 같아도 토큰 번호가 다름). "
-                "투기적 디코딩에는 같은 토크나이저로 학습한 모델 쌍이 필요합니다. / draft and target tokenizers differ"
-            )
-    return ModelPair(target=t, draft=d, tokenizer=tok, target_path=tpath, draft_path=dpath)
+    check_same_vocabulary(t, d, tok, dtok)
+    return ModelPair(target=t, draft=d, tokenizer=tok, target_path=tpath, draft_path=dpath, device=dev, dtype=torch_dtype)
 
 
 _CACHE: dict = {}
 
 
 def bundled() -> ModelPair:
-    """The bundled pair, loaded once per process and shared (notebooks and widgets call this)."""
+    """The bundled pair, loaded once per process and shared (tests and :func:`default_pair`)."""
     if "pair" not in _CACHE:
         _CACHE["pair"] = load_models(BUNDLED_DIR / "target", BUNDLED_DIR / "draft")
     return _CACHE["pair"]
+
+
+def default_pair() -> ModelPair:
+    """The course's pair, loaded once per process: what ``load_models()`` with no arguments loads.
+
+    Honours ``$DECODELAB_TARGET`` / ``$DECODELAB_DRAFT`` (read at each call: changing them
+    loads the new pair once) and is the bundled pair otherwise. Widgets default to it.
+    """
+    key = (os.environ.get(ENV_TARGET) or None, os.environ.get(ENV_DRAFT) or None)
+    if key == (None, None):
+        return bundled()
+    if _CACHE.get("default_key") != key:
+        _CACHE["default"] = load_models()
+        _CACHE["default_key"] = key
+    return _CACHE["default"]

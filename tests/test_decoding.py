@@ -202,7 +202,7 @@ def test_unknown_model_path_is_a_clear_error_not_a_download(tmp_path):
 def test_vocabulary_mismatch_is_rejected(pair, tmp_path):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = LlamaConfig(vocab_size=pair.target.config.vocab_size + 7, hidden_size=32, intermediate_size=64,
+    cfg = LlamaConfig(vocab_size=pair.target.config.vocab_size - 7, hidden_size=32, intermediate_size=64,
                       num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
     LlamaForCausalLM(cfg).save_pretrained(tmp_path / "odd")
     with pytest.raises(ValueError, match="어휘"):

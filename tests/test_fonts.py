@@ -137,3 +137,66 @@ def test_new_figure_without_pyplot():
     assert axes.shape == (2,)
     assert plt.get_fignums() == before  # pyplot does not track it, nothing to close
     assert fig.get_size_inches().tolist() == [4.0, 2.0]
+
+
+def test_import_decodelab_alone_makes_students_plots_korean():
+    # A student's own figure after a bare `import decodelab`: Korean title, negative ticks, saved
+    # with warnings as errors (a missing glyph is a UserWarning), and torch was never imported.
+    code = (
+        "import sys, warnings, io;"
+        "import decodelab;"
+        "import matplotlib; matplotlib.use('Agg');"
+        "import matplotlib.pyplot as plt;"
+        "warnings.simplefilter('error');"
+        "fig, ax = plt.subplots(); ax.plot([-3, -1, 2], [-2, 0, 1]); ax.set_title('내 그림: 음수 눈금');"
+        "fig.savefig(io.BytesIO(), format='png', dpi=50);"
+        "ticks = [t.get_text() for t in ax.get_yticklabels()];"
+        "print(any(t.startswith('-') for t in ticks), 'torch' in sys.modules, 'transformers' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False", "False"]
+
+
+def test_without_the_package_the_same_plot_warns():
+    # Control for the test above: the same plot without `import decodelab` draws missing glyphs.
+    code = (
+        "import warnings, io, matplotlib; matplotlib.use('Agg');"
+        "matplotlib.rcParams['font.family'] = ['DejaVu Sans'];"
+        "import matplotlib.pyplot as plt; warnings.simplefilter('error');"
+        "fig, ax = plt.subplots(); ax.set_title('내 그림: 음수 눈금');"
+        "fig.savefig(io.BytesIO(), format='png', dpi=50)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode != 0 and "missing from font" in out.stderr
+
+
+def test_distribution_figure_labels_are_plain_text_and_readable(pair):
+    # The end-of-sequence token must read as itself in a figure (matplotlib draws text literally,
+    # so HTML escaping would show "&lt;/s&gt;"), labels are horizontal and at least 10 pt.
+    import torch
+
+    from decodelab.widgets.decode import distribution_figure
+
+    tok = pair.tokenizer
+    eos = tok.eos_token_id
+    logits = torch.zeros(len(tok))
+    logits[eos] = 5.0
+    fig = distribution_figure(logits, tok, [dict(temperature=1.0), dict(temperature=0.5, top_k=5)], k=4)
+    try:
+        ax = fig.axes[0]
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert labels[0] == tok.decode([eos]) and "&" not in "".join(labels)
+        for t in ax.get_yticklabels() + ax.get_xticklabels():
+            assert t.get_rotation() == 0 and t.get_fontsize() >= 10
+        assert ax.title.get_fontsize() >= 10
+    finally:
+        matplotlib.pyplot.close(fig)
+
+
+def test_decode_explorer_descriptions_are_not_cut(pair):
+    from decodelab.widgets.decode import DecodeExplorer
+
+    w = DecodeExplorer(pair.target, pair.tokenizer, max_new_tokens=2)
+    for control in (w.n, w.temperature, w.top_k, w.top_p, w.seed, w.delay):
+        assert control.style.description_width == "initial", control.description

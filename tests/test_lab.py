@@ -319,3 +319,56 @@ def test_sigterm_stops_jupyterlab_and_frees_the_port(tmp_path):
         for pid in jupyter:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------------------------------
+# --target / --draft: the model pair every notebook uses
+
+
+def _model_folder(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.json").write_text("{}")
+    return path
+
+
+def test_target_and_draft_reach_the_jupyterlab_environment(tmp_path, capsys, monkeypatch):
+    nb = _course(tmp_path)
+    monkeypatch.chdir(nb)
+    t, d = _model_folder(tmp_path / "big"), _model_folder(tmp_path / "small")
+    seen = {}
+
+    def fake_run(cmd, cwd, announce=None, env=None):
+        seen["env"] = env
+        return 0
+
+    monkeypatch.setattr(lab, "_run_jupyterlab", fake_run)
+    monkeypatch.chdir(tmp_path)  # relative paths are made absolute for the server
+    assert lab.main(["--notebooks-dir", str(nb), "--no-browser", "--port", str(_free_port()),
+                     "--target", "big", "--draft", "small"]) == 0
+    assert seen["env"] == {"DECODELAB_TARGET": str(t.resolve()), "DECODELAB_DRAFT": str(d.resolve())}
+    assert "DECODELAB_TARGET=" in capsys.readouterr().err
+    # without the options nothing is set: the notebooks load the bundled pair
+    assert lab.main(["--notebooks-dir", str(nb), "--no-browser", "--port", str(_free_port())]) == 0
+    assert seen["env"] == {}
+    # dry run: the assignments come first, as a shell prefix
+    assert lab.main(["--dry-run", "--notebooks-dir", str(nb), "--port", str(_free_port()), "--target", str(t)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"DECODELAB_TARGET={shlex.quote(str(t.resolve()))}"
+
+
+def test_the_environment_is_passed_to_the_child_process(tmp_path):
+    out = tmp_path / "env.txt"
+    cmd = [sys.executable, "-c", f"import os; open({str(out)!r}, 'w').write(os.environ['DECODELAB_TARGET'])"]
+    assert lab._run_jupyterlab(cmd, tmp_path, env={"DECODELAB_TARGET": "/models/t"}) == 0
+    assert out.read_text() == "/models/t"
+
+
+def test_bad_target_or_draft_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    nb = _course(tmp_path)
+    args = ["--dry-run", "--notebooks-dir", str(nb), "--port", str(_free_port())]
+    assert lab.main(args + ["--target", str(tmp_path / "missing")]) == 2
+    assert "찾을 수 없습니다" in capsys.readouterr().err
+    assert lab.main(args + ["--target", str(tmp_path)]) == 2  # a folder without config.json
+    assert "config.json" in capsys.readouterr().err
+    assert lab.main(args + ["--draft", str(_model_folder(tmp_path / "d"))]) == 2
+    assert "--target" in capsys.readouterr().err

@@ -43,13 +43,13 @@ def test_every_quiz_file_validates(nb):
 def test_load_quizzes_entry_point():
     qs = load_quizzes()
     ids = [q.id for q in qs]
-    assert len(ids) == len(set(ids)) == 87
-    assert ids[0].startswith("01-") and ids[-1].startswith("05-")
+    assert len(ids) == len(set(ids)) == 97
+    assert ids[0].startswith("01-") and ids[-1].startswith("07-")
     assert {q.kind for q in qs} == {"single", "multiple", "short", "numeric", "ordering"}
     for q in qs:
         assert q.id and q.prompt and q.explanation and q.answer is not None and q.source
     assert [q.id for q in load_quizzes(notebook="03")] == [i for i in ids if i.startswith("03-")]
-    assert len(load_quizzes(notebook="all")) == len(load_quizzes(notebook="06")) == 87
+    assert len(load_quizzes(notebook="all")) == len(load_quizzes(notebook="06")) == 97
 
 
 def test_each_key_grades_itself_right_and_every_wrong_choice_wrong():
@@ -101,7 +101,7 @@ def test_quizzes_dir_env_override(tmp_path, monkeypatch):
         shutil.copy(p, tmp_path / p.name)
     monkeypatch.setenv("DECODELAB_QUIZZES", str(tmp_path))
     assert quizzes_dir() == tmp_path
-    assert len(load_quizzes()) == 87
+    assert len(load_quizzes()) == 97
     monkeypatch.setenv("DECODELAB_QUIZZES", str(tmp_path / "nope"))
     with pytest.raises(FileNotFoundError, match="DECODELAB_QUIZZES"):
         load_quizzes()
@@ -574,4 +574,5 @@ def test_notebook_07_quiz_file_loads_and_shows(tmp_path):
     assert [x.id for x in qs] == ["07-server-ttft"]
     w = quiz_widget("07", quizzes_dir=q, answers_dir=tmp_path / "answers")
     assert list(w.views) == ["07-server-ttft"]
-    assert len(load_quizzes(q)) == len(load_quizzes()) + 1
+    # the written 07.yaml replaces the shipped one (notebook 07's own quiz)
+    assert len(load_quizzes(q)) == len(load_quizzes()) - len(load_quizzes(notebook="07")) + 1

@@ -94,6 +94,82 @@ def test_table_rows_are_well_formed_and_point_at_existing_questions():
     assert existing - listed == set(), "표에 없는 문항"
 
 
+NOTEBOOKS_SRC = REPO / "notebooks" / "src"
+#: one section reference: ``NN §heading`` (several may be joined with ``;``)
+SECTION_REF = re.compile(r"^(\d{2}) §(.+)$")
+
+
+def _headings(nn: str) -> set[str]:
+    """The markdown heading lines (without the #'s) of notebook ``nn``'s MyST source, outside
+    code blocks."""
+    (path,) = NOTEBOOKS_SRC.glob(f"{nn}_*.md")
+    out, fence = set(), False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        m = re.match(r"^#{1,6}\s+(.+?)\s*#*\s*$", line)
+        if m and not fence:
+            out.add(m.group(1).strip())
+    return out
+
+
+def _section_refs(cell: str) -> list[str]:
+    return [part.strip() for part in cell.split(";") if part.strip()]
+
+
+def _section_problems() -> tuple[list[str], list[str]]:
+    """(rows still marked ``TODO NN``, rows whose section does not resolve), as messages."""
+    todo, bad = [], []
+    cache: dict[str, set[str]] = {}
+    for r in _rows():
+        if r["id"][0] == "X":
+            if r["section"] != "-":
+                bad.append(f"{r['id']}: 사실 주장이 아닌 문장에는 노트북 절 대신 '-'를 적습니다 ({r['section']!r})")
+            continue
+        if r["section"].startswith("TODO"):
+            todo.append(f"{r['id']} ({r['section']})")
+            continue
+        refs = _section_refs(r["section"])
+        if not refs:
+            bad.append(f"{r['id']}: 노트북 절이 비어 있습니다")
+        for ref in refs:
+            m = SECTION_REF.match(ref)
+            if not m:
+                bad.append(f"{r['id']}: {ref!r}는 'NN §제목' 모양이 아닙니다")
+                continue
+            nn, heading = m.groups()
+            if nn not in cache:
+                cache[nn] = _headings(nn) if list(NOTEBOOKS_SRC.glob(f"{nn}_*.md")) else set()
+            if heading.strip() not in cache[nn]:
+                bad.append(f"{r['id']}: 노트북 {nn}에 '{heading.strip()}' 제목이 없습니다")
+    return todo, bad
+
+
+def test_heading_parser():
+    text = "# 제목\n\n```{code-cell}\n# 주석은 제목이 아님\n```\n\n## 둘째 절 ##\n### 셋째: 절 (예)\n"
+    fence, found = False, []
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        m = re.match(r"^#{1,6}\s+(.+?)\s*#*\s*$", line)
+        if m and not fence:
+            found.append(m.group(1))
+    assert found == ["제목", "둘째 절", "셋째: 절 (예)"]
+    assert _section_refs("04 §가; 05 §나") == ["04 §가", "05 §나"]
+
+
+def test_every_filled_section_is_a_heading_of_its_notebook():
+    _, bad = _section_problems()
+    assert bad == [], "노트북 절이 맞지 않는 행:\n" + "\n".join(bad)
+
+
+def test_no_section_cell_is_still_todo():
+    todo, _ = _section_problems()
+    assert todo == [], f"노트북 절이 아직 TODO인 행 {len(todo)}개: " + ", ".join(todo)
+
+
 def test_the_three_check_questions_are_there():
     qs = {q.id: q for q in load_quizzes()}
     for n, qid in [(1, "01-check-1"), (2, "03-check-2"), (3, "05-check-3")]:

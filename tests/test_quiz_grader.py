@@ -195,7 +195,7 @@ def test_atomic_write_keeps_the_mode_of_an_existing_file(tmp_path):
 
 
 def test_gradebook_csv_columns_and_atomic_write(folder, tmp_path, monkeypatch):
-    book = grade_folder(folder, QUESTIONS)
+    book = grade_folder(folder, QUESTIONS, exercises={})  # question columns only (exercise columns: test_exercises)
     out = tmp_path / "gradebook.csv"
     out.write_text("old gradebook", encoding="utf-8")
     write_gradebook(book, out)
@@ -276,13 +276,18 @@ def test_cli_grade(folder, tmp_path, capsys):
     rc = grade_main([str(folder), "-o", str(out), "--notebook", "03"])
     assert rc == 1  # written, but some files were skipped
     captured = capsys.readouterr()
-    assert captured.out.startswith("학생 4명 채점 · 문항 15개 · 검토 필요 ")
+    from decodelab.exercises import Written, load_exercises
+
+    ex03 = [d for k, d in load_exercises().items() if k.startswith("03-")]  # the repo's exercises of notebook 03
+    summary = "학생 4명 채점 · 문항 15개 · " + (f"연습 {len(ex03)}개 · " if ex03 else "") + "검토 필요 "
+    assert captured.out.startswith(summary)
     assert captured.out.count("\n") == 1  # one summary line
     assert "건너뜀: truncated.json: JSON 형식이 아닙니다" in captured.err
     assert "05-groq-focus" not in captured.err  # an answer to another notebook is no notice with --notebook
     n_short = sum(q.kind == "short" for q in QUESTIONS)
+    n_ex = sum(1 if isinstance(d, Written) else 2 for d in ex03)  # [예측]+[실제], [서술], [과제]+[값]
     rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8-sig"))))
-    assert len(rows) == 5 and len(rows[0]) == 4 + 15 + n_short + 2 + 1 + 3
+    assert len(rows) == 5 and len(rows[0]) == 4 + 15 + n_short + 2 + n_ex + 1 + 3
 
     clean = tmp_path / "clean"
     clean.mkdir()
@@ -292,7 +297,10 @@ def test_cli_grade(folder, tmp_path, capsys):
     every = load_quizzes()
     n_nb = len({q.notebook for q in every})
     n_short = sum(q.kind == "short" for q in every)
-    assert len(rows[0]) == 4 + len(every) + n_short + 2 * n_nb + 1 + 3
+    from decodelab.exercises import Written, load_exercises
+
+    n_ex = sum(1 if isinstance(d, Written) else 2 for d in load_exercises().values())  # [예측]+[실제], [서술], [과제]+[값]
+    assert len(rows[0]) == 4 + len(every) + n_short + 2 * n_nb + n_ex + 1 + 3
     assert rows[1][-3:] == ["15", f"{sum(q.points for q in every):g}", f"{100 * 15 / len(every):.1f}"]
     assert rows[1][rows[0].index("03 점수")] == "15" and rows[1][rows[0].index("01 점수")] == "0"
     assert rows[1][rows[0].index("01 만점")] == f"{sum(q.points for q in every if q.notebook == '01'):g}"
@@ -334,8 +342,9 @@ def test_grading_the_current_folder_twice_ignores_its_own_gradebook(tmp_path, mo
     assert "건너뜀" not in err and "주의" not in err
     book = grade_folder(d, QUESTIONS, exclude=[d / "results.txt"])
     assert [r.student_id for r in book.rows] == ["alice"] and book.skipped == [] and book.submission_files == 1
-    assert sorted(p.file for p in book.ignored) == [".gradebook.csv.x1y2.tmp", "gradebook.csv", "results.txt",
-                                                    "성적-지난주.csv"]  # each listed as not read, with its reason
+    side = sorted(p.name for p in d.glob("*-*.md"))  # gradebook-rubric.md etc., written when exercises exist
+    assert sorted(p.file for p in book.ignored) == sorted([".gradebook.csv.x1y2.tmp", "gradebook.csv", "results.txt",
+                                                           "성적-지난주.csv", *side])  # each listed as not read
 
 
 def test_an_empty_folder_warns_and_writes_nothing(tmp_path, capsys):

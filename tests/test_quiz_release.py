@@ -57,7 +57,7 @@ def _variants(secret: str) -> set[str]:
 
 def test_release_files_and_structure(release):
     names = sorted(p.name for p in release.out_dir.iterdir())
-    assert names == ["01.yaml", "02.yaml", "03.yaml", "04.yaml", "05.yaml", "README.md", "release.json"]
+    assert names == ["01.yaml", "02.yaml", "03.yaml", "04.yaml", "05.yaml", "07.yaml", "README.md", "release.json"]
     manifest = json.loads((release.out_dir / "release.json").read_text(encoding="utf-8"))
     assert manifest["quiz_set"] == release.quiz_set == f"exam-{release.release_id}"
     keyed = load_quizzes()
@@ -97,7 +97,7 @@ def test_release_contains_no_answer_or_explanation(release):
 
 
 def test_release_entries_do_not_reveal_their_own_key(release):
-    docs = {nb: yaml.safe_load((release.out_dir / f"{nb}.yaml").read_text(encoding="utf-8")) for nb in "01 02 03 04 05".split()}
+    docs = {nb: yaml.safe_load((release.out_dir / f"{nb}.yaml").read_text(encoding="utf-8")) for nb in "01 02 03 04 05 07".split()}
     entries = {q["id"]: q for d in docs.values() for q in d["questions"]}
     for q in load_quizzes():
         entry = entries[q.id]

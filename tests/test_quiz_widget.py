@@ -99,7 +99,7 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
 
     # the review widget shares the same answers
     review = _widget(tmp_path, "all")
-    assert len(review.views) == 87 and review.score() == (4.5, 87.0)
+    assert len(review.views) == 97 and review.score() == (4.5, 97.0)
     assert review.views["01-greedy"].score == 1.0
 
     captured = capsys.readouterr()
@@ -156,8 +156,11 @@ def test_exam_mode_saves_without_feedback(tmp_path):
 def test_bad_notebook_id_and_corrupted_answer_file(tmp_path):
     with pytest.raises(ValueError, match="노트북 번호"):
         quiz_widget("08")
-    with pytest.raises(ValueError, match="노트북 07의 퀴즈 파일"):  # 07 is a valid notebook without quizzes here
-        quiz_widget("07")
+    only01 = tmp_path / "only01"
+    only01.mkdir()
+    (only01 / "01.yaml").write_bytes((Path(__file__).resolve().parents[1] / "quizzes" / "01.yaml").read_bytes())
+    with pytest.raises(ValueError, match="노트북 07의 퀴즈 파일"):  # 07 is a valid notebook without quizzes there
+        quiz_widget("07", quizzes_dir=only01)
     d = tmp_path / "answers" / "course"
     d.mkdir(parents=True)
     (d / "01-greedy.json").write_text("{broken", encoding="utf-8")

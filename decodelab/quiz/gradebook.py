@@ -44,6 +44,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
@@ -366,6 +367,10 @@ def grade_folder(
             continue
         if name.lower().endswith(".csv") and not name.startswith("."):
             book.problems.append(Problem(name, "CSV 파일(이전 성적표)이라 읽지 않았습니다", kind="ignored"))
+            continue
+        if re.search(r"-(rubric|predictions)\.md\Z", name) and not is_dir:
+            book.problems.append(Problem(name, "성적표와 함께 쓰는 보조 파일(채점 기준·예측 요약)이라 읽지 않았습니다",
+                                         kind="ignored"))
             continue
         if name.startswith(".") and name.endswith(".tmp") and not is_dir:
             book.problems.append(Problem(name, "중단된 쓰기가 남긴 임시 파일이라 읽지 않았습니다", kind="ignored"))

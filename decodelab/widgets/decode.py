@@ -17,9 +17,25 @@ from ..sampling import SamplingConfig
 _PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
 
 
+def _show_whitespace(text: str) -> str:
+    """Make whitespace visible (space -> ·, newline -> ⏎). Plain text: no HTML escaping."""
+    return text.replace(" ", "·").replace("\n", "⏎")
+
+
 def _visible(text: str) -> str:
-    """Escape for HTML and make whitespace visible (space -> ·, newline -> ⏎)."""
-    return html.escape(text).replace(" ", "·").replace("\n", "⏎")
+    """Escape for HTML and make whitespace visible (for HTML widgets only, never for figures)."""
+    return html.escape(_show_whitespace(text))
+
+
+def plot_label(tokenizer, token_id: int) -> str:
+    """A token as a matplotlib label: its text with whitespace made visible, never HTML-escaped.
+
+    Matplotlib draws text literally, so ``</s>`` must stay ``</s>`` (escaping it would show
+    ``&lt;/s&gt;``). A token that is only whitespace is shown as ``␣`` (space) or ``⏎``.
+    """
+    text = tokenizer.decode([int(token_id)])
+    shown = _show_whitespace(text.strip(" ")) if text.strip(" ") else "␣"
+    return shown
 
 
 def tokens_html(tokenizer, text: str) -> str:
@@ -81,8 +97,9 @@ class DecodeExplorer(W.VBox):
 
     def __init__(self, model, tokenizer, prompt: str = "대한민국은", max_new_tokens: int = 30, delay_ms: int = 60):
         self.model, self.tokenizer = model, tokenizer
-        style = {"description_width": "110px"}
-        layout = W.Layout(width="420px")
+        # "initial" sizes each description to its own text, so no label is cut ("온도(temperat…").
+        style = {"description_width": "initial"}
+        layout = W.Layout(width="460px")
         self.prompt = W.Text(value=prompt, description="프롬프트", style=style, layout=W.Layout(width="560px"))
         self.n = W.IntSlider(value=max_new_tokens, min=1, max=120, description="새 토큰 수", continuous_update=False, style=style, layout=layout)
         self.temperature = W.FloatSlider(value=0.0, min=0.0, max=2.0, step=0.05, description="온도(temperature)", continuous_update=False, style=style, layout=layout)
@@ -147,10 +164,10 @@ class DecodeExplorer(W.VBox):
 
 
 def decode_explorer(pair=None, **kwargs) -> DecodeExplorer:
-    """A :class:`DecodeExplorer` on the bundled target (or ``pair.target``), run once."""
-    from ..models import bundled
+    """A :class:`DecodeExplorer` on the course pair's target (``models.default_pair()``, or ``pair.target``), run once."""
+    from ..models import default_pair
 
-    pair = pair or bundled()
+    pair = pair or default_pair()
     w = DecodeExplorer(pair.target, pair.tokenizer, **kwargs)
     w.run()
     return w
@@ -174,17 +191,33 @@ def distribution_figure(logits: torch.Tensor, tokenizer, settings: list[dict], k
     from ..plots import new_figure
 
     idx = torch.topk(decoding.shown_probabilities(logits, SamplingConfig()), k).indices
-    labels = [_visible(tokenizer.decode([int(i)])).replace("·", " ").strip() or "␣" for i in idx]
-    fig, axes = new_figure(1, len(settings), figsize=(2.9 * len(settings), 3.2), sharey=True, squeeze=False)
-    for ax, s in zip(axes[0], settings):
+    labels = [plot_label(tokenizer, int(i)) for i in idx]
+    ncols = min(3, len(settings))
+    nrows = -(-len(settings) // ncols)
+    fig, axes = new_figure(nrows, ncols, figsize=(4.2 * ncols, 0.42 * k * nrows + 0.9 * nrows),
+                           squeeze=False)
+    flat = list(axes.flat)
+    for ax, s in zip(flat, settings):
         cfg = SamplingConfig(**s)
         p = decoding.shown_probabilities(logits, cfg)[idx]
-        ax.bar(range(k), p.numpy(), color="#3b82f6")
-        ax.set_xticks(range(k), labels, rotation=60, fontsize=10)
-        ax.set_title(", ".join(f"{a}={b}" for a, b in s.items()), fontsize=9)
-    axes[0][0].set_ylabel("확률")
+        # horizontal bars: the token labels read left to right, no rotation, most likely on top
+        ax.barh(range(k), p.numpy(), color="#3b82f6")
+        ax.set_yticks(range(k), labels, fontsize=12)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1.02)
+        ax.tick_params(axis="x", labelsize=11)
+        ax.set_title(_setting_title(s), fontsize=12)
+    for ax in flat[len(settings):]:
+        ax.set_visible(False)
+    for ax in flat[: len(settings)]:
+        ax.set_xlabel("확률", fontsize=11)
     fig.tight_layout()
     return fig
+
+
+def _setting_title(setting: dict) -> str:
+    names = {"temperature": "온도", "top_k": "top-k", "top_p": "top-p"}
+    return ", ".join(f"{names.get(a, a)} {b}" for a, b in setting.items())
 
 
 def kv_cache_figure(with_cache: decoding.GenerationResult, without_cache: decoding.GenerationResult):
@@ -199,14 +232,15 @@ def kv_cache_figure(with_cache: decoding.GenerationResult, without_cache: decodi
     """
     from ..plots import new_figure
 
-    fig, ax = new_figure(figsize=(7, 3.4))
+    fig, ax = new_figure(figsize=(10, 4.2))
     for r, label, colour in ((with_cache, "KV 캐시 사용", "#2563eb"), (without_cache, "KV 캐시 없음", "#dc2626")):
         steps = r.steps[1:]
         ax.plot([s.position for s in steps], [s.ms for s in steps], ".-", color=colour, label=label, lw=1)
-    ax.set_xlabel("토큰 위치 (지금까지의 토큰 수)")
-    ax.set_ylabel("디코드 한 단계 (ms)")
-    ax.set_title("KV 캐시가 있으면 단계마다 새 토큰 하나만 계산합니다 (이 컴퓨터에서 측정)")
+    ax.set_xlabel("토큰 위치 (지금까지의 토큰 수)", fontsize=12)
+    ax.set_ylabel("디코드 스텝 시간 (ms)", fontsize=12)
+    ax.set_title("KV 캐시가 있으면 스텝마다 새 토큰 하나만 계산합니다 (이 컴퓨터에서 측정)", fontsize=13)
+    ax.tick_params(labelsize=11)
     ax.set_ylim(bottom=0)
-    ax.legend()
+    ax.legend(fontsize=11)
     fig.tight_layout()
     return fig

@@ -237,7 +237,7 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
     Returns:
         The matplotlib ``Figure``.
     """
-    fig, ax = _axes(ax, figsize=(7.0, 3.2))
+    fig, ax = _axes(ax, figsize=(10.0, 4.0))  # the notebook's full width
     m = model if model is not None else lat.get_model("Llama-3-70B", "fp8")
     pipe = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens)
     ideal = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens, lpu_parallel="ideal")
@@ -251,13 +251,14 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
     y = np.arange(len(rows))[::-1]
     vals = [v for _, v in rows]
     ax.barh(y, vals, color=["C0", "C0", "C1", "C1", "C2"])
-    ax.set_yticks(y, [r for r, _ in rows], fontsize=8)
+    ax.set_yticks(y, [r for r, _ in rows], fontsize=11)
+    ax.tick_params(axis="x", labelsize=11)
     for yi, v in zip(y, vals):
-        ax.annotate(f"{v:.2f} ms", (v, yi), textcoords="offset points", xytext=(3, -3), fontsize=8)
+        ax.annotate(f"{v:.2f} ms", (v, yi), textcoords="offset points", xytext=(4, -4), fontsize=11)
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
-    ax.set_xlabel("디코드 한 단계 (ms, 로그 눈금)")
-    ax.set_title(f"{m.name} {m.dtype.upper()}, 문맥 {context_tokens:,} 토큰, 배치 1", fontsize=10)
+    ax.set_xlabel("토큰 하나를 만드는 시간 (ms, 로그 눈금)", fontsize=12)
+    ax.set_title(f"{m.name} {m.dtype.upper()}, 맥락 {context_tokens:,} 토큰, 배치 1", fontsize=12)
     fig.tight_layout()
     return fig
 
@@ -309,21 +310,22 @@ class LatencyExplorer:
                                    style=style, layout=W.Layout(width="360px"), continuous_update=False)
         self.summary = W.HTML()
         self.source = W.HTML()
-        self.output = W.Output(layout=W.Layout(min_height="280px"))
+        self.output = W.Output(layout=W.Layout(min_height="340px", width="100%"))
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-        self.figure, self.ax = _figure(figsize=(7.0, 3.0), dpi=72, pyplot=False)
-        self.figure.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.16)
+        # ~960 x 340 px: the notebook's full width; dpi 120 draws 8-pt labels at 10 pt of a 96-dpi screen
+        self.figure, self.ax = _figure(figsize=(8.0, 2.85), dpi=120, pyplot=False)
+        self.figure.subplots_adjust(left=0.08, right=0.99, top=0.96, bottom=0.18)
         # one Agg canvas kept for the widget's life: its renderer and text layouts are reused
         self._canvas = FigureCanvasAgg(self.figure)
         self.result: lat.AgentLoopResult | None = None
         self._busy = False
         caption = W.HTML(
-            f"<small>가정(출처 없음, 바꿔 보세요): 첫 문맥 {ASSUMED_INITIAL_CONTEXT:,} 토큰, 호출마다 문맥 "
+            f"<div style='font-size:13px; line-height:1.45'>가정(출처 없음, 바꿔 보세요): 첫 맥락 {ASSUMED_INITIAL_CONTEXT:,} 토큰, 호출마다 맥락 "
             f"+{ASSUMED_GROWTH_PER_CALL:,} 토큰, 접두사 캐시 사용. 기본값 50회 × 300 토큰 × 도구 2초는 "
             "facts/hardware.md의 에이전트 예시입니다. 투기적 디코딩의 "
             f"γ = {SPECULATIVE_GAMMA}, c ≈ {SPECULATIVE_C:g}는 Leviathan et al. 2023이 α = 0.75에서 "
-            "속도 향상을 예측 3.2배, 측정 3.4배로 보고한 설정입니다(facts/speculative.md).</small>")
+            "속도 향상을 예측 3.2배, 측정 3.4배로 보고한 설정입니다(facts/speculative.md).</div>")
         self.widget = W.VBox([
             self.preset, self.decode_ms, self.prefill_tps, self.tool_s, self.depth, self.tokens,
             W.HBox([self.speculative, self.alpha]), self.summary, self.output, self.source, caption])
@@ -408,8 +410,8 @@ class LatencyExplorer:
             f"디코드 몫 {share:.0f}% · 실제 토큰당 디코드 {tpot:.2f} ms · "
             f"토큰당 10 ms가 늘면 +{plus10:,.0f}초")
         i = self.preset.value
-        self.source.value = ("<small>출처: " + (self.presets[i].source if i != self.CUSTOM else "직접 설정한 값")
-                             + "</small>")
+        self.source.value = ("<div style='font-size:13px; line-height:1.45'>출처: "
+                             + (self.presets[i].source if i != self.CUSTOM else "직접 설정한 값") + "</div>")
 
 
 def latency_explorer(model: lat.ModelProfile | None = None, context_tokens: int = 8192, *,

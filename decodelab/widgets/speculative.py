@@ -125,10 +125,10 @@ class SpeculativeExplorer(W.VBox):
 
 
 def speculative_explorer(pair=None, **kwargs) -> SpeculativeExplorer:
-    """:class:`SpeculativeExplorer` over the bundled pair (or ``pair``)."""
-    from ..models import bundled
+    """:class:`SpeculativeExplorer` over the course pair (``models.default_pair()``, or ``pair``)."""
+    from ..models import default_pair
 
-    pair = pair or bundled()
+    pair = pair or default_pair()
     return SpeculativeExplorer(pair.target, pair.draft, pair.tokenizer, **kwargs)
 
 

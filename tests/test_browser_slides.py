@@ -1,0 +1,201 @@
+"""Notebook 04 as a RISE slideshow in a real browser (jupyterlab-rise + headless Chromium).
+
+Uses the JupyterLab server and Chromium fixtures of ``tests/test_browser.py``. The notebook is
+opened in JupyterLab, run top to bottom and saved (as a lecturer does before class); then RISE's
+own page, ``/rise/<notebook>`` (what the "Open as Reveal Slideshow" command, ``RISE:slideshow``,
+opens in a new tab), shows it as a reveal.js deck. The test checks that the deck has the slides
+the notebook's metadata asks for and that the arrow keys advance it, saving a screenshot of each
+visited slide to ``artifacts/screenshots/rise-04-*.png``; and that a live widget (the
+speculative-decoding explorer) renders on its slide when its cell is run there and answers a
+slider move.
+
+Known limitation (December 2026): jupyterlab-rise 0.43.1's slideshow page is built on JupyterLab
+4.3 and cannot load the widget manager of ipywidgets 8.1.9 / jupyterlab_widgets 3.0.17 (the
+browser console says "Shared module @jupyterlab/console doesn't exist in shared scope default"),
+so widgets show as their text form there; upstream: jupyterlab-contrib/rise issues 119 and 126.
+That test is a strict expected failure: it turns into a failure the day the widget renders, so
+the mark gets removed then.
+
+Run: ``pytest -m browser tests/test_browser_slides.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+_spec = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
+_tb = sys.modules.setdefault("course_browser", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(_tb)
+
+# the fixtures of the notebook browser test, shared (one server for this module)
+lab_server = _tb.lab_server
+browser = _tb.browser
+
+NOTEBOOK = "04_speculative_decoding.ipynb"
+SHOTS = _tb.SCREENSHOTS
+EXPLORER_CALL = "speculative_explorer("
+VIEWPORT = {"width": 1280, "height": 800}
+#: the slide on screen (a horizontal slide with sub-slides is also .present: take the innermost)
+CURRENT = ".reveal section.present:not(:has(section.present))"
+
+JS_SAVE = "async () => { await window.__nb.context.save(); return window.__nb.context.model.dirty; }"
+
+# reveal.js marks the slide on screen with .present; a horizontal slide holding sub-slides is a
+# <section> of <section>s, so the innermost present section is the one shown.
+JS_PRESENT = """
+() => {
+  const all = Array.from(document.querySelectorAll('.reveal .slides section.present'));
+  const cur = all.filter(s => !s.querySelector('section.present')).pop();
+  const h = Array.from(document.querySelectorAll('.reveal .slides > section'));
+  return {
+    horizontal: h.length,
+    index: cur ? h.indexOf(cur.closest('.reveal .slides > section')) : -1,
+    text: cur ? cur.innerText.slice(0, 200) : null,
+    sliders: cur ? cur.querySelectorAll('.widget-slider').length : 0,
+    widgetErrors: cur ? cur.querySelectorAll('.jupyter-widgets-error-widget').length : 0,
+    loading: cur ? cur.innerText.includes('Loading widget') : false,
+  };
+}
+"""
+
+JS_SCREENS = """
+() => {
+  const h = Array.from(document.querySelectorAll('.reveal .slides > section'));
+  return h.reduce((n, s) => n + Math.max(1, s.querySelectorAll(':scope > section').length), 0);
+}
+"""
+
+
+def _expected_screens(path: Path) -> int:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    kinds = [(c.get("metadata", {}).get("slideshow") or {}).get("slide_type") for c in cells]
+    return sum(1 for i, k in enumerate(kinds) if i == 0 or k in ("slide", "subslide"))
+
+
+def _explorer_cell(path: Path) -> int:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    (i,) = [k for k, c in enumerate(cells) if c["cell_type"] == "code" and EXPLORER_CALL in "".join(c["source"])]
+    return i
+
+
+def _shot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"rise-04-{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def _wait_deck(page, timeout_s: float = 90) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        state = page.evaluate(JS_PRESENT)
+        if state["index"] >= 0 and state["text"]:
+            return state
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no reveal.js slide on screen after {timeout_s} s: {state}")
+        time.sleep(0.5)
+
+
+def _run_and_save(browser, server) -> None:
+    """Open the notebook in JupyterLab, run all cells, save it (outputs and widget state)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
+    page = context.new_page()
+    page.set_default_timeout(_tb.RUN_ALL_S * 1000)
+    try:
+        page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
+        page.wait_for_function("() => window.jupyterapp !== undefined")
+        assert page.evaluate(_tb.JS_OPEN, NOTEBOOK) == "python3"
+        _tb._wait_idle(page, _tb.RUN_ALL_S)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        time.sleep(0.5)
+        _tb._wait_idle(page, _tb.RUN_ALL_S)
+        report = _tb.Report(NOTEBOOK)
+        _tb._wait_widgets_loaded(page, report)
+        _tb._check_outputs(page, report)
+        assert report.problems == [], "\n".join(map(str, report.problems))
+        assert page.evaluate(JS_SAVE) is False
+    finally:
+        context.close()  # the kernel keeps running: the slideshow connects to the same session
+
+
+@pytest.fixture(scope="module")
+def saved_run(browser, lab_server):
+    """The notebook run once in JupyterLab and saved; its kernel stays up for the slideshow."""
+    _run_and_save(browser, lab_server)
+    return lab_server.root / NOTEBOOK
+
+
+def _open_deck(browser, server, cell: int = 0):
+    context = browser.new_context(viewport=VIEWPORT, locale="ko-KR")
+    page = context.new_page()
+    page.set_default_timeout(_tb.RUN_ALL_S * 1000)
+    console: list[str] = []
+    page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type == "error" else None)
+    page.goto(f"{server.url}/rise/{NOTEBOOK}?token={server.token}&activeCellIndex={cell}", wait_until="domcontentloaded")
+    state = _wait_deck(page)
+    time.sleep(1.5)  # fonts and math
+    return context, page, state, console
+
+
+def test_notebook_04_as_a_rise_slideshow(browser, lab_server, saved_run):
+    context, page, first, _ = _open_deck(browser, lab_server)
+    try:
+        assert first["index"] == 0 and "투기적 디코딩" in first["text"], first
+        assert page.evaluate(JS_SCREENS) == _expected_screens(saved_run)
+        _shot(page, "01")
+        # advance: reveal.js moves to the next fragment / slide with the right arrow key
+        seen = [first["index"]]
+        page.locator(".reveal").click(position={"x": 5, "y": 5})
+        for k in range(2, 7):
+            for _ in range(4):  # a slide may hold a few fragments before the next slide comes
+                page.keyboard.press("ArrowRight")
+                time.sleep(0.4)
+                now = page.evaluate(JS_PRESENT)
+                if now["index"] != seen[-1]:
+                    break
+            seen.append(now["index"])
+            time.sleep(0.8)
+            _shot(page, f"{k:02d}")
+        assert seen == sorted(seen) and len(set(seen)) >= 5, f"the deck did not advance: slides {seen}"
+    finally:
+        context.close()
+
+
+@pytest.mark.xfail(strict=True, reason="jupyterlab-rise 0.43.1 cannot load the ipywidgets 8.1.9 widget manager "
+                   "(jupyterlab-contrib/rise#119, #126): widgets show as text in the slideshow")
+def test_a_live_widget_in_the_slideshow(browser, lab_server, saved_run):
+    context, page, _, console = _open_deck(browser, lab_server, _explorer_cell(saved_run))
+    try:
+        # the slides are live: run the explorer's cell right there (Ctrl+Enter: run and stay on the slide)
+        page.locator(f"{CURRENT} .jp-CodeCell .jp-InputArea-editor").first.click()
+        page.keyboard.press("Control+Enter")
+        deadline = time.monotonic() + 60
+        while True:
+            state = page.evaluate(JS_PRESENT)
+            if state["sliders"] or state["widgetErrors"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        time.sleep(1.0)
+        _shot(page, "widget")
+        assert state["widgetErrors"] == 0, state
+        assert not state["loading"], f"the widget is still loading: {state}"
+        assert state["sliders"] >= 2, f"no live widget on the explorer's slide: {state}\nconsole errors: {console[:5]}"
+        before = page.locator(f"{CURRENT} .jp-OutputArea").first.inner_text()
+        page.locator(f"{CURRENT} .widget-slider .noUi-handle").first.focus()
+        page.keyboard.press("ArrowRight")
+        deadline = time.monotonic() + 60
+        while page.locator(f"{CURRENT} .jp-OutputArea").first.inner_text() == before:
+            assert time.monotonic() < deadline, "moving the explorer's slider in the slideshow changed nothing"
+            time.sleep(0.5)
+        time.sleep(1.0)
+        _shot(page, "widget-moved")
+    finally:
+        context.close()

@@ -1,0 +1,77 @@
+"""course.sh's torch choice, with stubbed commands (nothing is installed).
+
+The stub python answers the version check, says torch is missing, and logs every pip call; stub
+``uname`` and ``nvidia-smi`` stand for the operating system and an NVIDIA GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CPU = "https://download.pytorch.org/whl/cpu"
+
+STUB_PY = textwrap.dedent("""\
+    #!/usr/bin/env bash
+    if [ "$1" = -c ]; then
+      case "$2" in *"import torch"*) exit 1 ;; *) exit 0 ;; esac
+    fi
+    echo "$*" >> "$STUB_LOG"
+    case "$*" in *"--index-url"*) exit "${STUB_CPU_RC:-0}" ;; esac
+    exit 0
+    """)
+
+
+def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: str | None = None):
+    if shutil.which("bash") is None:
+        pytest.skip("bash not available")
+    venv, bin_ = tmp_path / "venv", tmp_path / "bin"
+    (venv / "bin").mkdir(parents=True)
+    bin_.mkdir()
+    py = venv / "bin" / "python"
+    py.write_text(STUB_PY)
+    (bin_ / "uname").write_text(f"#!/usr/bin/env bash\necho {system}\n")
+    if gpu:
+        (bin_ / "nvidia-smi").write_text("#!/usr/bin/env bash\nexit 0\n")
+    for f in (py, *bin_.iterdir()):
+        f.chmod(0o755)
+    log = tmp_path / "pip.log"
+    env = {k: v for k, v in os.environ.items() if k not in ("DECODELAB_TORCH", "CI", "DECODELAB_INSTALL_SYSTEM")}
+    env.update(PATH=f"{bin_}:/usr/bin:/bin", DECODELAB_VENV=str(venv), STUB_LOG=str(log), STUB_CPU_RC=str(cpu_rc))
+    if torch_env is not None:
+        env["DECODELAB_TORCH"] = torch_env
+    # a PATH without the real nvidia-smi (if this machine has one): only the stub counts
+    proc = subprocess.run(["bash", str(REPO / "course.sh"), "setup"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return log.read_text().splitlines(), proc.stdout
+
+
+def test_linux_without_gpu_takes_the_cpu_build_with_a_short_timeout(tmp_path):
+    calls, out = _run(tmp_path, system="Linux", gpu=False)
+    assert calls[0] == f"-m pip install -q --timeout 5 --retries 0 torch==2.13.0 --index-url {CPU}"
+    assert calls[1] == "-m pip install -q -e .[test]"
+    assert len(calls) == 2 and "CPU 빌드" in out
+
+
+def test_unreachable_cpu_index_falls_back_to_the_plain_requirement(tmp_path):
+    calls, out = _run(tmp_path, system="Linux", gpu=False, cpu_rc=1)
+    assert calls[:2] == [f"-m pip install -q --timeout 5 --retries 0 torch==2.13.0 --index-url {CPU}",
+                         "-m pip install -q torch==2.13.0"]
+    assert "기본 색인" in out
+
+
+@pytest.mark.parametrize("system,gpu", [("Darwin", False), ("Linux", True), ("MINGW64_NT-10.0", False)])
+def test_macos_windows_and_nvidia_keep_the_default(tmp_path, system, gpu):
+    calls, _ = _run(tmp_path, system=system, gpu=gpu)
+    assert calls[0] == "-m pip install -q torch==2.13.0"
+
+
+def test_decodelab_torch_overrides_the_choice(tmp_path):
+    calls, _ = _run(tmp_path, system="Linux", gpu=False, torch_env="torch==2.13.0 --index-url https://example.invalid/x")
+    assert calls[0] == "-m pip install -q torch==2.13.0 --index-url https://example.invalid/x"

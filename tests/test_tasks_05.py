@@ -1,0 +1,77 @@
+"""Notebook 05's change-the-code task (``05-task-kv-under-30ms``): the check fails on the notebook's
+unmodified values and passes on a reference solution kept here.
+
+The transfer time goes through the same decodelab calls as the notebook's check cell; the edit
+cell's starting values are read from the notebook source.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from decodelab import exercises as ex
+from decodelab import latency as lat
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = REPO / "notebooks" / "src" / "05_chips.md"
+TASK_ID = "05-task-kv-under-30ms"
+LIMIT = 30  # quizzes/exercises/05.yaml: check {op: "<", value: 30}
+
+
+@pytest.fixture
+def passes(tmp_path):
+    """The notebook's check (``ex.check``): decodelab.exercises decides and records into a
+    throwaway answers folder; the returned callable gives the decision, and the shown text says
+    success or hint (never the solution)."""
+
+    def decide(value: float) -> bool:
+        ok, html = ex.check_record(TASK_ID, value, quizzes_dir=REPO / "quizzes", answers_dir=tmp_path)
+        assert ("목표 달성" in html) is ok and (("💡" in html) is (not ok))
+        return ok
+
+    return decide
+
+
+def test_the_task_is_defined_as_the_notebook_uses_it():
+    task = ex.get_exercise(TASK_ID, REPO / "quizzes")
+    assert (task.check.op, task.check.value) == ("<", LIMIT)
+    assert f'ex.check("{TASK_ID}"' in SOURCE.read_text(encoding="utf-8")
+
+
+def _edit_cell() -> dict:
+    text = SOURCE.read_text(encoding="utf-8")
+    m = re.search(r"# ✏️ 여기를 바꾸세요\n(.*?)```", text, re.S)
+    assert m, "노트북 05에 '✏️ 여기를 바꾸세요' 셀이 없습니다"
+    ns: dict = {}
+    exec(m.group(1), ns)
+    return ns
+
+
+def _transfer_ms(weights_dtype: str, kv_dtype: str) -> float:
+    """The notebook's check cell: 8,192 tokens of Llama-3-70B KV over one 400 Gb/s NIC."""
+    mine = lat.get_model("Llama-3-70B", weights_dtype, kv_dtype=kv_dtype)
+    return lat.kv_transfer_ms(mine, 8192, "400G-NIC")
+
+
+def test_the_unmodified_cell_does_not_reach_the_goal(passes):
+    ns = _edit_cell()
+    assert (ns["weights_dtype"], ns["kv_dtype"]) == ("fp8", "bf16")
+    ms = _transfer_ms(ns["weights_dtype"], ns["kv_dtype"])
+    # 8192 x 2 x 80 layers x 8 KV heads x 128 x 2 bytes = 2.684 GB / 50 GB/s (facts/hardware.md: ~54 ms)
+    assert ms == pytest.approx(8192 * 2 * 80 * 8 * 128 * 2 / 50e9 * 1e3)
+    assert ms == pytest.approx(53.69, abs=0.01)
+    assert not passes(ms)
+
+
+def test_reference_solution_reaches_the_goal(passes):
+    ms = _transfer_ms("fp8", "fp8")  # an FP8 KV cache halves the bytes per token
+    assert ms == pytest.approx(26.84, abs=0.01)
+    assert passes(ms)
+
+
+def test_the_weights_format_does_not_change_the_transfer(passes):
+    assert _transfer_ms("bf16", "bf16") == pytest.approx(_transfer_ms("fp8", "bf16"))
+    assert not passes(_transfer_ms("bf16", "bf16"))
