@@ -16,7 +16,7 @@ from .decode import _visible
 COLOURS = {
     "accepted": ("#bbf7d0", "수락(accepted)"),
     "rejected": ("#fecaca", "거절(rejected)"),
-    "recovered": ("#fed7aa", "수정(recovered)"),
+    "recovered": ("#fed7aa", "복구 토큰(recovered)"),
     "bonus": ("#bfdbfe", "보너스(bonus)"),
     "plain": ("#e5e7eb", "대상 모델만(plain)"),
     "first": ("#fef3c7", "프리필의 첫 토큰"),
@@ -69,7 +69,7 @@ def metrics_html(result: spec.SpeculativeResult, base_ms_per_token: float | None
         speed = f" · 대상 모델만 {base_ms_per_token:.2f} ms/토큰 → <b>{base_ms_per_token / result.ms_per_token:.2f}배</b>"
     return (
         f"수락률(acceptance rate) <b>{result.acceptance_rate:.2f}</b> · 평균 수락 길이(mean acceptance length) "
-        f"<b>{result.mean_acceptance_length:.2f}</b> · α(토큰별 수락 확률) <b>{result.alpha:.2f}</b> · "
+        f"<b>{result.mean_acceptance_length:.2f}</b> · 수락 확률 α <b>{result.alpha:.2f}</b> · "
         f"위치별 수락률 [{per_pos}] · 대상 모델 호출 "
         f"{result.target_forward_calls}회 · 초안 모델 호출 {result.draft_forward_calls}회 · "
         f"{result.ms_per_token:.2f} ms/토큰{speed}"
