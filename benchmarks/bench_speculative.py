@@ -2,10 +2,13 @@
 
     python benchmarks/bench_speculative.py [--tokens 64] [--prompts 6] [--gammas 1-8] [--threads 1]
 
-For gamma = 1..8 it prints: acceptance rate, mean acceptance length (measured tokens per drafting
-round) next to the paper's E[len] = (1 - a**(g+1)) / (1 - a) for the measured rate a (it assumes
-independent acceptances), tokens per target forward pass (prefill included), the paper's
-predicted speedup with the measured a and c ("pred"), and ms per generated token of
+For gamma = 1..8 it prints: vLLM's acceptance rate, Leviathan et al.'s alpha (accepted / evaluated
+draft positions), mean acceptance length (measured tokens per drafting round) next to the paper's
+E[len] = (1 - a**(g+1)) / (1 - a) for that alpha (it assumes independent acceptances), tokens per
+target forward pass (prefill included), the paper's predicted speedup with the measured alpha and c
+("pred"), the per-round overhead (a round's inter-token latency minus its drafting time and its
+verification forward pass, measured inside the same round, so load changes cancel), and ms per
+generated token of
 
 * target-only greedy decoding (``decodelab.generate``),
 * ``decodelab.speculative_generate`` (greedy; its output is checked token-identical),
@@ -39,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from decodelab import generate, load_models  # noqa: E402
+from decodelab._torch import set_threads  # noqa: E402
 from decodelab.decoding import encode_prompt  # noqa: E402
 from decodelab.proposers import DraftModelProposer, NGramProposer  # noqa: E402
 from decodelab.speculative import (  # noqa: E402
@@ -94,7 +98,7 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for these tiny models)")
     ap.add_argument("--no-hf", action="store_true", help="skip transformers' assisted generation")
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -118,7 +122,7 @@ def main(argv=None) -> int:
         if not args.no_hf:
             hf_generate(t, encode_prompt(tok, p), 8, d)
 
-    st = measure_costs(t, d, tok, prompts[0], gammas=(4, 8), reps=40)
+    st = measure_costs(t, d, tok, prompts[0], gammas=sorted(set(gammas) | {4, 8}), reps=40)
     c = st["c"]
     c_hf = measure_costs(t, DraftModelProposer(d, backend="transformers"), tok, prompts[0], gammas=(), reps=40)["c"]
     print(f"step times (median ms): target 1 token {st['target_step_ms']:.2f}, verify 5 tokens {st['verify_ms'][4]:.2f} "
@@ -129,19 +133,26 @@ def main(argv=None) -> int:
     gc = d.generation_config
     saved = (gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold)
     hf_ms: list[float] = []  # transformers' ms/token per prompt, of the gamma being swept
+    overhead: list[float] = []  # per-round overhead per prompt, ms
+    round_ms: list[float] = []  # mean round time per prompt, ms
     exact = [True]
 
     def run_hf(g, p, base, spec):
         """speedup_sweep's hook: after its target-only and speculative runs of prompt p, run
         transformers' assisted generation (interleaved, so load changes hit all three alike)."""
         exact[0] &= spec.token_ids == refs[p]
+        # a round = drafting + one verification forward pass + the rest (accepting, cropping, the
+        # loop's bookkeeping): the rest is the overhead
+        overhead.append(statistics.mean(itl - r.draft_ms - r.verify_forward_ms for itl, r in zip(spec.itl_ms, spec.rounds)))
+        round_ms.append(statistics.mean(spec.itl_ms))
         if args.no_hf:
             return
         out, ms = _time(lambda: hf_generate(t, encode_prompt(tok, p), n, d))
         hf_ms.append(ms / len(out))
         exact[0] &= out == refs[p]
 
-    header = (f"{'gamma':>5} {'accept':>7} {'mean_len':>8} {'E[len]':>6} {'tok/call':>8} {'pred':>5} | {'base ms/tok':>11} "
+    header = (f"{'gamma':>5} {'accept':>7} {'alpha':>6} {'mean_len':>8} {'E[len]':>6} {'tok/call':>8} {'pred':>5} "
+              f"{'ovh ms':>6} | {'base ms/tok':>11} "
               f"{'spec ms/tok':>11} {'speedup':>7} | {'HF asst ms/tok':>14} {'HF speedup':>10} {'spec/HF':>7} | exact")
     print()
     print(header)
@@ -150,15 +161,19 @@ def main(argv=None) -> int:
     for g in gammas:
         gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = g, "constant", 0.0
         hf_ms.clear()
+        overhead.clear()
+        round_ms.clear()
         exact[0] = True
         # the pooled counts and ms/token come from the library's sweep (it raises RuntimeError if
         # the greedy speculative output ever differs from target-only decoding)
         (r,) = speedup_sweep(t, d, tok, prompts, n, [g], on_prompt=run_hf)
-        acc, ms, mb = r.acceptance_rate, r.spec_ms_per_token, r.base_ms_per_token
+        a, ms, mb = r.alpha, r.spec_ms_per_token, r.base_ms_per_token
         mh = statistics.mean(hf_ms) if hf_ms else float("nan")
-        rows.append((g, acc, ms, mb, mh))
-        print(f"{g:>5} {acc:>7.3f} {r.mean_acceptance_length:>8.2f} {expected_tokens_per_call(acc, g):>6.2f} "
-              f"{r.tokens_per_target_call:>8.2f} {expected_speedup(acc, g, c):>5.2f} | "
+        ovh = statistics.mean(overhead) if overhead else float("nan")
+        rows.append((g, a, ms, mb, mh, ovh, statistics.mean(round_ms)))
+        print(f"{g:>5} {r.acceptance_rate:>7.3f} {a:>6.3f} {r.mean_acceptance_length:>8.2f} "
+              f"{expected_tokens_per_call(a, g):>6.2f} {r.tokens_per_target_call:>8.2f} {expected_speedup(a, g, c):>5.2f} "
+              f"{ovh:>6.3f} | "
               f"{mb:>11.2f} {ms:>11.2f} {mb / ms:>6.2f}x | {mh:>14.2f} {mb / mh:>9.2f}x {mh / ms:>6.2f}x | "
               f"{'yes' if exact[0] else 'NO'}")
     gc.num_assistant_tokens, gc.num_assistant_tokens_schedule, gc.assistant_confidence_threshold = saved
@@ -168,6 +183,9 @@ def main(argv=None) -> int:
     best = max(rows, key=lambda r: r[3] / r[2])
     print(f"best gamma {best[0]}: speculative_generate {best[3] / best[2]:.2f}x faster than target-only greedy"
           + ("" if args.no_hf else f", {best[4] / best[2]:.2f}x faster than transformers' assisted generation"))
+    print(f"per-round overhead at gamma {best[0]}: {best[5]:.3f} ms of a {best[6]:.2f} ms round "
+          f"({100 * best[5] / best[6]:.1f}%; round time minus drafting and the verification forward pass, "
+          f"measured inside each round)")
     print(f"formula (Leviathan et al. 2023, Thm 3.8) with measured alpha {best[1]:.3f}, c {c:.3f}: "
           f"{expected_speedup(best[1], best[0], c):.2f}x, E[tokens/call] {expected_tokens_per_call(best[1], best[0]):.2f}"
           f" (assumes a verification costs one target step; measured {st['verify_cost'][4]:.2f}x for 5 tokens)")

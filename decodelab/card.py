@@ -9,36 +9,38 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
-from .models import BUNDLED_DIR
+from ._atomic import atomic_write_text
+from ._paths import MODELS_DIR
 
 CARD_PROMPTS = ["대한민국은 민주공화국이다.", "문서를 저장하려면", "표의 셀을 선택한 다음", "데비안 패키지는",
                 "국회는 법률을", "이 대화 상자에서", "글꼴 크기를 바꾸려면", "모든 국민은"]
 
 
 def acceptance_table(pair, gammas=(1, 2, 4, 8), tokens: int = 64) -> list[dict]:
-    """Greedy acceptance rate, mean acceptance length and tokens per target call per gamma,
-    pooled over :data:`CARD_PROMPTS` (``tokens`` new tokens each, EOS ignored), as measured by
-    :func:`decodelab.speculative.speedup_sweep` (without the target-only timing runs).
+    """Greedy acceptance rate, alpha, mean acceptance length and tokens per target call per
+    gamma, pooled over :data:`CARD_PROMPTS` (``tokens`` new tokens each, EOS ignored), as measured
+    by :func:`decodelab.speculative.speedup_sweep` (without the target-only timing runs).
 
-    Returns one dict per gamma: ``gamma``, ``acceptance_rate``, ``mean_acceptance_length``,
-    ``tokens_per_target_call``.
+    Returns one dict per gamma: ``gamma``, ``acceptance_rate``, ``alpha``,
+    ``mean_acceptance_length``, ``tokens_per_target_call``.
     """
     from .speculative import speedup_sweep
 
     rows = speedup_sweep(pair.target, pair.draft, pair.tokenizer, CARD_PROMPTS, tokens, gammas, compare=False)
-    return [{"gamma": r.gamma, "acceptance_rate": r.acceptance_rate, "mean_acceptance_length": r.mean_acceptance_length,
-             "tokens_per_target_call": r.tokens_per_target_call} for r in rows]
+    return [{"gamma": r.gamma, "acceptance_rate": r.acceptance_rate, "alpha": r.alpha,
+             "mean_acceptance_length": r.mean_acceptance_length, "tokens_per_target_call": r.tokens_per_target_call}
+            for r in rows]
 
 
-def write_card(folder: Path = BUNDLED_DIR) -> str:
+def write_card(folder: Path = MODELS_DIR) -> str:
     """Measure and write ``MODEL_CARD.md`` in ``folder``; return its text."""
     import torch
 
     from . import generate
     from .models import load_models
+    from .speculative import expected_tokens_per_call
 
     log = json.loads((folder / "train_log.json").read_text(encoding="utf-8"))
     pair = load_models(folder / "target", folder / "draft")
@@ -49,7 +51,8 @@ def write_card(folder: Path = BUNDLED_DIR) -> str:
     )
     acc = acceptance_table(pair)
     acc_rows = "\n".join(
-        f"| {r['gamma']} | {r['acceptance_rate']:.3f} | {r['mean_acceptance_length']:.2f} | {r['tokens_per_target_call']:.2f} |"
+        f"| {r['gamma']} | {r['acceptance_rate']:.3f} | {r['alpha']:.3f} | {r['mean_acceptance_length']:.2f} | "
+        f"{expected_tokens_per_call(r['alpha'], r['gamma']):.2f} | {r['tokens_per_target_call']:.2f} |"
         for r in acc
     )
     torch.manual_seed(0)
@@ -118,10 +121,13 @@ chosen by the seed).
 ## Greedy acceptance of the draft against the target
 
 `speculative_generate(..., temperature=0)` over {len(CARD_PROMPTS)} prompts x 64 tokens. Acceptance rate =
-accepted / drafted tokens; mean acceptance length = 1 + accepted / drafts (vLLM's definitions).
+accepted / drafted tokens; mean acceptance length = 1 + accepted / drafts (vLLM's definitions). Alpha =
+accepted / evaluated draft positions (a round whose first rejection is at position k evaluated k + 1 of
+them), Leviathan et al.'s per-token acceptance probability; E[len] = (1 - alpha^(gamma+1)) / (1 - alpha)
+is their prediction of the mean acceptance length from it.
 
-| gamma | acceptance rate | mean acceptance length | tokens per target call |
-|---|---|---|---|
+| gamma | acceptance rate | alpha | mean acceptance length | E[len] from alpha | tokens per target call |
+|---|---|---|---|---|---|
 {acc_rows}
 
 ## Sample generations
@@ -134,16 +140,14 @@ Trained on under a million tokens of help-page and legal Korean: text is locally
 incoherent, and often repeats. No safety tuning; it knows no facts worth quoting. Regenerate this card with
 `decodelab card` after retraining.
 """
-    tmp = folder / "MODEL_CARD.md.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, folder / "MODEL_CARD.md")  # atomic: a failed run never leaves half a card
+    atomic_write_text(folder / "MODEL_CARD.md", text)  # a failed run never leaves half a card
     return text
 
 
 def main(argv: list[str] | None = None) -> int:
     """``decodelab card [--folder DIR]``: re-measure and rewrite the model card; returns 0."""
     ap = argparse.ArgumentParser(prog="decodelab card", description="번들 모델의 MODEL_CARD.md를 측정해 다시 씁니다.")
-    ap.add_argument("--folder", type=Path, default=BUNDLED_DIR)
+    ap.add_argument("--folder", type=Path, default=MODELS_DIR)
     args = ap.parse_args(argv)
     print(write_card(args.folder))
     return 0

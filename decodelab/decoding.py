@@ -3,7 +3,7 @@
 Serving a causal language model has two phases (vLLM docs, "disaggregated prefill"; kipp.ly,
 "Transformer Inference Arithmetic"):
 
-* **prefill** (프리필, the seed article's 맥락 처리): the whole prompt goes through the model in one
+* **prefill** (프리필): the whole prompt goes through the model in one
   parallel forward pass, filling the KV cache and giving the distribution of the first new token;
 * **decode** (디코드 단계): one token per forward pass, each pass reading the KV cache of all
   earlier positions and appending one position to it.
@@ -16,14 +16,13 @@ distribution transformers' logits warpers define (:mod:`decodelab.sampling`).
 
 from __future__ import annotations
 
-import functools
-import inspect
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
 
+from ._check import fail, integer
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
 
@@ -52,38 +51,27 @@ class DecodeState:
     input_ids: torch.Tensor
 
 
-@functools.lru_cache(maxsize=None)
-def _cache_kwarg(cls) -> str:
-    """transformers >= 5 names the forward argument ``cache``; 4.x named it ``past_key_values``."""
-    params = inspect.signature(cls.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
-
-
 def new_cache(model):
     """An empty ``transformers.DynamicCache`` for ``model``."""
     from transformers import DynamicCache
 
-    try:
-        return DynamicCache(config=model.config)
-    except TypeError:  # transformers 4.x
-        return DynamicCache()
+    return DynamicCache(config=model.config)
 
 
 def forward(model, input_ids: torch.Tensor, cache=None, logits_to_keep: int = 1) -> torch.Tensor:
-    """One forward pass; returns float32 logits of shape ``(batch, logits_to_keep, vocab)``.
+    """One forward pass; returns float32 logits of shape ``(batch, logits_to_keep, vocab)`` on the
+    model's device (any dtype in memory: bf16/fp16 logits are upcast here).
 
     Args:
-        input_ids: LongTensor ``(batch, new_tokens)``.
+        input_ids: LongTensor ``(batch, new_tokens)``, on any device (moved to the model's).
         cache: a KV cache to read and extend in place, or ``None`` (no cache: attend over
             ``input_ids`` only).
         logits_to_keep: how many trailing positions get logits (0 = all), saving the
             vocabulary projection of positions nobody reads.
     """
-    kwargs = {"use_cache": cache is not None, "logits_to_keep": logits_to_keep}
-    if cache is not None:
-        kwargs[_cache_kwarg(type(model))] = cache
     with torch.inference_mode():
-        out = model(input_ids=input_ids, **kwargs)
+        out = model(input_ids=input_ids.to(model.device), cache=cache, use_cache=cache is not None,
+                    logits_to_keep=logits_to_keep)
     return out.logits.float()
 
 
@@ -98,26 +86,28 @@ def crop_cache(cache, length: int) -> None:
     Used to throw away the keys/values of rejected draft tokens (speculative decoding) or of a
     timing pass. A cache with ``length`` positions or fewer, or ``None``, is left as it is.
     transformers 5.x ``DynamicCache.crop(n)`` takes a NEGATIVE ``n`` = how many positions to
-    remove from the end (a positive value raises there; in 4.x it was the length to keep), so this
-    calls ``crop(length - cache_length(cache))``, which means the same in both versions.
+    remove from the end (a positive value raises there), so this calls
+    ``crop(length - cache_length(cache))``.
 
     Args:
         cache: a ``transformers`` cache (e.g. ``DynamicCache``) or ``None``.
         length: positions to keep, an int >= 0.
 
     Raises:
-        ValueError: ``length`` is negative or not an int.
+        TypeError: ``length`` is not an int.
+        ValueError: ``length`` is negative.
     """
-    if isinstance(length, bool) or int(length) != length or length < 0:
-        raise ValueError(f"length={length!r}: 남길 캐시 위치 수는 0 이상의 정수여야 합니다.")
+    length = integer("length", length, "남길 캐시 위치 수는 0 이상의 정수여야 합니다", "0 이상의 정수", low=0)
     n = cache_length(cache)
     if n > length:
-        cache.crop(int(length) - n)
+        cache.crop(length - n)
 
 
 def context_length(model) -> int | None:
-    """The model's maximum number of positions (``config.max_position_embeddings``), if known."""
-    return getattr(model.config, "max_position_embeddings", None)
+    """The model's maximum number of positions, if its config says (``max_position_embeddings``;
+    GPT-2 configs call it ``n_positions``). The one place the course reads it."""
+    cfg = model.config
+    return getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
 
 
 def prefill(model, input_ids: torch.Tensor, *, use_cache: bool = True) -> DecodeState:
@@ -140,7 +130,7 @@ def prefill(model, input_ids: torch.Tensor, *, use_cache: bool = True) -> Decode
     if ids.dim() == 1:
         ids = ids[None]
     if ids.dim() != 2 or ids.shape[0] != 1 or ids.shape[1] == 0:
-        raise ValueError(f"input_ids의 모양은 (1, S), S >= 1 이어야 합니다 (받은 모양: {tuple(ids.shape)}).")
+        raise fail("input_ids.shape", tuple(ids.shape), "프롬프트 토큰은 한 줄(배치 1)에 1개 이상이어야 합니다", "(1, S), S >= 1")
     cache = new_cache(model) if use_cache else None
     logits = forward(model, ids, cache)[0, -1]
     return DecodeState(cache=cache, position=ids.shape[1], logits=logits, input_ids=ids)
@@ -165,11 +155,10 @@ def decode_step(model, state: DecodeState, token_id: int) -> DecodeState:
             an earlier ``decode_step`` used the same state (branch with ``copy.deepcopy``).
     """
     if state.cache is not None and cache_length(state.cache) != state.position:
-        raise ValueError(
-            f"이 DecodeState는 이미 다음 단계로 진행됐습니다: KV 캐시에 {cache_length(state.cache)} 위치가 있는데 "
-            f"state.position은 {state.position}입니다 (캐시는 제자리에서 자랍니다). 가장 최근 상태를 넘기거나, 한 상태에서 "
-            f"여러 갈래를 시험하려면 먼저 copy.deepcopy(state)로 복사하세요. / stale state: pass the latest state or deepcopy it"
-        )
+        raise fail("state.position", state.position,
+                   f"이 DecodeState는 이미 다음 단계로 진행됐습니다: KV 캐시에 {cache_length(state.cache)} 위치가 있습니다 "
+                   f"(캐시는 제자리에서 자랍니다)",
+                   "가장 최근 상태, 또는 한 상태에서 여러 갈래를 시험하려면 copy.deepcopy(state)로 복사한 상태")
     tok = torch.tensor([[int(token_id)]], dtype=torch.long)
     ids = torch.cat([state.input_ids, tok], dim=1)
     if state.cache is not None:
@@ -267,12 +256,13 @@ def encode_prompt(tokenizer, prompt: str) -> list[int]:
     """Token ids of ``prompt`` (no special tokens added).
 
     Raises:
-        ValueError: empty or whitespace-only prompt, or a prompt that is not a str.
+        TypeError: ``prompt`` is not a str. ValueError: empty or whitespace-only prompt.
     """
+    allowed = '한 글자 이상의 글(str), 예: "모든 국민은"'
     if not isinstance(prompt, str):
-        raise ValueError(f"prompt: 프롬프트는 글(str)이어야 합니다 (받은 것: {type(prompt).__name__}). 예: \"모든 국민은\"")
+        raise fail("prompt", prompt, f"프롬프트는 글(str)이어야 합니다 (받은 것: {type(prompt).__name__})", allowed, TypeError)
     if not prompt.strip():
-        raise ValueError("prompt: 프롬프트가 비어 있습니다. 한 글자 이상의 문장을 넣어 주세요. / prompt must be a non-empty string")
+        raise fail("prompt", prompt, "프롬프트가 비어 있습니다", allowed)
     return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
 
 
@@ -280,47 +270,69 @@ def check_budget(model, n_prompt: int, max_new_tokens: int) -> None:
     """Validate ``max_new_tokens`` and the context length.
 
     Raises:
-        ValueError: ``max_new_tokens`` is not an int >= 1, or prompt + new tokens exceeds the
-            model's context length (``config.max_position_embeddings``).
+        TypeError: ``max_new_tokens`` is not an int. ValueError: it is < 1, or prompt + new tokens
+            exceeds the model's context length (:func:`context_length`).
     """
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens={max_new_tokens!r}: 만들 토큰 수는 1 이상의 정수여야 합니다.")
+    integer("max_new_tokens", max_new_tokens, "만들 토큰 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
     limit = context_length(model)
     if limit is not None and n_prompt + max_new_tokens > limit:
-        raise ValueError(
-            f"max_new_tokens={max_new_tokens}: 프롬프트({n_prompt} 토큰) + 새 토큰({max_new_tokens})이 모델의 "
-            f"맥락 길이 {limit} 토큰을 넘습니다. max_new_tokens를 {max(1, limit - n_prompt)} 이하로 줄이거나 "
-            f"프롬프트를 줄이세요."
-        )
+        raise fail("max_new_tokens", max_new_tokens,
+                   f"프롬프트({n_prompt} 토큰) + 새 토큰이 모델의 맥락 길이(context length) {limit} 토큰을 넘습니다; "
+                   f"max_new_tokens나 프롬프트를 줄이세요", f"{max(1, limit - n_prompt)} 이하")
 
 
 class _Detok:
-    """Incremental detokenizer: the text each new token adds (holds back incomplete UTF-8)."""
+    """Incremental detokenizer: the text each new token adds (holds back incomplete UTF-8).
+
+    It decodes only the tokens since the last point where the text was complete (one earlier
+    token is decoded with them as context, for decoders that treat a first token specially), so
+    a step costs the same at token 1000 as at token 1. The pieces are those of re-decoding all
+    ids at every step (tested). ``tokenizers.decoders.DecodeStream`` was tried in its place: its
+    pieces differ (it holds a whole token back until it is complete, and drops an incomplete
+    tail at the end, so its pieces do not always join to the text), so the course keeps this.
+    """
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
         self.ids: list[int] = []
-        self.text = ""
+        self.start = 0  # ids[:start] decode to complete text, all of it already returned
+        self.shown = ""  # what was returned of the text of ids[start:]
+
+    def _text_since_start(self) -> str:
+        ctx = max(0, self.start - 1)
+        head = self.tokenizer.decode(self.ids[ctx:self.start], skip_special_tokens=True)
+        text = self.tokenizer.decode(self.ids[ctx:], skip_special_tokens=True)
+        return text[len(head):] if text.startswith(head) else text
 
     def push(self, token_id: int, final: bool = False) -> str:
         """Add a token; return the text it completes. Trailing replacement characters (an
         incomplete UTF-8 sequence) are held back until a later token completes them, or until
         ``final`` (then they are emitted as they are, so the pieces always join to the text)."""
         self.ids.append(int(token_id))
-        full = self.tokenizer.decode(self.ids, skip_special_tokens=True)
-        stable = full if final else full.rstrip("\ufffd")
-        if not stable.startswith(self.text):  # cannot happen for byte-level BPE; stay consistent
-            stable = full
-        piece, self.text = stable[len(self.text):], stable
+        window = self._text_since_start()
+        stable = window if final else window.rstrip("\ufffd")
+        if not stable.startswith(self.shown):  # cannot happen for byte-level BPE; stay consistent
+            stable = window
+        piece, self.shown = stable[len(self.shown):], stable
+        if not window.endswith("\ufffd"):  # the text is complete here: start a new window
+            self.start, self.shown = len(self.ids), ""
         return piece
 
 
-def _top(logits: torch.Tensor, cfg: SamplingConfig, tokenizer, k: int) -> list[Candidate]:
+def shown_probabilities(logits: torch.Tensor, cfg: SamplingConfig) -> torch.Tensor:
+    """The distribution the course shows for a step: the one sampled from (after temperature,
+    top-k, top-p), or for greedy settings the softmax of the raw logits (a one-hot vector would
+    hide the runner-up candidates). Same shape as ``logits``."""
+    return torch.softmax(logits.float(), -1) if cfg.greedy else probabilities(logits, cfg)
+
+
+def top_tokens(logits: torch.Tensor, cfg: SamplingConfig, tokenizer, k: int) -> list[Candidate]:
+    """The ``k`` most likely tokens under :func:`shown_probabilities`, highest first (``k <= 0``:
+    none). Used by :class:`Step` and the notebook widgets."""
     if k <= 0:
         return []
-    probs = torch.softmax(logits, -1) if cfg.greedy else probabilities(logits, cfg)
-    values, idx = torch.topk(probs, min(k, probs.shape[-1]))
-    return [Candidate(int(i), tokenizer.decode([int(i)]), float(v)) for v, i in zip(values, idx)]
+    values, idx = torch.topk(shown_probabilities(logits, cfg), min(k, logits.shape[-1]))
+    return [Candidate(int(i), tokenizer.decode([int(i)]), float(v)) for v, i in zip(values.tolist(), idx.tolist())]
 
 
 def eos_ids(model, tokenizer) -> set[int]:
@@ -358,12 +370,11 @@ def stream(
             print(step.piece, end="")
     """
     cfg = SamplingConfig(temperature, top_k, top_p)
-    if isinstance(top_candidates, bool) or not isinstance(top_candidates, int) or top_candidates < 0:
-        raise ValueError(f"top_candidates={top_candidates!r}: 기록할 후보 수는 0 이상의 정수여야 합니다 (기본 5).")
+    n_top = integer("top_candidates", top_candidates, "기록할 후보 수는 0 이상의 정수여야 합니다", "0 이상의 정수, 기본 5", low=0)
     # generate() passes the ids it already has, so the prompt is tokenised once
     ids = encode_prompt(tokenizer, prompt) if _prompt_ids is None else _prompt_ids
     check_budget(model, len(ids), max_new_tokens)
-    gen = make_generator(seed)
+    gen = make_generator(seed, model.device)
     stop = eos_ids(model, tokenizer) if stop_at_eos else set()
     detok = _Detok(tokenizer)
     t0 = time.perf_counter()
@@ -374,7 +385,7 @@ def stream(
             state = decode_step(model, state, tid)
         tid = choose(state.logits, cfg, gen)
         ms = (time.perf_counter() - t0) * 1000.0
-        top = _top(state.logits, cfg, tokenizer, top_candidates)
+        top = top_tokens(state.logits, cfg, tokenizer, n_top)
         last = tid in stop or i == max_new_tokens - 1
         yield Step(i, tid, tokenizer.convert_ids_to_tokens(tid), detok.push(tid, last), ms, state.position, top)
         if tid in stop:
@@ -420,8 +431,9 @@ def generate(
         ``tpot_ms`` (ms; definitions as in vLLM's benchmark), ``e2e_ms``.
 
     Raises:
-        ValueError: empty or non-str prompt, ``max_new_tokens < 1``, ``temperature`` negative or
-            not finite, ``top_k < 1``, ``top_p`` outside (0, 1], ``seed`` not an int >= 0,
+        TypeError: an argument of the wrong type (e.g. a prompt that is not a str).
+        ValueError: empty prompt, ``max_new_tokens < 1``, ``temperature`` negative or not
+            finite, ``top_k < 1``, ``top_p`` outside (0, 1], ``seed < 0``,
             ``top_candidates < 0``, prompt + ``max_new_tokens`` beyond the context length.
     """
     t0 = time.perf_counter()

@@ -12,18 +12,31 @@ implementations:
   vLLM's ``ngram`` method): find the latest earlier occurrence of the last n tokens and propose
   what followed it. It is deterministic, so ``q`` is one-hot at each proposed token
   (``Proposal.q is None``); the rejection rule stays exact with a one-hot ``q``.
-* anything else with the same two methods.
+* anything else that subclasses :class:`Proposer` (``reset`` and ``sync`` have no-op defaults).
+
+:func:`as_proposer` is the one place that turns a ``draft`` argument (a model, a proposer or
+``"ngram"``) into a proposer; :func:`decodelab.speculative.speculative_generate` and
+:func:`decodelab.speculative.measure_costs` both call it.
 
 Why a hand-written forward pass for Llama drafts (:class:`LlamaRunner`)? On a CPU a tiny model's
-forward pass through ``transformers`` costs ~1-2 ms of Python and dispatch overhead while its
-arithmetic takes ~0.05 ms (measured on this course's 2-core machine, see
-``facts/tiny-model-feasibility.md``). Speculative decoding only pays when a draft
+single-token forward pass through ``transformers`` costs 0.45-1.0 ms, a per-call overhead floor
+rather than arithmetic, so the draft/target step ratio c stayed at 0.17-0.23 even with 11x fewer
+parameters (``facts/tiny-model-feasibility.md``, "Speed"; ``decodelab bench speculative`` prints
+both c values live). Speculative decoding only pays when a draft
 step is much cheaper than a target step (c = draft step / target step, Leviathan et al. 2023,
 Sec. 3.4), so the draft runs through a lean re-implementation of the Llama forward pass (the same
 weights, a preallocated KV cache cropped by moving an index) with ~15 tensor operations per
 layer. The target is never run this way: it always uses ``transformers`` (so every output token
-is the target's own, and the comparison with target-only decoding is fair). The draft's
-implementation only changes speed, never the output distribution (see ``speculative.py``).
+is the target's own, and the comparison with target-only decoding is fair). Drafts of any other
+causal-LM architecture (Qwen2, Mistral, Gemma, GPT-2, ...) run through ``transformers``' forward
+pass. The draft's implementation only changes speed, never the output distribution (see
+``speculative.py``).
+
+Vocabularies: a draft may have more or fewer output rows than the target (real pairs that share
+one tokenizer are often padded differently, e.g. Qwen2.5-0.5B 151,936 rows vs Qwen2.5-7B 152,064).
+:class:`DraftModelProposer` drafts from its first ``vocab_size`` rows only (``as_proposer`` passes
+the smaller of the two sizes), so it never proposes an id the target cannot read, and ``q`` has
+that many columns; the verification pads it with zeros to the target's width.
 """
 
 from __future__ import annotations
@@ -37,7 +50,7 @@ import torch
 import torch.nn.functional as F
 
 from .decoding import cache_length, crop_cache, forward, new_cache
-from .models import vocab_size
+from .models import vocab_size as _rows
 from .sampling import SamplingConfig, probabilities
 
 __all__ = [
@@ -46,6 +59,7 @@ __all__ = [
     "NGramProposer",
     "Proposal",
     "Proposer",
+    "as_proposer",
     "common_prefix_length",
 ]
 
@@ -68,7 +82,9 @@ class Proposal:
 
 @runtime_checkable
 class Proposer(Protocol):
-    """The draft side of speculative decoding.
+    """The draft side of speculative decoding. Subclass it and implement :meth:`propose`;
+    :meth:`reset` and :meth:`sync` are no-op hooks by default (as transformers'
+    ``CandidateGenerator.update_candidate_strategy``).
 
     Attributes:
         forward_calls: number of model forward passes made so far (0 for model-free proposers).
@@ -78,15 +94,17 @@ class Proposer(Protocol):
     forward_calls: int
     vocab_size: int | None
 
-    def reset(self) -> None:
-        """Forget all state (KV cache, history) before a new generation."""
-
     def propose(self, ids: list[int], gamma: int, cfg: SamplingConfig,
                 generator: torch.Generator | None = None) -> Proposal:
         """Draft up to ``gamma`` tokens that follow ``ids`` (prompt + tokens accepted so far)."""
+        raise NotImplementedError
 
-    # optional: ``sync(ids)``, called after every verification with the accepted text, lets a
-    # proposer with a cache drop rejected positions at once (DraftModelProposer does).
+    def reset(self) -> None:
+        """Forget all state (KV cache, history) before a new generation. Default: nothing."""
+
+    def sync(self, ids: list[int]) -> None:
+        """Called after every verification with the accepted text ``ids``, so that a proposer
+        with a cache can drop rejected positions at once. Default: nothing."""
 
 
 def common_prefix_length(a: list[int], b: list[int]) -> int:
@@ -128,12 +146,12 @@ def _prepared_weights(model):
     root = cfg.hidden_size ** 0.5
     half = d // 2
     # rotate_half(x) = x @ P with P the signed permutation [x1, x2] -> [-x2, x1]
-    P = torch.zeros(d, d)
-    P[half:, :half] = -torch.eye(half)
-    P[:half, half:] = torch.eye(half)
     with torch.no_grad():
         embed = inner.embed_tokens.weight.detach()
-        dtype = embed.dtype
+        dtype, dev = embed.dtype, embed.device
+        P = torch.zeros(d, d, device=dev)
+        P[half:, :half] = -torch.eye(half, device=dev)
+        P[:half, half:] = torch.eye(half, device=dev)
         layers = []
         for layer in inner.layers:
             a, m = layer.self_attn, layer.mlp
@@ -161,13 +179,13 @@ def _prepared_weights(model):
 
 
 @functools.lru_cache(maxsize=8)
-def _tables(theta: float, d: int, max_len: int, dtype):
+def _tables(theta: float, d: int, max_len: int, dtype, device):
     """RoPE cos/sin ``(max_len, 1, d)`` as transformers computes them (float32, then cast) and a
     causal mask ``(max_len, max_len)``; shared by all runners (never modified)."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
     freqs = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq[None, :]
-    emb = torch.cat([freqs, freqs], dim=-1)
-    causal = torch.ones(max_len, max_len, dtype=torch.bool).tril_()
+    emb = torch.cat([freqs, freqs], dim=-1).to(device)
+    causal = torch.ones(max_len, max_len, dtype=torch.bool, device=device).tril_()
     return emb.cos().to(dtype)[:, None, :], emb.sin().to(dtype)[:, None, :], causal
 
 
@@ -190,11 +208,22 @@ class LlamaRunner:
 
     Only for batch 1, float32/float16/bfloat16 weights on one device, Llama configs with the
     "default" RoPE, no biases and ``pretraining_tp == 1`` (see :meth:`supports`).
+
+    Args:
+        model: a ``LlamaForCausalLM``.
+        max_len: positions to preallocate (default: the model's context); the buffers double
+            when more are needed.
+        vocab_size: logits for the first ``vocab_size`` output rows only (default: all).
+
+    Raises:
+        ValueError: an architecture :meth:`supports` rejects.
     """
 
-    def __init__(self, model, max_len: int | None = None):
+    def __init__(self, model, max_len: int | None = None, vocab_size: int | None = None):
         if not self.supports(model):
-            raise ValueError("LlamaRunner: 이 모델 구조는 지원하지 않습니다 (Llama, 기본 RoPE만). / unsupported architecture")
+            raise ValueError(
+                f"model={type(model).__name__}: LlamaRunner는 기본 RoPE의 Llama 모델만 돌립니다 "
+                f"(허용: LlamaForCausalLM; 다른 구조는 backend='transformers')")
         cfg = model.config
         inner = model.model
         self.n_heads = cfg.num_attention_heads
@@ -203,6 +232,8 @@ class LlamaRunner:
         self.eps = float(cfg.rms_norm_eps)
         self.hidden = cfg.hidden_size
         self.embed, self.layers, self.lm_head = _prepared_weights(model)
+        if vocab_size is not None and vocab_size < self.lm_head.shape[1]:
+            self.lm_head = self.lm_head[:, :vocab_size].contiguous()
         self.dtype, self.device = self.embed.dtype, self.embed.device
         self.theta = float(cfg.rope_parameters["rope_theta"])
         self.kv = torch.zeros(len(self.layers), 2, 1, self.n_kv, 0, self.head_dim, dtype=self.dtype, device=self.device)
@@ -217,7 +248,7 @@ class LlamaRunner:
     def _grow(self, max_len: int) -> None:
         """(Re)allocate the RoPE tables, causal mask and KV buffer for ``max_len`` positions."""
         d = self.head_dim
-        self.cos, self.sin, self.causal = _tables(self.theta, d, max_len, self.dtype)
+        self.cos, self.sin, self.causal = _tables(self.theta, d, max_len, self.dtype, self.device)
         # empty, not zeros: a position is always written before attention reads it
         kv = torch.empty(len(self.layers), 2, 1, self.n_kv, max_len, d, dtype=self.dtype, device=self.device)
         kv[..., : self.length, :] = self.kv[..., : self.length, :]
@@ -301,7 +332,7 @@ class LlamaRunner:
 # proposers
 
 
-class DraftModelProposer:
+class DraftModelProposer(Proposer):
     """A draft model proposing tokens autoregressively, with its own KV cache.
 
     Cache bookkeeping: the proposer remembers the tokens whose keys/values are in its cache
@@ -313,27 +344,33 @@ class DraftModelProposer:
     holds ``len(ids) + gamma - 1`` positions.
 
     Args:
-        model: a ``transformers`` causal LM with the target's vocabulary.
+        model: a ``transformers`` causal LM sharing the target's tokenizer (any architecture).
         backend: ``"auto"`` (lean :class:`LlamaRunner` when the architecture allows, else
-            ``transformers``), ``"lean"`` or ``"transformers"``.
-        max_len: positions to preallocate for the lean backend (default: the model's context).
+            ``transformers``), ``"lean"`` or ``"transformers"``. Both give the same tokens.
+        vocab_size: draft from the first ``vocab_size`` output rows only (default: all rows);
+            :func:`as_proposer` passes ``min(draft rows, target rows)``.
 
     Raises:
         ValueError: unknown ``backend``, or ``"lean"`` for an unsupported architecture.
     """
 
-    def __init__(self, model, *, backend: str = "auto", max_len: int | None = None):
+    def __init__(self, model, *, backend: str = "auto", vocab_size: int | None = None):
         if backend not in ("auto", "lean", "transformers"):
-            raise ValueError(f"backend={backend!r}: 'auto', 'lean', 'transformers' 중 하나를 고르세요.")
+            raise ValueError(f"backend={backend!r}: 초안 모델을 돌릴 방식을 고르세요 (허용: 'auto', 'lean', 'transformers')")
         if backend == "auto":
             backend = "lean" if LlamaRunner.supports(model) else "transformers"
         self.model = model
-        self.backend = backend
-        self.max_len = max_len
-        self.vocab_size = vocab_size(model)
+        self.vocab_size = min(_rows(model), int(vocab_size)) if vocab_size is not None else _rows(model)
         self.forward_calls = 0
-        self._runner = LlamaRunner(model, max_len) if backend == "lean" else None
+        self._runner = LlamaRunner(model, vocab_size=self.vocab_size) if backend == "lean" else None
+        self._device = next(model.parameters()).device
+        self._n_embed = int(model.get_input_embeddings().weight.shape[0])
         self.reset()
+
+    @property
+    def backend(self) -> str:
+        """``"lean"`` (:class:`LlamaRunner`) or ``"transformers"``."""
+        return "transformers" if self._runner is None else "lean"
 
     def reset(self) -> None:
         """Forget the draft's KV cache and its token history before a new generation (the next
@@ -343,13 +380,15 @@ class DraftModelProposer:
         if self._runner is not None:
             self._runner.crop(0)
 
-    # one forward pass over new tokens -> logits of the last position, shape (vocab,)
+    # one forward pass over new tokens -> logits of the last position, shape (vocab_size,)
     def _step(self, new: list[int]) -> torch.Tensor:
         self.forward_calls += 1
         self.history.extend(new)
+        if max(new) >= self._n_embed:  # a token from the target's padded rows: the draft has no
+            new = [t if t < self._n_embed else 0 for t in new]  # embedding for it; any input keeps q valid
         if self._runner is not None:
             return self._runner.forward(new)[0]
-        return forward(self.model, torch.tensor([new]), self._hf_cache)[0, -1]
+        return forward(self.model, torch.tensor([new], device=self._device), self._hf_cache)[0, -1, : self.vocab_size]
 
     def _crop(self, n: int) -> None:
         del self.history[n:]
@@ -375,7 +414,7 @@ class DraftModelProposer:
 
         Greedy (``cfg.greedy``): each token is the draft's argmax, ``q`` is ``None``. Otherwise
         each token is drawn from ``q_i = probabilities(draft_logits_i, cfg)`` and ``q`` is the
-        ``(gamma, vocab)`` stack of those rows, the very tensors that were sampled from.
+        ``(gamma, vocab_size)`` stack of those rows, the very tensors that were sampled from.
         """
         if self._runner is None and self._hf_cache is None:
             self._hf_cache = new_cache(self.model)
@@ -403,7 +442,7 @@ class DraftModelProposer:
         return Proposal(tokens, torch.stack(rows))
 
 
-class NGramProposer:
+class NGramProposer(Proposer):
     """Prompt lookup / n-gram drafting: no model, no forward passes (c ~ 0).
 
     Looks for the most recent earlier occurrence of the last ``n`` tokens of ``ids`` (trying
@@ -412,19 +451,19 @@ class NGramProposer:
     returned ``q`` is ``None`` (one-hot). Acceptance depends entirely on repetition in the text.
 
     Raises:
+        TypeError: ``min_n`` or ``max_n`` not an int.
         ValueError: ``min_n < 1`` or ``max_n < min_n``.
     """
 
     def __init__(self, min_n: int = 1, max_n: int = 3, vocab_size: int | None = None):
+        for name, v in (("min_n", min_n), ("max_n", max_n)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"{name}={v!r}: n-gram 길이는 정수여야 합니다 (허용: 1 이상의 정수)")
         if min_n < 1 or max_n < min_n:
-            raise ValueError(f"min_n={min_n}, max_n={max_n}: 1 <= min_n <= max_n 이어야 합니다.")
-        self.min_n, self.max_n = int(min_n), int(max_n)
+            raise ValueError(f"min_n={min_n}, max_n={max_n}: n-gram 길이 범위가 잘못됐습니다 (허용: 1 <= min_n <= max_n)")
+        self.min_n, self.max_n = min_n, max_n
         self.vocab_size = vocab_size
         self.forward_calls = 0
-
-    def reset(self) -> None:
-        """Nothing to forget: the proposer keeps no state between calls (it searches ``ids``
-        afresh each time). Present for the :class:`Proposer` interface."""
 
     def propose(self, ids: list[int], gamma: int, cfg: SamplingConfig | None = None,
                 generator: torch.Generator | None = None) -> Proposal:
@@ -452,3 +491,37 @@ class NGramProposer:
                     if follow:
                         return Proposal(list(follow), None)
         return Proposal([], None)
+
+
+def as_proposer(draft, target, tokenizer=None) -> Proposer:
+    """The one place that turns a ``draft`` argument into a :class:`Proposer`.
+
+    Args:
+        draft: a ``transformers`` causal LM (-> :class:`DraftModelProposer` over the rows both
+            models have), a :class:`Proposer` (returned as it is), or ``"ngram"`` /
+            ``"prompt_lookup"`` (-> :class:`NGramProposer`).
+        target: the target model (its output rows bound the draft's vocabulary).
+        tokenizer: the shared tokenizer; a draft model with fewer output rows than
+            ``len(tokenizer)`` cannot have been trained with it and is rejected.
+
+    Raises:
+        TypeError: ``draft`` is none of these (e.g. an object with ``propose`` that does not
+            implement the whole :class:`Proposer` interface).
+        ValueError: an unknown string, or a draft model smaller than the tokenizer's vocabulary.
+    """
+    if isinstance(draft, str):
+        if draft in ("ngram", "prompt_lookup"):
+            return NGramProposer(vocab_size=_rows(target))
+        raise ValueError(f"draft={draft!r}: 알 수 없는 초안 이름입니다 (허용: 'ngram', 'prompt_lookup', 모델, Proposer)")
+    if isinstance(draft, Proposer):
+        return draft
+    if hasattr(draft, "get_output_embeddings") and hasattr(draft, "config"):
+        rows = _rows(draft)
+        if tokenizer is not None and rows < len(tokenizer):
+            raise ValueError(
+                f"draft.vocab_size={rows}: 초안 모델의 출력 행 수가 토크나이저 어휘(vocabulary) {len(tokenizer)}개보다 "
+                f"적습니다; 같은 토크나이저로 학습한 초안이 아닙니다 (허용: {len(tokenizer)} 이상, 대상과 같은 토크나이저)")
+        return DraftModelProposer(draft, vocab_size=min(rows, _rows(target)))
+    raise TypeError(
+        f"draft={type(draft).__name__}: 초안은 transformers 인과 언어 모델, Proposer 또는 'ngram'이어야 합니다 "
+        f"(허용: 모델, Proposer를 상속한 객체, 'ngram')")

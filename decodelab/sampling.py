@@ -8,10 +8,11 @@ distribution here is exactly the one ``model.generate(do_sample=True, ...)`` sam
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
+
+from ._check import fail, integer, number
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class SamplingConfig:
             whose probability sums to at least ``top_p`` (nucleus sampling, Holtzman et al. 2020).
 
     Raises:
-        ValueError: with a Korean message naming the parameter and its allowed range.
+        TypeError: a setting of the wrong type. ValueError: a setting outside its range.
     """
 
     temperature: float = 0.0
@@ -33,14 +34,14 @@ class SamplingConfig:
     top_p: float | None = None
 
     def __post_init__(self) -> None:
-        t = self.temperature
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
-            raise ValueError(f"temperature={t!r}: 온도(temperature)는 0 이상의 유한한 수여야 합니다 (0 = 탐욕 디코딩, 보통 0.1~2).")
-        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1):
-            raise ValueError(f"top_k={self.top_k!r}: top_k는 1 이상의 정수이거나 None(끄기)이어야 합니다.")
-        p = self.top_p
-        if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not (0 < p <= 1)):
-            raise ValueError(f"top_p={p!r}: top_p는 (0, 1] 범위의 수이거나 None(끄기)이어야 합니다.")
+        number("temperature", self.temperature, "온도(temperature)는 0 이상의 유한한 수여야 합니다",
+               "0 = 탐욕 디코딩, 보통 0.1~2", low=0.0)
+        if self.top_k is not None:
+            integer("top_k", self.top_k, "top_k는 1 이상의 정수여야 합니다", "1 이상의 정수, None = 끄기", low=1)
+        if self.top_p is not None:
+            why, allowed = "top_p는 (0, 1] 범위의 수여야 합니다", "0 < top_p <= 1, None = 끄기"
+            if not 0 < number("top_p", self.top_p, why, allowed) <= 1:
+                raise fail("top_p", self.top_p, why, allowed)
 
     @property
     def greedy(self) -> bool:
@@ -113,16 +114,16 @@ def choose(logits: torch.Tensor, cfg: SamplingConfig, generator: torch.Generator
     return sample(probabilities(logits, cfg), generator)
 
 
-def make_generator(seed: int | None) -> torch.Generator | None:
-    """A CPU ``torch.Generator`` seeded with ``seed`` (``None`` -> ``None``: torch's global RNG).
+def make_generator(seed: int | None, device: torch.device | str = "cpu") -> torch.Generator | None:
+    """A ``torch.Generator`` on ``device`` seeded with ``seed`` (``None`` -> ``None``: torch's
+    global RNG). Sampling on a GPU needs the generator on the GPU.
 
     Raises:
-        ValueError: ``seed`` is not a non-negative int.
+        TypeError: ``seed`` is not an int. ValueError: ``seed`` is negative.
     """
     if seed is None:
         return None
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed={seed!r}: 시드(seed)는 0 이상의 정수이거나 None이어야 합니다 (예: seed=0).")
-    g = torch.Generator()
-    g.manual_seed(int(seed))
+    seed = integer("seed", seed, "시드(seed)는 0 이상의 정수여야 합니다", "0 이상의 정수 (예: seed=0), None", low=0)
+    g = torch.Generator(device=device)
+    g.manual_seed(seed)
     return g

@@ -10,16 +10,29 @@ Language Model Decoding with Speculative Sampling", arXiv 2302.01318, Algorithm 
    ``gamma`` drafts in ONE forward pass (``logits_to_keep = gamma + 1``), which gives the
    ``gamma + 1`` distributions ``p_1..p_{gamma+1}``;
 3. **accept / reject** — ``d_i`` is accepted with probability ``min(1, p_i(d_i) / q_i(d_i))``; at the
-   first rejection a replacement is drawn from ``norm(max(0, p_i - q_i))`` (the *correction*) and
+   first rejection a replacement is drawn from ``norm(max(0, p_i - q_i))`` (the *recovered* token,
+   vLLM's term) and
    the rest of the draft is thrown away; if all ``gamma`` drafts are accepted, one *bonus* token is
    drawn from ``p_{gamma+1}``. Every round therefore emits between 1 and ``gamma + 1`` tokens, and
    each emitted token is distributed exactly as if it had been sampled from ``p`` alone
    (Leviathan et al. 2023, Appendix A.1; Chen et al. 2023, Theorem 1).
 
 Greedy decoding (temperature 0) is the special case with one-hot ``p`` and ``q``: a draft token is
-accepted iff it equals the target's argmax, and the correction is the target's argmax, so the
+accepted iff it equals the target's argmax, and the recovered token is the target's argmax, so the
 output is token-identical to plain greedy decoding of the target (tested against
-``target.generate(do_sample=False)``).
+``target.generate(do_sample=False)``). That holds up to floating-point numerics: exactly for the
+course's float32 CPU runs; under bf16/fp16 or batched GPU kernels a verification over ``gamma + 1``
+positions may round differently from one-token steps (vLLM docs, "lossless guarantees").
+:func:`verify` is the one verification function for both rules.
+
+Vocabularies: target and draft may have output layers of different sizes when they share one
+tokenizer (padded rows). The draft only proposes ids the target has; the target's distribution is
+never cut (every output token is the target's own), and a draft ``q`` narrower than ``p`` is
+zero-padded (a token the draft cannot produce has ``q = 0``), which keeps the rule exact.
+
+Metrics: one accumulator, :class:`SpecDecodingStats`, with vLLM's counter names, fed once per
+round by ``observe_draft``, gives vLLM's ``acceptance_rate`` and ``mean_acceptance_length`` and
+Leviathan et al.'s per-token acceptance probability ``alpha``.
 
 Cache invariant (documented and tested): after every round the target's KV cache holds
 ``len(prompt) + len(tokens) - 1`` positions — every token so far except the newest, which is fed
@@ -36,15 +49,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+import torch.nn.functional as F
 
-from . import latency as _latency
+from ._check import integer
+# the paper's formulas are defined once, in decodelab.latency (numpy only), and re-exported here
+from .latency import expected_speedup, expected_tokens_per_call, optimal_gamma
 from .decoding import cache_length, check_budget, crop_cache, encode_prompt, eos_ids, forward, prefill, tpot
-from .models import check_same_vocabulary, vocab_size
-from .proposers import DraftModelProposer, NGramProposer, Proposal, Proposer
+from .proposers import Proposal, as_proposer
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
 __all__ = [
     "Round",
+    "SpecDecodingStats",
     "SpeculativeResult",
     "SweepRow",
     "acceptance_probabilities",
@@ -57,70 +73,22 @@ __all__ = [
     "round_pieces",
     "speculative_generate",
     "speedup_sweep",
+    "verify",
     "verify_step",
 ]
 
 
 # --------------------------------------------------------------------------------------------
-# the paper's formulas
-
-
-def expected_tokens_per_call(alpha: float, gamma: int) -> float:
-    """Expected number of tokens one target forward pass produces (Leviathan et al. 2023, Eq. 1).
-
-    ``E[tokens] = (1 - alpha**(gamma + 1)) / (1 - alpha)``, assuming each draft token is accepted
-    independently with probability ``alpha``; it equals ``gamma + 1`` when ``alpha == 1``. This is
-    the *mean acceptance length* vLLM reports (1 + accepted / drafts). A thin wrapper of
-    :func:`decodelab.latency.expected_tokens_per_call` (the one, torch-free implementation).
-
-    Args:
-        alpha: acceptance rate in [0, 1] (``E[sum_x min(p(x), q(x))]`` = 1 - total variation).
-        gamma: draft tokens per round (int >= 1, as ``num_speculative_tokens``).
-
-    Raises:
-        ValueError: ``alpha`` outside [0, 1] or ``gamma`` not an int >= 1.
-    """
-    return _latency.expected_tokens_per_call(alpha, gamma)
-
-
-def expected_speedup(alpha: float, gamma: int, c: float, *, verify_cost: float = 1.0) -> float:
-    """Expected wall-time speedup over target-only decoding (Leviathan et al. 2023, Theorem 3.8).
-
-    ``speedup = (1 - alpha**(gamma + 1)) / ((1 - alpha) * (gamma * c + 1))``: the tokens per round
-    (:func:`expected_tokens_per_call`) divided by the cost of a round in target-step units
-    (``gamma`` draft steps of relative cost ``c`` + one verification, assumed to cost one target
-    step). Example from the paper (Sec. 4 / our facts file ``speculative.md``): alpha 0.75,
-    gamma 7, c 0.02 -> 3.16 (the paper rounds it to 3.2; measured there: 3.4x). A thin wrapper of
-    :func:`decodelab.latency.speculative_speedup` (the one, torch-free implementation).
-
-    Args:
-        alpha: acceptance rate in [0, 1].
-        gamma: draft tokens per round (int >= 1).
-        c: draft step time / target step time (>= 0), e.g. 0.05 for a 20x cheaper draft.
-        verify_cost: time of one verification of ``gamma + 1`` tokens in target-step units. The
-            paper takes 1 (memory-bound decode: reading the weights dominates, however many
-            positions are scored); on a CPU it is measurably above 1 (see :func:`measure_costs`).
-
-    Raises:
-        ValueError: ``alpha`` outside [0, 1], ``gamma`` not an int >= 1, ``c < 0`` or
-            ``verify_cost <= 0``.
-    """
-    return _latency.speculative_speedup(alpha, gamma, c, verify_cost=verify_cost)
-
-
-def optimal_gamma(alpha: float, c: float, max_gamma: int = 16) -> int:
-    """The ``gamma`` in ``1..max_gamma`` that maximises :func:`expected_speedup` (ties: smaller).
-
-    Raises:
-        ValueError: ``alpha`` outside [0, 1], ``c < 0``, or ``max_gamma`` not an int >= 1.
-    """
-    if isinstance(max_gamma, bool) or not isinstance(max_gamma, int) or max_gamma < 1:
-        raise ValueError(f"max_gamma={max_gamma!r}: 살펴볼 최대 초안 토큰 수는 1 이상의 정수여야 합니다.")
-    return max(range(1, max_gamma + 1), key=lambda g: (expected_speedup(alpha, g, c), -g))
-
-
-# --------------------------------------------------------------------------------------------
 # one verification: the rejection rule as a pure function
+
+
+def _same_width(p: torch.Tensor, q: torch.Tensor | None):
+    """``p`` and ``q`` zero-padded to one vocabulary width (a token a model has no row for has
+    probability 0 under it: the draft's padded rows, or the target's)."""
+    if q is None or q.shape[-1] == p.shape[-1]:
+        return p, q
+    v = max(p.shape[-1], q.shape[-1])
+    return F.pad(p, (0, v - p.shape[-1])), F.pad(q, (0, v - q.shape[-1]))
 
 
 def acceptance_probabilities(p: torch.Tensor, q: torch.Tensor | None, tokens: torch.Tensor) -> torch.Tensor:
@@ -128,16 +96,19 @@ def acceptance_probabilities(p: torch.Tensor, q: torch.Tensor | None, tokens: to
 
     Args:
         p: target probabilities, shape ``(>= gamma, vocab)`` (only the first ``gamma`` rows used).
-        q: draft probabilities ``(gamma, vocab)``, or ``None`` for a deterministic draft (one-hot:
-            ``q_i(d_i) = 1``, so the acceptance probability is ``p_i(d_i)``).
+        q: draft probabilities ``(gamma, vocab_q)``, or ``None`` for a deterministic draft
+            (one-hot: ``q_i(d_i) = 1``, so the acceptance probability is ``p_i(d_i)``). A
+            different width is zero-padded to the wider of the two.
         tokens: LongTensor ``(gamma,)`` of draft tokens ``d_i``.
 
     Returns:
         Tensor ``(gamma,)`` in [0, 1]. A token the draft gave probability 0 (it could not have
         drawn it) gets 0, never NaN.
     """
+    p, q = _same_width(p, q)
     g = tokens.shape[0]
-    rows = torch.arange(g)
+    rows = torch.arange(g, device=p.device)
+    tokens = tokens.to(p.device)
     p_d = p[rows, tokens]
     if q is None:
         return p_d.clamp(0.0, 1.0)
@@ -147,13 +118,15 @@ def acceptance_probabilities(p: torch.Tensor, q: torch.Tensor | None, tokens: to
 
 
 def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor | None, token: int | None = None) -> torch.Tensor:
-    """The correction distribution ``norm(max(0, p - q))`` after a rejection (shape ``(vocab,)``).
+    """The distribution of the recovered token, ``norm(max(0, p - q))``, after a rejection
+    (shape ``(vocab,)``, the wider of ``p_row`` and ``q_row``).
 
     ``q_row=None`` means a one-hot draft at ``token``. When ``max(0, p - q)`` is all zeros (p == q,
     where a rejection has probability 0 but float rounding can still produce one) it returns
     ``p_row`` itself, so the result is always a proper distribution, never NaN. It is a plain
     normalisation, not a softmax (a past transformers bug, see ``speculative.md``).
     """
+    p_row, q_row = _same_width(p_row, q_row)
     if q_row is None:
         r = p_row.clone()
         r[int(token)] = 0.0
@@ -166,33 +139,157 @@ def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor | None, token
 
 
 def verify_step(p: torch.Tensor, q: torch.Tensor | None, draft_tokens, generator: torch.Generator | None = None):
-    """One verification with the rejection rule; returns ``(n_accepted, next_token)``.
+    """The sampling rule on probabilities; returns ``(num_accepted, token)`` as :func:`verify`.
 
     Args:
         p: target probabilities ``(gamma + 1, vocab)`` at the draft positions and one beyond.
-        q: draft probabilities ``(gamma, vocab)`` the drafts were drawn from, or ``None``
+        q: draft probabilities ``(gamma, vocab_q)`` the drafts were drawn from, or ``None``
             (deterministic / one-hot draft).
         draft_tokens: ``gamma`` ints ``d_1..d_gamma``.
-        generator: ``torch.Generator`` for the uniforms and the resampling (``None``: global RNG).
+        generator: ``torch.Generator`` on ``p``'s device (``None``: the global RNG).
 
     Returns:
-        ``(k, t)``: the first ``k`` drafts are accepted (0 <= k <= gamma) and ``t`` follows them —
-        drawn from :func:`residual_distribution` of row ``k`` if ``k < gamma`` (the correction),
-        else from ``p[gamma]`` (the bonus token). The emitted tokens ``d_1..d_k, t`` are
-        distributed exactly as ``k + 1`` successive draws from ``p`` (tested by enumeration).
+        ``(k, t)``: the first ``k`` drafts are accepted (0 <= k <= gamma) and ``t`` follows them:
+        the recovered token, drawn from :func:`residual_distribution` of row ``k`` if
+        ``k < gamma``, else the bonus token, drawn from ``p[gamma]``. The emitted tokens
+        ``d_1..d_k, t`` are distributed exactly as ``k + 1`` successive draws from ``p``
+        (Leviathan et al. 2023, App. A.1; tested by enumeration).
     """
     g = len(draft_tokens)
     if g == 0:
         return 0, int(torch.multinomial(p[0], 1, generator=generator))
     toks = torch.as_tensor(draft_tokens, dtype=torch.long)
     a = acceptance_probabilities(p, q, toks)
-    u = torch.rand(g, generator=generator, dtype=a.dtype)
+    u = torch.rand(g, generator=generator, dtype=a.dtype, device=a.device)
     rejected = (u >= a).nonzero()
     if rejected.numel() == 0:
         return g, int(torch.multinomial(p[g], 1, generator=generator))
     k = int(rejected[0, 0])
     r = residual_distribution(p[k], None if q is None else q[k], int(toks[k]))
     return k, int(torch.multinomial(r, 1, generator=generator))
+
+
+def verify(logits: torch.Tensor, draft_tokens: list[int], cfg: SamplingConfig, q: torch.Tensor | None = None,
+           generator: torch.Generator | None = None) -> tuple[int, int]:
+    """One verification, greedy or sampling: how many drafts the target accepts, and its token.
+
+    Args:
+        logits: the target's logits ``(gamma + 1, vocab)`` after the newest token and after each
+            draft (one forward pass over ``[newest] + draft_tokens``).
+        draft_tokens: the ``gamma`` drafted ids.
+        cfg: the sampling settings (the same for target and draft).
+        q: the draft's distributions ``(gamma, vocab_q)``, or ``None`` (one-hot drafts).
+        generator: for the sampling rule (see :func:`verify_step`).
+
+    Returns:
+        ``(k, t)``, ``0 <= k <= gamma``: drafts ``d_1..d_k`` are accepted and ``t`` follows them.
+        Greedy (``cfg.greedy``): ``k`` = the longest prefix equal to the target's argmax after
+        each prefix, ``t`` = the target's argmax after it (recovered if ``k < gamma``, else the
+        bonus); this is :func:`verify_step` with one-hot ``p`` (tested), without drawing random
+        numbers. Sampling: :func:`verify_step` on ``probabilities(logits, cfg)``.
+    """
+    if not cfg.greedy:
+        return verify_step(probabilities(logits, cfg), q, draft_tokens, generator)
+    best = logits.argmax(-1).tolist()
+    k = 0
+    while k < len(draft_tokens) and draft_tokens[k] == best[k]:
+        k += 1
+    return k, best[k]
+
+
+# --------------------------------------------------------------------------------------------
+# the metrics: one accumulator
+
+
+@dataclass
+class SpecDecodingStats:
+    """Counters of speculative decoding, with vLLM's names (``vllm/v1/spec_decode/metrics.py``,
+    ``SpecDecodingStats.observe_draft``), plus what Leviathan et al.'s ``alpha`` needs.
+
+    One instance is fed once per drafting round by :meth:`observe_draft`
+    (:func:`speculative_generate`); :meth:`merge` pools several (:func:`speedup_sweep`).
+
+    Attributes:
+        num_spec_tokens: gamma (length of the per-position lists).
+        num_drafts: drafting rounds (vLLM ``spec_decode_num_drafts``).
+        num_draft_tokens: drafted tokens (``spec_decode_num_draft_tokens``).
+        num_accepted_tokens: accepted drafted tokens (``spec_decode_num_accepted_tokens``).
+        num_accepted_tokens_per_pos: accepted count at draft position 0..gamma-1
+            (``spec_decode_num_accepted_tokens_per_pos``).
+        num_drafts_per_pos: drafts that reached position i (a round drafting fewer than gamma
+            tokens, e.g. the last one, does not reach the later positions).
+        num_evaluated_tokens: draft positions the verification actually decided: a round whose
+            first rejection is at 0-based position k evaluated k + 1 positions; a round with no
+            rejection evaluated all of its accepted drafts.
+    """
+
+    num_spec_tokens: int
+    num_drafts: int = 0
+    num_draft_tokens: int = 0
+    num_accepted_tokens: int = 0
+    num_accepted_tokens_per_pos: list[int] = field(default_factory=list)
+    num_drafts_per_pos: list[int] = field(default_factory=list)
+    num_evaluated_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        for pos in (self.num_accepted_tokens_per_pos, self.num_drafts_per_pos):
+            pos.extend([0] * (self.num_spec_tokens - len(pos)))
+
+    def observe_draft(self, num_draft_tokens: int, num_accepted_tokens: int, rejected: bool | None = None) -> None:
+        """Count one drafting round: ``num_draft_tokens`` drafted, the first
+        ``num_accepted_tokens`` accepted. ``rejected`` says whether the round ended with a
+        rejection (default: ``num_accepted_tokens < num_draft_tokens``; an accepted EOS ends a
+        round early without one)."""
+        if rejected is None:
+            rejected = num_accepted_tokens < num_draft_tokens
+        self.num_drafts += 1
+        self.num_draft_tokens += num_draft_tokens
+        self.num_accepted_tokens += num_accepted_tokens
+        self.num_evaluated_tokens += num_accepted_tokens + int(rejected)
+        for i in range(num_draft_tokens):
+            self.num_drafts_per_pos[i] += 1
+        for i in range(num_accepted_tokens):
+            self.num_accepted_tokens_per_pos[i] += 1
+
+    def merge(self, other: "SpecDecodingStats") -> "SpecDecodingStats":
+        """Add ``other``'s counts to these (pooling, as vLLM sums its counters); returns self."""
+        if other.num_spec_tokens > self.num_spec_tokens:
+            self.num_spec_tokens = other.num_spec_tokens
+            self.__post_init__()
+        self.num_drafts += other.num_drafts
+        self.num_draft_tokens += other.num_draft_tokens
+        self.num_accepted_tokens += other.num_accepted_tokens
+        self.num_evaluated_tokens += other.num_evaluated_tokens
+        for i, (a, n) in enumerate(zip(other.num_accepted_tokens_per_pos, other.num_drafts_per_pos)):
+            self.num_accepted_tokens_per_pos[i] += a
+            self.num_drafts_per_pos[i] += n
+        return self
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Accepted / drafted tokens (vLLM: ``num_accepted_tokens / num_draft_tokens``); 0 if none.
+        Lower than ``alpha`` by construction: drafts after a rejection count as not accepted."""
+        return self.num_accepted_tokens / self.num_draft_tokens if self.num_draft_tokens else 0.0
+
+    @property
+    def mean_acceptance_length(self) -> float:
+        """1 + accepted / drafts (vLLM's mean acceptance length): tokens per drafting round."""
+        return 1.0 + self.num_accepted_tokens / self.num_drafts if self.num_drafts else 1.0
+
+    @property
+    def alpha(self) -> float:
+        """Leviathan et al.'s per-token acceptance probability, estimated as accepted draft
+        positions / draft positions actually evaluated (``num_evaluated_tokens``; the maximum-
+        likelihood estimate when each position is accepted independently with probability
+        alpha). The alpha of ``expected_tokens_per_call(alpha, gamma)``; 0 if nothing drafted."""
+        return self.num_accepted_tokens / self.num_evaluated_tokens if self.num_evaluated_tokens else 0.0
+
+    @property
+    def per_position_acceptance_rate(self) -> list[float]:
+        """Accepted fraction at each draft position (vLLM divides per-position accepted counts
+        by ``num_drafts``; here the denominator is the drafts that reached that position, which
+        is the same when every round drafts ``gamma`` tokens)."""
+        return [a / n if n else 0.0 for a, n in zip(self.num_accepted_tokens_per_pos, self.num_drafts_per_pos)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,14 +304,16 @@ class Round:
         proposed: the drafted tokens (``len`` = this round's gamma; 0 for a plain target step,
             used when only one token is left to generate or a model-free proposer found nothing).
         accepted: how many of them the target accepted (a prefix).
-        token: the correction (``kind == "correction"``), the bonus (``"bonus"``), the plain
+        token: the recovered token (``kind == "recovered"``), the bonus (``"bonus"``), the plain
             target token (``"plain"``), or ``None`` when an accepted EOS ended the round (``"eos"``).
-        kind: ``"correction"``, ``"bonus"``, ``"plain"`` or ``"eos"``.
+        kind: ``"recovered"``, ``"bonus"``, ``"plain"`` or ``"eos"``.
         emitted: the tokens this round added to the output (``proposed[:accepted]`` + ``token``).
         draft_ms: wall time of drafting, ms. verify_ms: the target's forward pass plus the
             accept/reject decisions and cache cropping, ms.
         target_cache_len: positions in the target's KV cache after the round, read from the
             cache itself (the invariant: prompt + tokens so far - 1).
+        verify_forward_ms: the target's verification forward pass alone, ms (``verify_ms`` minus
+            it is the round's own work: accepting, cropping the caches).
     """
 
     proposed: list[int]
@@ -225,6 +324,11 @@ class Round:
     draft_ms: float
     verify_ms: float
     target_cache_len: int
+    verify_forward_ms: float = 0.0
+
+
+def _from_stats(name: str) -> property:
+    return property(lambda self: getattr(self.stats, name), doc=f"``stats.{name}`` (:class:`SpecDecodingStats`).")
 
 
 @dataclass
@@ -236,12 +340,10 @@ class SpeculativeResult:
         rounds: one :class:`Round` per target verification (the first token, from the target's
             prefill, is not a round).
         gamma: ``num_speculative_tokens`` as used: capped at ``max(1, max_new_tokens - 1)``.
-        num_drafts: rounds that drafted at least one token (vLLM ``spec_decode_num_drafts``).
-        num_draft_tokens: drafted tokens (``spec_decode_num_draft_tokens``).
-        num_accepted_tokens: accepted drafted tokens (``spec_decode_num_accepted_tokens``).
-        num_accepted_tokens_per_pos: accepted count at draft position 0..gamma-1
-            (``spec_decode_num_accepted_tokens_per_pos``).
-        num_drafts_per_pos: how many drafts reached position i (denominator per position).
+        stats: the counters (:class:`SpecDecodingStats`); ``num_drafts``, ``num_draft_tokens``,
+            ``num_accepted_tokens``, ``num_accepted_tokens_per_pos``, ``num_drafts_per_pos``,
+            ``acceptance_rate``, ``mean_acceptance_length``, ``alpha`` and
+            ``per_position_acceptance_rate`` read through to it.
         target_forward_calls: target forward passes (prefill + one per round).
         draft_forward_calls: draft forward passes (0 for a model-free proposer).
         ttft_ms: tokenisation + target prefill + first token (draft prefill is in round 1;
@@ -254,6 +356,7 @@ class SpeculativeResult:
             ``len(itl_ms) == len(rounds)`` (not ``n - 1``) and ``sum(itl_ms) ~= e2e_ms - ttft_ms``.
         draft_ms / verify_ms: sums over rounds.
         stopped_by: ``"eos"`` or ``"max_new_tokens"``.
+        temperature: the sampling temperature used (0 = greedy).
     """
 
     prompt_ids: list[int]
@@ -261,11 +364,7 @@ class SpeculativeResult:
     text: str
     rounds: list[Round]
     gamma: int
-    num_drafts: int
-    num_draft_tokens: int
-    num_accepted_tokens: int
-    num_accepted_tokens_per_pos: list[int]
-    num_drafts_per_pos: list[int]
+    stats: SpecDecodingStats
     target_forward_calls: int
     draft_forward_calls: int
     ttft_ms: float
@@ -276,24 +375,16 @@ class SpeculativeResult:
     stopped_by: str
     itl_ms: list[float] = field(default_factory=list)
     temperature: float = 0.0
-    extra: dict = field(default_factory=dict)
 
-    @property
-    def acceptance_rate(self) -> float:
-        """Accepted / drafted tokens (vLLM: ``num_accepted_tokens / num_draft_tokens``); 0 if none."""
-        return self.num_accepted_tokens / self.num_draft_tokens if self.num_draft_tokens else 0.0
-
-    @property
-    def mean_acceptance_length(self) -> float:
-        """1 + accepted / drafts (vLLM's mean acceptance length): tokens per drafting round."""
-        return 1.0 + self.num_accepted_tokens / self.num_drafts if self.num_drafts else 1.0
-
-    @property
-    def per_position_acceptance_rate(self) -> list[float]:
-        """Accepted fraction at each draft position (vLLM divides per-position accepted counts
-        by ``num_drafts``; here the denominator is the drafts that reached that position, which
-        is the same when every round drafts ``gamma`` tokens)."""
-        return [a / n if n else 0.0 for a, n in zip(self.num_accepted_tokens_per_pos, self.num_drafts_per_pos)]
+    num_drafts = _from_stats("num_drafts")
+    num_draft_tokens = _from_stats("num_draft_tokens")
+    num_accepted_tokens = _from_stats("num_accepted_tokens")
+    num_accepted_tokens_per_pos = _from_stats("num_accepted_tokens_per_pos")
+    num_drafts_per_pos = _from_stats("num_drafts_per_pos")
+    acceptance_rate = _from_stats("acceptance_rate")
+    mean_acceptance_length = _from_stats("mean_acceptance_length")
+    alpha = _from_stats("alpha")
+    per_position_acceptance_rate = _from_stats("per_position_acceptance_rate")
 
     @property
     def tokens_per_target_call(self) -> float:
@@ -307,31 +398,34 @@ class SpeculativeResult:
 
 
 def _check_gamma(gamma) -> int:
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
-        raise ValueError(
-            f"num_speculative_tokens={gamma!r}: 초안 토큰 수(gamma)는 1 이상의 정수여야 합니다 "
-            f"(예: 4). 초안 없이 생성하려면 decodelab.generate를 쓰세요."
-        )
-    return gamma
+    return integer("num_speculative_tokens", gamma,
+                   "초안 토큰 수(gamma)는 1 이상의 정수여야 합니다; 초안 없이 생성하려면 decodelab.generate를 쓰세요",
+                   "1 이상의 정수, 예: 4", low=1)
 
 
-def _as_proposer(target, draft, tokenizer, max_len: int) -> Proposer:
-    if isinstance(draft, str):
-        if draft in ("ngram", "prompt_lookup"):
-            return NGramProposer(vocab_size=vocab_size(target))
-        raise ValueError(f"draft={draft!r}: 모델 객체, Proposer, 또는 'ngram' 중 하나를 주세요.")
-    if hasattr(draft, "propose") and hasattr(draft, "reset"):
-        vs = getattr(draft, "vocab_size", None)
-        if vs is not None and vs != vocab_size(target):
-            raise ValueError(
-                f"초안(proposer)의 어휘 크기 {vs}가 대상 모델의 {vocab_size(target)}와 다릅니다. "
-                f"같은 토크나이저를 쓰는 초안을 주세요. / proposer vocabulary differs from the target's"
-            )
-        return draft
-    if not hasattr(draft, "get_output_embeddings"):
-        raise TypeError(f"draft: transformers 인과 언어 모델이나 Proposer가 필요합니다 (받은 것: {type(draft).__name__}).")
-    check_same_vocabulary(target, draft, tokenizer)
-    return DraftModelProposer(draft, max_len=max_len)
+def _cut_at_eos(drafted: list[int], k: int, token: int | None, stop: set[int]):
+    """An accepted EOS ends the output right there: no recovered or bonus token after it."""
+    for j in range(k):
+        if drafted[j] in stop:
+            return j + 1, None
+    return k, token
+
+
+class _Clock:
+    """The loop's timing, kept beside the algorithm: ms since the start on a clock that stops
+    while ``on_round`` runs (its time is the caller's, not decoding's)."""
+
+    def __init__(self, already_s: float = 0.0):
+        self.start = time.perf_counter() - already_s
+        self.paused = 0.0
+
+    def ms(self, t: float | None = None) -> float:
+        return ((time.perf_counter() if t is None else t) - self.start - self.paused) * 1000.0
+
+    def call_paused(self, fn, *args) -> None:
+        t = time.perf_counter()
+        fn(*args)
+        self.paused += time.perf_counter() - t
 
 
 def speculative_generate(
@@ -352,34 +446,38 @@ def speculative_generate(
     """Generate with speculative decoding: draft ``gamma`` tokens, verify them in one target pass.
 
     Args:
-        target: the 대상 모델 (a ``transformers`` causal LM); every output token is its own.
-        draft: the 초안 모델 (a causal LM with the same vocabulary), or any
-            :class:`decodelab.proposers.Proposer` (e.g. ``NGramProposer()``), or ``"ngram"``.
+        target: the 대상 모델 (a ``transformers`` causal LM of any architecture); every output
+            token is its own.
+        draft: the 초안 모델 (a causal LM sharing the target's tokenizer; its output layer may
+            be larger or smaller), any :class:`decodelab.proposers.Proposer` (e.g.
+            ``NGramProposer()``), or ``"ngram"`` (see :func:`decodelab.proposers.as_proposer`).
         tokenizer: the shared tokenizer.
         prompt: non-empty text.
         max_new_tokens: int >= 1; the output has exactly this many tokens unless EOS comes first.
         num_speculative_tokens: gamma, draft tokens per round (int >= 1). The last rounds draft
-            fewer so that drafts + the correction/bonus never pass ``max_new_tokens``.
+            fewer so that drafts + the recovered/bonus token never pass ``max_new_tokens``.
         temperature, top_k, top_p: as in :func:`decodelab.generate`, applied identically to the
             target's ``p`` and the draft's ``q`` (one :class:`~decodelab.sampling.SamplingConfig`).
             Temperature 0 = greedy: output identical to ``decodelab.generate`` and
-            ``target.generate(do_sample=False)``.
+            ``target.generate(do_sample=False)`` (up to numerics, see the module docstring).
         seed: seed of the ``torch.Generator`` used for drafting, accepting and resampling.
         stop_at_eos: stop right after an EOS token, also when it is an accepted draft token
-            inside a block (no correction or bonus follows it).
+            inside a block (no recovered or bonus token follows it).
         on_round: called after each round with the :class:`Round` and the target's KV cache
             (for inspection and live display; do not modify the cache). Time spent in it is
             excluded from the timings.
 
     Returns:
-        :class:`SpeculativeResult`: ``token_ids``, ``text``, ``rounds`` and vLLM-named metrics
-        (``acceptance_rate``, ``mean_acceptance_length``, ``per_position_acceptance_rate``,
-        ``target_forward_calls``, ``draft_forward_calls``), ``ttft_ms``, ``tpot_ms``, ``itl_ms``
-        (one gap per round) and ``e2e_ms`` (ms).
+        :class:`SpeculativeResult`: ``token_ids``, ``text``, ``rounds``, the counters
+        (``stats``; ``acceptance_rate``, ``mean_acceptance_length``, ``alpha``,
+        ``per_position_acceptance_rate``), ``target_forward_calls``, ``draft_forward_calls``,
+        ``ttft_ms``, ``tpot_ms``, ``itl_ms`` (one gap per round) and ``e2e_ms`` (ms).
 
     Raises:
-        ValueError: ``num_speculative_tokens < 1``, draft/target vocabularies differ, empty
-            prompt, bad ``max_new_tokens`` / sampling settings, or the context would overflow.
+        TypeError: an argument of the wrong type (e.g. ``draft`` neither a model, a proposer
+            nor ``"ngram"``).
+        ValueError: ``num_speculative_tokens < 1``, empty prompt, bad ``max_new_tokens`` /
+            sampling settings, or the context would overflow.
     """
     gamma = _check_gamma(num_speculative_tokens)
     cfg = SamplingConfig(temperature, top_k, top_p)
@@ -387,119 +485,74 @@ def speculative_generate(
     prompt_ids = encode_prompt(tokenizer, prompt)
     tokenize_s = time.perf_counter() - t0
     check_budget(target, len(prompt_ids), max_new_tokens)
-    # a round never drafts more than max_new_tokens - 1 tokens (one target token always follows),
-    # so a larger gamma only costs memory: size buffers and per-position counters by what is usable
+    # a round never drafts more than max_new_tokens - 1 tokens (one target token always follows)
     gamma = min(gamma, max(1, max_new_tokens - 1))
     # setup, not timed: building the proposer (e.g. preparing a LlamaRunner's weights) is not part
     # of answering this prompt; the clock starts after it, with the tokenisation time added back
-    proposer = _as_proposer(target, draft, tokenizer, len(prompt_ids) + max_new_tokens + gamma + 1)
+    proposer = as_proposer(draft, target, tokenizer)
     proposer.reset()
-    t_start = time.perf_counter() - tokenize_s
-    sync = getattr(proposer, "sync", None)
+    clock = _Clock(tokenize_s)
     calls0 = proposer.forward_calls
-    gen = make_generator(seed)
+    gen = make_generator(seed, target.device)
     stop = eos_ids(target, tokenizer) if stop_at_eos else set()
-    greedy = cfg.greedy
+    stats = SpecDecodingStats(gamma)
+    rounds: list[Round] = []
+    itl: list[float] = []
 
     # prefill: the target's first token (TTFT), exactly as in decodelab.generate
     state = prefill(target, torch.tensor([prompt_ids]))
     cache = state.cache
-    first = choose(state.logits, cfg, gen)
-    ids = prompt_ids + [first]  # everything so far; the cache holds all but ids[-1]
-    out = [first]
-    ttft = (time.perf_counter() - t_start) * 1000.0
-    rounds: list[Round] = []
-    acc_pos = [0] * gamma
-    drafts_pos = [0] * gamma
-    n_drafts = n_draft_tokens = n_accepted = 0
-    target_calls = 1
-    stopped_by = "eos" if first in stop else "max_new_tokens"
-    draft_ms_total = verify_ms_total = 0.0
-    paused = 0.0  # seconds spent in on_round, excluded from e2e
-    itl: list[float] = []
-    last_emit = ttft  # ms on the clock that excludes `paused`
+    out = [choose(state.logits, cfg, gen)]
+    ids = prompt_ids + out  # everything so far; the target's cache holds all but ids[-1]
+    ttft = last_emit = clock.ms()
 
-    while stopped_by != "eos" and len(out) < max_new_tokens:
-        remaining = max_new_tokens - len(out)
-        g = min(gamma, remaining - 1)  # drafts + 1 target token never pass max_new_tokens
+    while out[-1] not in stop and len(out) < max_new_tokens:
+        # --- one round: draft, verify in one target pass, keep the accepted prefix ---
         t0 = time.perf_counter()
-        prop = proposer.propose(ids, g, cfg, gen) if g > 0 else Proposal([], None)
+        g = min(gamma, max_new_tokens - len(out) - 1)  # drafts + 1 target token fit the budget
+        prop = proposer.propose(ids, g, cfg, gen) if g > 0 else Proposal([])
         drafted = prop.tokens[:g]
-        g = len(drafted)
         t1 = time.perf_counter()
-
-        # verification: the newest token + all drafts in ONE target forward pass
-        logits = forward(target, torch.tensor([[ids[-1]] + drafted]), cache, logits_to_keep=g + 1)[0]
-        target_calls += 1
-        if greedy:
-            best = logits.argmax(-1).tolist()  # target's argmax after each prefix, g + 1 values
-            k = 0
-            while k < g and drafted[k] == best[k]:
-                k += 1
-            token = best[k]
-        else:
-            p = probabilities(logits, cfg)
-            q = None if prop.q is None else prop.q[:g]
-            k, token = verify_step(p, q, drafted, gen)
-        kind = "plain" if g == 0 else ("bonus" if k == g else "correction")
-        # an accepted EOS ends the output right there: no correction / bonus after it
-        for j in range(k):
-            if drafted[j] in stop:
-                k, token, kind = j + 1, None, "eos"
-                break
+        logits = forward(target, torch.tensor([[ids[-1]] + drafted]), cache, logits_to_keep=len(drafted) + 1)[0]
+        t_fwd = time.perf_counter()
+        k, token = verify(logits, drafted, cfg, prop.q, gen)
+        k, token = _cut_at_eos(drafted, k, token, stop)
         emitted = drafted[:k] + ([] if token is None else [token])
-        # crop: the cache holds ids + drafted (len(ids) + g positions); keep all accepted
-        # positions but the newest token's: len(ids) - 1 + len(emitted)
-        crop_cache(cache, len(ids) - 1 + len(emitted))
+        crop_cache(cache, len(ids) - 1 + len(emitted))  # drop rejected drafts; the newest is fed next round
         ids.extend(emitted)
-        if sync is not None:
-            sync(ids)  # the draft drops its rejected positions too
+        out.extend(emitted)
+        proposer.sync(ids)
         t2 = time.perf_counter()
-        emit = (t2 - t_start - paused) * 1000.0  # this round's chunk is out
+
+        # --- counting, beside the algorithm ---
+        kind = "plain" if not drafted else "eos" if token is None else "bonus" if k == len(drafted) else "recovered"
+        if drafted:
+            stats.observe_draft(len(drafted), k, rejected=kind == "recovered")
+        rnd = Round(drafted, k, token, kind, emitted, (t1 - t0) * 1000.0, (t2 - t1) * 1000.0, cache_length(cache),
+                    (t_fwd - t1) * 1000.0)
+        rounds.append(rnd)
+        emit = clock.ms(t2)
         itl.append(emit - last_emit)
         last_emit = emit
-
-        if g > 0:
-            n_drafts += 1
-            n_draft_tokens += g
-            n_accepted += k
-            for i in range(g):
-                drafts_pos[i] += 1
-            for i in range(k):
-                acc_pos[i] += 1
-        out.extend(emitted)
-        rnd = Round(drafted, k, token, kind, emitted, (t1 - t0) * 1000.0, (t2 - t1) * 1000.0, cache_length(cache))
-        rounds.append(rnd)
-        draft_ms_total += (t1 - t0) * 1000.0
-        verify_ms_total += (t2 - t1) * 1000.0
-        if kind == "eos" or (token is not None and token in stop):
-            stopped_by = "eos"
         if on_round is not None:
-            t3 = time.perf_counter()
-            on_round(rnd, cache)
-            paused += time.perf_counter() - t3
+            clock.call_paused(on_round, rnd, cache)
 
     e2e = last_emit  # E2E ends when the last token is out (vLLM); e2e - ttft = sum(itl), up to rounding
-    n = len(out)
     return SpeculativeResult(
         prompt_ids=prompt_ids,
         token_ids=out,
         text=tokenizer.decode(out, skip_special_tokens=True),
         rounds=rounds,
         gamma=gamma,
-        num_drafts=n_drafts,
-        num_draft_tokens=n_draft_tokens,
-        num_accepted_tokens=n_accepted,
-        num_accepted_tokens_per_pos=acc_pos,
-        num_drafts_per_pos=drafts_pos,
-        target_forward_calls=target_calls,
+        stats=stats,
+        target_forward_calls=1 + len(rounds),
         draft_forward_calls=proposer.forward_calls - calls0,
         ttft_ms=ttft,
-        tpot_ms=tpot(e2e, ttft, n),
+        tpot_ms=tpot(e2e, ttft, len(out)),
         e2e_ms=e2e,
-        draft_ms=draft_ms_total,
-        verify_ms=verify_ms_total,
-        stopped_by=stopped_by,
+        draft_ms=sum(r.draft_ms for r in rounds),
+        verify_ms=sum(r.verify_ms for r in rounds),
+        stopped_by="eos" if out[-1] in stop else "max_new_tokens",
         itl_ms=itl,
         temperature=float(temperature),
     )
@@ -509,19 +562,16 @@ def round_pieces(result: SpeculativeResult, tokenizer) -> list[dict]:
     """Round-by-round token texts for display (used by the notebook's HTML view).
 
     Returns one dict per round: ``{"round": i, "tokens": [(text, status), ...]}`` where status is
-    ``"accepted"``, ``"rejected"`` (drafted but thrown away), ``"corrected"``, ``"bonus"``,
+    ``"accepted"``, ``"rejected"`` (drafted but thrown away), ``"recovered"``, ``"bonus"``,
     ``"plain"``; texts are each token's own string (byte-level pieces decoded one by one).
     """
     out = []
     for i, r in enumerate(result.rounds, start=1):
-        toks = []
-        for j, t in enumerate(r.proposed):
-            toks.append((t, "accepted" if j < r.accepted else "rejected"))
+        toks = [(t, "accepted" if j < r.accepted else "rejected") for j, t in enumerate(r.proposed)]
         if r.token is not None:
-            toks.append((r.token, {"correction": "corrected", "bonus": "bonus", "plain": "plain"}[r.kind]))
+            toks.append((r.token, r.kind))
         out.append({"round": i, "tokens": [(tokenizer.decode([t]), s) for t, s in toks]})
     return out
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -533,13 +583,20 @@ def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: i
 
     Returns a dict with ``target_step_ms`` (one target decode step, 1 token), ``verify_ms``
     (``{gamma: ms}`` for one verification of ``gamma + 1`` tokens), ``verify_cost``
-    (``{gamma: verify_ms / target_step_ms}``), ``draft_step_ms`` (one draft forward pass as
-    :func:`speculative_generate` runs it, or as ``draft`` runs it if it is a proposer) and ``c`` =
-    draft step / target step (Leviathan et al. 2023, Sec. 3.4).
+    (``{gamma: verify_ms / target_step_ms}``), ``draft_step_ms`` (one drafted token as
+    :func:`speculative_generate` drafts it: one forward pass of a draft model, ~0 for prompt
+    lookup) and ``c`` = draft step / target step (Leviathan et al. 2023, Sec. 3.4).
+
+    Args:
+        draft: anything :func:`speculative_generate` accepts (a model, a proposer, ``"ngram"``).
+
+    Raises:
+        TypeError / ValueError: as :func:`speculative_generate` (``draft``, ``prompt``).
     """
     import statistics
 
     ids = encode_prompt(tokenizer, prompt)
+    prop = as_proposer(draft, target, tokenizer)
     cache = prefill(target, torch.tensor([ids])).cache
     inputs = {n: torch.tensor([[ids[-1]] * n]) for n in [1] + [int(g) + 1 for g in gammas]}
 
@@ -550,15 +607,16 @@ def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: i
         crop_cache(cache, len(ids))
         return ms
 
-    prop = DraftModelProposer(draft) if hasattr(draft, "get_output_embeddings") else draft
     cfg = SamplingConfig(0.0)
     prop.reset()
     prop.propose(ids, 1, cfg)
 
-    def draft_pass():  # the last token is re-fed: exactly one draft forward pass
+    def draft_pass():  # a model draft re-feeds the last token: exactly one forward pass
         t0 = time.perf_counter()
         prop.propose(ids, 1, cfg)
-        return (time.perf_counter() - t0) * 1000.0
+        ms = (time.perf_counter() - t0) * 1000.0
+        prop.sync(ids)
+        return ms
 
     # interleaved, so that a change of load on the machine hits every measurement alike
     times: dict[int, list[float]] = {n: [] for n in inputs}
@@ -587,6 +645,9 @@ class SweepRow:
         spec_ms_per_token: mean over prompts of speculative ``e2e_ms / tokens``, ms.
         base_ms_per_token: the same for target-only greedy decoding, ms (``nan`` when the sweep
             ran with ``compare=False``).
+        alpha: Leviathan et al.'s per-token acceptance probability, accepted / evaluated draft
+            positions summed over prompts (:attr:`SpecDecodingStats.alpha`).
+        stats: the pooled counters (:class:`SpecDecodingStats`).
     """
 
     gamma: int
@@ -595,6 +656,8 @@ class SweepRow:
     tokens_per_target_call: float
     spec_ms_per_token: float
     base_ms_per_token: float
+    alpha: float = float("nan")
+    stats: SpecDecodingStats | None = None
 
     @property
     def speedup(self) -> float:
@@ -610,8 +673,9 @@ def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas
     For each gamma and each prompt it runs target-only greedy decoding (:func:`decodelab.generate`,
     if ``compare``) and then greedy :func:`speculative_generate` with ``num_speculative_tokens =
     gamma``, alternately, so that load changes hit both; EOS is ignored so both make
-    ``max_new_tokens`` tokens. Counts are pooled over the prompts (acceptance rate = all accepted /
-    all drafted tokens, as vLLM sums its counters); ms per token = ``e2e_ms / tokens``
+    ``max_new_tokens`` tokens. Counts are pooled over the prompts in one
+    :class:`SpecDecodingStats` (acceptance rate = all accepted / all drafted tokens, as vLLM sums
+    its counters; alpha likewise); ms per token = ``e2e_ms / tokens``
     (tokenisation + prefill + decoding), averaged over prompts. This is the one pooling loop the
     notebook, ``decodelab card`` and ``benchmarks/bench_speculative.py`` share.
 
@@ -638,7 +702,8 @@ def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas
     rows = []
     for g in gammas:
         base = spec = 0.0
-        drafted = accepted = drafts = calls = tokens = 0
+        calls = tokens = 0
+        stats = SpecDecodingStats(int(g))
         for p in prompts:
             r0 = None
             if compare:
@@ -648,13 +713,10 @@ def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas
                                       stop_at_eos=False)
             if r0 is not None and r1.token_ids != r0.token_ids:
                 raise RuntimeError(
-                    f"gamma={g}, prompt={p!r}: 탐욕 투기적 디코딩의 출력이 대상 모델만의 출력과 다릅니다 (버그). "
-                    f"/ greedy speculative output differs from target-only output"
-                )
+                    f"gamma={g}, prompt={p!r}: 탐욕 투기적 디코딩의 출력이 대상 모델만의 출력과 다릅니다 "
+                    f"(버그이거나, bf16/fp16처럼 검증 패스의 반올림이 한 토큰씩과 다른 수치 형식)")
             spec += r1.e2e_ms / len(r1.token_ids)
-            drafted += r1.num_draft_tokens
-            accepted += r1.num_accepted_tokens
-            drafts += r1.num_drafts
+            stats.merge(r1.stats)
             calls += r1.target_forward_calls
             tokens += len(r1.token_ids)
             if on_prompt is not None:
@@ -662,11 +724,13 @@ def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas
         k = len(prompts)
         rows.append(SweepRow(
             gamma=int(g),
-            acceptance_rate=accepted / drafted if drafted else 0.0,
-            mean_acceptance_length=1.0 + accepted / drafts if drafts else 1.0,
+            acceptance_rate=stats.acceptance_rate,
+            mean_acceptance_length=stats.mean_acceptance_length,
             tokens_per_target_call=tokens / calls,
             spec_ms_per_token=spec / k,
             base_ms_per_token=base / k if compare else float("nan"),
+            alpha=stats.alpha,
+            stats=stats,
         ))
     return rows
 
@@ -677,7 +741,7 @@ def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000
 
     * target-only: ``n`` draws from ``p`` (the target's warped distribution);
     * speculative (gamma 1): ``n`` times, the draft draws ``d ~ q`` and :func:`verify_step` accepts
-      it or replaces it with a correction; the emitted token is recorded.
+      it or replaces it with a recovered token; the emitted token is recorded.
 
     Returns ``{"p", "q"}`` (float tensors ``(vocab,)``), ``{"target_counts", "spec_counts"}``
     (LongTensors ``(vocab,)``), ``"accept_rate"`` (fraction of accepted drafts), the binning used
@@ -693,16 +757,17 @@ def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000
     """
     cfg = SamplingConfig(temperature, top_k, top_p)
     if cfg.greedy:
-        raise ValueError("temperature=0: 샘플링 실험에는 temperature > 0 이 필요합니다.")
+        raise ValueError("temperature=0: 샘플링 실험에는 0보다 큰 온도가 필요합니다 (허용: temperature > 0)")
     ids = encode_prompt(tokenizer, prompt)
     p = probabilities(prefill(target, torch.tensor([ids])).logits, cfg)
-    q = probabilities(prefill(draft, torch.tensor([ids])).logits, cfg)
-    gen = make_generator(seed)
+    q = probabilities(prefill(draft, torch.tensor([ids])).logits[: p.shape[-1]], cfg)
+    p, q = _same_width(p, q)  # a draft with fewer rows gives the missing tokens probability 0
+    gen = make_generator(seed, p.device)
     target_samples = torch.multinomial(p, n, replacement=True, generator=gen)
     drafts = torch.multinomial(q, n, replacement=True, generator=gen)
     p2 = torch.stack([p, p])  # the second row (bonus) is never looked at: only the first token counts
     q1 = q[None]
-    spec = torch.empty(n, dtype=torch.long)
+    spec = torch.empty(n, dtype=torch.long, device=p.device)
     acc = 0
     for i in range(n):
         d = int(drafts[i])

@@ -48,10 +48,13 @@ import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ._atomic import atomic_write_bytes, atomic_write_text
+from ._paths import MODELS_DIR
+
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
-#: Where the bundled models live inside the package.
-ASSETS = Path(__file__).resolve().parent / "assets" / "models"
+#: Where the bundled models live inside the package (kept as a name: tests and scripts use it).
+ASSETS = MODELS_DIR
 #: Default ``--out``: a new folder in the current directory (never the bundled models).
 DEFAULT_OUT = Path("decodelab-models")
 #: Debian packages of the corpus, downloaded with ``apt-get download``.
@@ -274,7 +277,7 @@ def train_tokenizer(texts: list[str], vocab_size: int, out_dir: Path):
         tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
         model_max_length=1 << 30,
     )
-    fast.save_pretrained(str(out_dir))
+    _save_atomic(fast, out_dir)
     return fast
 
 
@@ -408,11 +411,22 @@ def distill_draft(cfg: TrainConfig, tokenizer, target, train_ids, log: list):
                        weight_decay=0.05, seed=cfg.seed + 1, loss_fn=loss_fn, log=log)
 
 
+def _save_atomic(obj, out: Path) -> None:
+    """``obj.save_pretrained`` into a temporary folder, then each file into ``out`` with the atomic
+    writer: a crash mid-save never leaves a half-written weight or config file."""
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+        obj.save_pretrained(tmp)
+        for f in sorted(Path(tmp).rglob("*")):
+            if f.is_file():
+                (out / f.relative_to(tmp)).parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_bytes(out / f.relative_to(tmp), f.read_bytes())
+
+
 def _save(model, out: Path) -> None:
     import torch
 
-    model = model.to(torch.float16)
-    model.save_pretrained(str(out), safe_serialization=True)
+    _save_atomic(model.to(torch.float16), out)
 
 
 def _steps(text: str) -> int:
@@ -513,7 +527,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    torch.set_num_threads(cfg.threads)
+    from ._torch import set_threads
+
+    set_threads(cfg.threads)
     stats = {k: {"documents": len(v), "characters": sum(map(len, v))} for k, v in docs.items()}
     print(json.dumps(stats, ensure_ascii=False), flush=True)
     all_docs = [(k, d) for k, v in docs.items() for d in v]
@@ -559,8 +575,8 @@ def main(argv: list[str] | None = None) -> int:
     _save(target, out / "target")
     _save(draft, out / "draft")
     for sub in ("target", "draft"):
-        tokenizer.save_pretrained(str(out / sub))
-    (out / "train_log.json").write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+        _save_atomic(tokenizer, out / sub)
+    atomic_write_text(out / "train_log.json", json.dumps(result, ensure_ascii=False, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "log"}, ensure_ascii=False, indent=1))
     print(_finished_message(out), flush=True)
     return 0

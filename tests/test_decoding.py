@@ -148,36 +148,44 @@ def test_greedy_probabilities_are_one_hot(next_logits):
 
 
 @pytest.mark.parametrize(
-    "kwargs,needle",
+    "kwargs,needle,exc",
     [
-        (dict(prompt=""), "prompt"),
-        (dict(prompt="   "), "prompt"),
-        (dict(max_new_tokens=0), "max_new_tokens"),
-        (dict(max_new_tokens=2.5), "max_new_tokens"),
-        (dict(temperature=-0.1), "temperature"),
-        (dict(top_p=0.0), "top_p"),
-        (dict(top_p=1.5), "top_p"),
-        (dict(top_k=0), "top_k"),
-        (dict(max_new_tokens=10_000), "max_new_tokens"),
-        (dict(prompt=123), "prompt"),
-        (dict(temperature=float("inf")), "temperature"),
-        (dict(seed="abc"), "seed"),
-        (dict(seed=-1), "seed"),
-        (dict(top_candidates="3"), "top_candidates"),
+        (dict(prompt=""), "prompt", ValueError),
+        (dict(prompt="   "), "prompt", ValueError),
+        (dict(max_new_tokens=0), "max_new_tokens", ValueError),
+        (dict(max_new_tokens=2.5), "max_new_tokens", TypeError),
+        (dict(temperature=-0.1), "temperature", ValueError),
+        (dict(top_p=0.0), "top_p", ValueError),
+        (dict(top_p=1.5), "top_p", ValueError),
+        (dict(top_p="0.9"), "top_p", TypeError),
+        (dict(top_k=0), "top_k", ValueError),
+        (dict(top_k=2.0), "top_k", TypeError),
+        (dict(max_new_tokens=10_000), "max_new_tokens", ValueError),
+        (dict(prompt=123), "prompt", TypeError),
+        (dict(temperature=float("inf")), "temperature", ValueError),
+        (dict(temperature="hot"), "temperature", TypeError),
+        (dict(seed="abc"), "seed", TypeError),
+        (dict(seed=-1), "seed", ValueError),
+        (dict(top_candidates="3"), "top_candidates", TypeError),
     ],
 )
-def test_bad_input_names_the_parameter(pair, kwargs, needle):
+def test_bad_input_names_the_parameter(pair, kwargs, needle, exc):
+    """Wrong types raise TypeError, wrong values ValueError; every message has one shape:
+    ``name=value: 설명 (허용: ...)``."""
     args = dict(prompt="모든 국민은", max_new_tokens=4)
     args.update(kwargs)
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(exc) as e:
         decodelab.generate(pair.target, pair.tokenizer, args.pop("prompt"), args.pop("max_new_tokens"), **args)
-    assert needle in str(e.value)
+    assert type(e.value) is exc
+    assert str(e.value).startswith(f"{needle}=") and "(허용: " in str(e.value), str(e.value)
 
 
 def test_context_length_error_says_what_to_change(pair):
     limit = pair.target.config.max_position_embeddings
-    with pytest.raises(ValueError, match="이하로 줄이"):
+    with pytest.raises(ValueError, match="줄이세요") as e:
         decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", limit)
+    n = len(pair.tokenizer("모든 국민은", add_special_tokens=False)["input_ids"])
+    assert f"(허용: {limit - n} 이하)" in str(e.value)
 
 
 def test_unknown_model_path_is_a_clear_error_not_a_download(tmp_path):
@@ -242,3 +250,55 @@ def test_reusing_a_stale_state_is_an_error_and_deepcopy_branches_work(pair):
     fresh = decoding.forward(pair.target, torch.tensor([ids + [7]]), None)[0, -1]
     torch.testing.assert_close(b1.logits, fresh, atol=1e-4, rtol=1e-4)
     assert s1.position == b1.position == len(ids) + 1
+
+
+def _pieces_by_full_redecode(tokenizer, ids):
+    """The reference: re-decode all ids at every step, hold back trailing U+FFFD until the end."""
+    text, out = "", []
+    for j in range(len(ids)):
+        full = tokenizer.decode(ids[: j + 1], skip_special_tokens=True)
+        stable = full if j == len(ids) - 1 else full.rstrip("\ufffd")
+        out.append(stable[len(text):])
+        text = stable
+    return out
+
+
+def test_incremental_detokenizer_on_syllables_split_across_tokens(pair):
+    """Korean text where one syllable's UTF-8 bytes span two tokens: the first token adds only
+    what is complete (here the space before the syllable), the next one the syllable; pieces
+    join to the decoded text, equal the full re-decode at every step, also for random ids
+    (split sequences, special tokens, an incomplete tail at the end)."""
+    import random
+
+    from tokenizers.decoders import DecodeStream
+
+    from decodelab.decoding import _Detok
+
+    tok = pair.tokenizer
+    text = "대한민국은 민주공화국이다. 뷁 똠양꿍을 먹었다."
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    split = [j for j, i in enumerate(ids) if "\ufffd" in tok.decode([i])]
+    assert split, "the text should contain a syllable split across tokens"
+    d = _Detok(tok)
+    pieces = [d.push(i, final=j == len(ids) - 1) for j, i in enumerate(ids)]
+    assert "".join(pieces) == tok.decode(ids) == text
+    j = split[0]
+    assert "\ufffd" not in "".join(pieces)
+    assert pieces[j] == " " and pieces[j + 1] == "민", (pieces[j], pieces[j + 1])  # " 민" = 'Ġë¯' + '¼'
+    assert pieces == _pieces_by_full_redecode(tok, ids)
+    rng = random.Random(0)
+    for _ in range(200):
+        rid = [rng.randrange(len(tok)) for _ in range(rng.randrange(1, 25))]
+        d = _Detok(tok)
+        got = [d.push(i, final=k == len(rid) - 1) for k, i in enumerate(rid)]
+        assert got == _pieces_by_full_redecode(tok, rid)
+        assert "".join(got) == tok.decode(rid, skip_special_tokens=True)
+    # the tokenizers library's incremental decoder gives other pieces (it holds the whole token
+    # back): the reason the course keeps its own (see decoding._Detok)
+    s = DecodeStream(skip_special_tokens=True)
+    theirs = [s.step(tok.backend_tokenizer, i) or "" for i in ids]
+    assert "".join(theirs) == text and theirs[j] == "" and theirs[j + 1] == " 민"
+    # and the pieces are what stream() reports
+    steps = list(decodelab.stream(pair.target, tok, "대한민국은", 30, stop_at_eos=False, top_candidates=0))
+    gen = [s.token_id for s in steps]
+    assert [s.piece for s in steps] == _pieces_by_full_redecode(tok, gen)

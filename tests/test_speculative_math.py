@@ -1,7 +1,7 @@
 """Speculative sampling preserves the target distribution: exact enumeration and empirical draws.
 
 No model weights here: small synthetic "models" (context -> logits) over a 4-token vocabulary let
-us enumerate every draft, every accept/reject outcome and every correction, and compare the
+us enumerate every draft, every accept/reject outcome and every recovered token, and compare the
 resulting distribution of the first J output tokens with the target's own chain distribution.
 Warping (temperature / top-k / top-p) goes through decodelab.sampling.probabilities for BOTH p and
 q, as in speculative_generate. The last test runs speculative_generate itself end to end on tiny
@@ -274,10 +274,12 @@ def test_formulas_hand_computed():
         expected_speedup(0.5, 2, -0.1)
     with pytest.raises(ValueError, match="verify_cost"):
         expected_speedup(0.5, 2, 0.1, verify_cost=0.0)
-    for bad_gamma in (0, -1, 1.5, True):  # one validation for both modules: gamma is an int >= 1
-        with pytest.raises(ValueError, match="gamma"):
+    # one validation for both modules: gamma is an int >= 1 (a wrong type: TypeError under the
+    # contract's one error rule; latency.py raised ValueError before it adopted the rule)
+    for bad_gamma, exc in ((0, ValueError), (-1, ValueError), (1.5, (TypeError, ValueError)), (True, (TypeError, ValueError))):
+        with pytest.raises(exc, match="gamma"):
             expected_speedup(0.5, bad_gamma, 0.1)
-        with pytest.raises(ValueError, match="gamma"):
+        with pytest.raises(exc, match="gamma"):
             expected_tokens_per_call(0.5, bad_gamma)
     with pytest.raises(ValueError, match="alpha"):
         optimal_gamma(-0.1, 0.1)
@@ -287,13 +289,13 @@ def test_formulas_hand_computed():
 
 
 def test_formulas_have_one_implementation():
-    """speculative.py's formulas are wrappers of the torch-free ones in latency.py."""
+    """speculative.py's formulas are latency.py's (torch-free) ones."""
     from decodelab import latency
 
+    assert expected_tokens_per_call is latency.expected_tokens_per_call  # re-exported, not wrapped
+    assert expected_speedup is latency.expected_speedup and optimal_gamma is latency.optimal_gamma
     for alpha, gamma, c in [(0.75, 7, 0.02), (0.3, 1, 0.5), (1.0, 4, 0.0), (0.0, 3, 0.1)]:
-        assert expected_speedup(alpha, gamma, c) == latency.speculative_speedup(alpha, gamma, c)
-        assert expected_tokens_per_call(alpha, gamma) == latency.expected_tokens_per_call(alpha, gamma)
-    assert latency.SpeculativeConfig(0.75, 7, 0.02).speedup == expected_speedup(0.75, 7, 0.02)
+        assert expected_speedup(alpha, gamma, c) == pytest.approx(float(latency.SpeculativeConfig(alpha, gamma, c).speedup))
 
 
 def test_ngram_proposer_hand_computed():
@@ -305,8 +307,10 @@ def test_ngram_proposer_hand_computed():
     assert ng.propose([5, 6, 5, 7, 5], 2).tokens == [7, 5]
     assert ng.propose([1, 2, 3], 4).tokens == []  # nothing repeats
     assert ng.propose([9], 4).tokens == [] and ng.forward_calls == 0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="min_n=0"):
         NGramProposer(min_n=0)
+    with pytest.raises(TypeError, match="max_n"):
+        NGramProposer(max_n=2.5)
 
 
 def test_common_prefix_length():
@@ -352,8 +356,9 @@ def tiny_pair():
 
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    from decodelab._torch import set_threads
+
+    n_threads = set_threads(1)
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=V_TINY, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                       num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=32,
@@ -443,9 +448,9 @@ def test_speculative_generate_samples_the_target_chain(tiny_pair, kind, cfg, J, 
     tv = 0.5 * sum(abs(counts.get(s, 0) / n - w) for s, w in want.items())
     bound = _null_tv_quantile(want, n)
     assert tv < bound, (tv, bound)
-    # the runs exercised the rule: rejections with a correction and full acceptance with a bonus,
+    # the runs exercised the rule: rejections with a recovered token and full acceptance with a bonus,
     # and (max_new_tokens 4) rounds of more than one draft
-    assert {"correction", "bonus"} <= kinds, kinds
+    assert {"recovered", "bonus"} <= kinds, kinds
     assert longest == min(gamma, J - 2)
 
 
@@ -464,9 +469,10 @@ def test_crop_cache_keeps_the_first_positions(tiny_pair):
     fresh = forward(target, torch.tensor([ids[:5]]), None)[0, -1]
     assert torch.allclose(from_cache, fresh, atol=1e-5)
     crop_cache(None, 3)  # no cache: nothing to do
-    for bad in (-1, 1.5):
-        with pytest.raises(ValueError, match="length"):
-            crop_cache(cache, bad)
+    with pytest.raises(ValueError, match="length=-1"):
+        crop_cache(cache, -1)
+    with pytest.raises(TypeError, match="length=1.5"):
+        crop_cache(cache, 1.5)
 
 
 def test_timing_excludes_proposer_setup_and_itl_has_one_gap_per_round(tiny_pair, monkeypatch):
@@ -480,13 +486,13 @@ def test_timing_excludes_proposer_setup_and_itl_has_one_gap_per_round(tiny_pair,
     tok = DigitTokenizer()
     clock = types.SimpleNamespace(now=100.0)
     monkeypatch.setattr(S, "time", types.SimpleNamespace(perf_counter=lambda: clock.now))
-    build = S._as_proposer
+    build = S.as_proposer
 
     def slow_build(*args, **kwargs):
         clock.now += 1.0  # one second of setup
         return build(*args, **kwargs)
 
-    monkeypatch.setattr(S, "_as_proposer", slow_build)
+    monkeypatch.setattr(S, "as_proposer", slow_build)
     r = S.speculative_generate(target, draft, tok, TINY_PROMPT, 6, num_speculative_tokens=2, stop_at_eos=False)
     assert r.ttft_ms == 0.0 and r.e2e_ms == 0.0 and r.tpot_ms == 0.0
     assert r.itl_ms == [0.0] * len(r.rounds) and len(r.rounds) >= 2
@@ -572,3 +578,170 @@ def test_exactness_experiment_returns_the_plotted_bins(tiny_pair):
         assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == [str(int(i)) for i in top] + ["나머지"]
     finally:
         plt.close(fig)
+
+
+# --------------------------------------------------------------------------------------------
+# the metrics accumulator and alpha
+
+
+def test_alpha_and_vllm_metrics_hand_computed():
+    """A crafted round history (gamma 4), counted by hand.
+
+    round  drafted  accepted  how it ended          evaluated positions
+    1      4        2         rejection at pos 2    3
+    2      4        4         all accepted          4
+    3      4        0         rejection at pos 0    1
+    4      2        2         all (a capped round)  2
+    5      3        1         accepted EOS at pos 0 1 (no rejection)
+    accepted 9, drafted 17, evaluated 11, rounds 5.
+    """
+    from decodelab.speculative import SpecDecodingStats
+
+    s = SpecDecodingStats(4)
+    for drafted, accepted, rejected in [(4, 2, None), (4, 4, None), (4, 0, None), (2, 2, None), (3, 1, False)]:
+        s.observe_draft(drafted, accepted, rejected)
+    assert (s.num_drafts, s.num_draft_tokens, s.num_accepted_tokens, s.num_evaluated_tokens) == (5, 17, 9, 11)
+    assert s.alpha == 9 / 11
+    assert s.acceptance_rate == 9 / 17  # vLLM's: lower than alpha by construction
+    assert s.mean_acceptance_length == 1 + 9 / 5
+    assert s.num_accepted_tokens_per_pos == [4, 3, 1, 1]
+    assert s.num_drafts_per_pos == [5, 5, 4, 3]
+    assert s.per_position_acceptance_rate == [4 / 5, 3 / 5, 1 / 4, 1 / 3]
+    # pooling two halves gives the whole (the pooling speedup_sweep does)
+    a, b = SpecDecodingStats(4), SpecDecodingStats(2)
+    for drafted, accepted, rejected in [(4, 2, None), (4, 4, None), (4, 0, None)]:
+        a.observe_draft(drafted, accepted, rejected)
+    for drafted, accepted, rejected in [(2, 2, None), (2, 1, False)]:  # a gamma-2 run: at most 2 drafts
+        b.observe_draft(drafted, accepted, rejected)
+    pooled = SpecDecodingStats(2).merge(b).merge(a)
+    assert pooled.num_spec_tokens == 4 and pooled.num_evaluated_tokens == 11 and pooled.alpha == 9 / 11
+    assert pooled.num_accepted_tokens_per_pos == [4, 3, 1, 1] and pooled.num_draft_tokens == 16
+    empty = SpecDecodingStats(3)
+    assert (empty.alpha, empty.acceptance_rate, empty.mean_acceptance_length) == (0.0, 0.0, 1.0)
+
+
+def test_result_alpha_is_counted_from_its_rounds(tiny_pair):
+    """SpeculativeResult.alpha on a real run = accepted / (accepted + rounds ending in a
+    rejection), from the round history; SweepRow.alpha pools the same counts over prompts."""
+    from decodelab.speculative import speculative_generate, speedup_sweep
+
+    target, draft = tiny_pair
+    tok = DigitTokenizer()
+    prompts = [TINY_PROMPT, "2 7 1 8", "9 9 3"]
+    acc = ev = 0
+    for p in prompts:
+        r = speculative_generate(target, draft, tok, p, 12, num_speculative_tokens=3, stop_at_eos=False)
+        kinds = [rd.kind for rd in r.rounds]
+        assert "recovered" in kinds or "bonus" in kinds
+        a = sum(rd.accepted for rd in r.rounds)
+        e = a + kinds.count("recovered")
+        assert r.alpha == a / e and r.stats.num_evaluated_tokens == e
+        assert r.alpha >= r.acceptance_rate
+        acc, ev = acc + a, ev + e
+    (row,) = speedup_sweep(target, draft, tok, prompts, 12, [3], compare=False)
+    assert row.alpha == acc / ev and row.stats.num_evaluated_tokens == ev
+
+
+# --------------------------------------------------------------------------------------------
+# the greedy rule, tested like the sampling one
+
+
+def test_greedy_verify_hand_computed():
+    from decodelab.speculative import verify
+
+    greedy = SamplingConfig(0.0)
+    logits = torch.tensor([[0.0, 1.0, 0.0, 5.0],   # argmax 3 after the newest token
+                           [0.0, 2.0, 1.0, 0.0],   # argmax 1 after d_1
+                           [0.0, 0.0, 3.0, 1.0]])  # argmax 2 after d_2 (the bonus position)
+    assert verify(logits, [3, 1], greedy) == (2, 2)  # both accepted, bonus = argmax of the last row
+    assert verify(logits, [3, 0], greedy) == (1, 1)  # d_2 rejected, recovered = argmax of row 1
+    assert verify(logits, [2, 1], greedy) == (0, 3)  # d_1 rejected at once
+    assert verify(logits[:1], [], greedy) == (0, 3)  # no drafts: a plain target step
+
+
+@pytest.mark.parametrize("padded", [False, True])
+def test_greedy_verify_is_the_sampling_rule_with_one_hot_distributions(padded):
+    """verify() with greedy settings equals verify_step() on the one-hot p of the same logits
+    (with a deterministic draft, or a one-hot q, also zero-padded narrower than p), for every
+    acceptance pattern of random cases: greedy is the special case of the rejection rule."""
+    from decodelab.speculative import verify, verify_step
+
+    greedy = SamplingConfig(0.0)
+    g = torch.Generator().manual_seed(0)
+    seen = set()
+    for case in range(300):
+        gamma = 1 + case % 4
+        logits = torch.randn(gamma + 1, 12, generator=g)
+        best = logits.argmax(-1).tolist()
+        k_true = int(torch.randint(0, gamma + 1, (1,), generator=g))  # drafts agree up to here
+        drafts = best[:k_true] + [(best[i] + 1 + int(torch.randint(0, 10, (1,), generator=g))) % 12
+                                  for i in range(k_true, gamma)]
+        p = probabilities(logits, greedy)
+        q = torch.nn.functional.one_hot(torch.tensor(drafts), 12).float()
+        if padded:
+            q = q[:, :11]  # a draft with one row fewer: tokens it cannot propose have q = 0
+            drafts = [min(d, 10) for d in drafts]
+            k_true = next((i for i, (d, b) in enumerate(zip(drafts, best)) if d != b), gamma)
+        got = verify(logits, drafts, greedy)
+        assert got == (k_true, best[k_true])
+        assert verify_step(p, None, drafts, torch.Generator().manual_seed(case)) == got
+        assert verify_step(p, q, drafts, torch.Generator().manual_seed(case)) == got
+        seen.add((gamma, got[0]))
+    assert len(seen) == sum(gamma + 1 for gamma in range(1, 5))  # every (gamma, accepted) pattern occurred
+
+
+def test_narrow_q_is_zero_padded_exactly():
+    """A draft with fewer rows than the target: the rule on (p, q) equals the rule on (p, q with
+    zeros appended), acceptance and residual alike."""
+    g = torch.Generator().manual_seed(3)
+    p = torch.softmax(torch.randn(3, 7, generator=g), -1)
+    q = torch.softmax(torch.randn(2, 5, generator=g), -1)
+    qp = torch.cat([q, torch.zeros(2, 2)], 1)
+    toks = torch.tensor([4, 1])
+    assert torch.equal(acceptance_probabilities(p, q, toks), acceptance_probabilities(p, qp, toks))
+    assert torch.equal(residual_distribution(p[0], q[0]), residual_distribution(p[0], qp[0]))
+    assert residual_distribution(p[0], q[0]).shape == (7,)
+    for seed in range(20):
+        assert verify_step(p, q, [4, 1], torch.Generator().manual_seed(seed)) == \
+            verify_step(p, qp, [4, 1], torch.Generator().manual_seed(seed))
+
+
+# --------------------------------------------------------------------------------------------
+# measure_costs takes every kind of draft speculative_generate takes
+
+
+def test_measure_costs_with_every_proposer_kind(tiny_pair):
+    from decodelab.proposers import DraftModelProposer, NGramProposer, Proposal, Proposer
+    from decodelab.speculative import measure_costs, speculative_generate
+
+    target, draft = tiny_pair
+    tok = DigitTokenizer()
+
+    class Fixed(Proposer):  # a user's proposer: only propose(); reset/sync are no-op defaults
+        forward_calls, vocab_size = 0, None
+
+        def propose(self, ids, gamma, cfg=None, generator=None):
+            return Proposal([ids[-1]] * gamma)
+
+    kinds = {
+        "model": draft,
+        "lean": DraftModelProposer(draft, backend="lean"),
+        "transformers": DraftModelProposer(draft, backend="transformers"),
+        "NGramProposer": NGramProposer(),
+        "ngram": "ngram",
+        "prompt_lookup": "prompt_lookup",
+        "custom": Fixed(),
+    }
+    reps = 5
+    for name, d in kinds.items():
+        calls0 = getattr(d, "forward_calls", 0)
+        m = measure_costs(target, d, tok, TINY_PROMPT, gammas=(2, 3), reps=reps)
+        assert set(m) == {"target_step_ms", "verify_ms", "verify_cost", "draft_step_ms", "c"}, name
+        assert set(m["verify_ms"]) == {2, 3} and m["target_step_ms"] > 0 and m["draft_step_ms"] >= 0
+        assert m["c"] == m["draft_step_ms"] / m["target_step_ms"]
+        assert m["verify_cost"][3] == m["verify_ms"][3] / m["target_step_ms"]
+        if isinstance(d, DraftModelProposer):  # one prefill, then exactly one forward pass per timing
+            assert d.forward_calls - calls0 == 1 + reps, name
+        # and the same argument works in speculative_generate
+        r = speculative_generate(target, d, tok, TINY_PROMPT, 6, num_speculative_tokens=2, stop_at_eos=False)
+        assert len(r.token_ids) == 6

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from decodelab import train
-from decodelab.models import BUNDLED_DIR
+from decodelab._paths import MODELS_DIR as BUNDLED_DIR
 
 
 def test_korean_lines_keeps_hangul_lines_and_drops_english_markup():
@@ -213,3 +213,25 @@ def test_finished_message_points_to_the_card_command(tmp_path):
     assert train._finished_message(train.ASSETS).endswith(f"decodelab card --folder {train.ASSETS.resolve()}")
     msg = train._finished_message(tmp_path / "m")
     assert "번들 모델은 그대로" in msg and f"target=r'{tmp_path / 'm' / 'target'}'" in msg
+
+
+def test_saves_go_through_the_atomic_writer(tmp_path, monkeypatch):
+    """Every file train.py writes for a saved model or tokenizer goes through _atomic's writer
+    (never a half-written file in the output folder), and the saved folder loads back."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    import decodelab.train as T
+
+    written = []
+    real = T.atomic_write_bytes
+    monkeypatch.setattr(T, "atomic_write_bytes", lambda path, data: written.append(path.name) or real(path, data))
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+                                         num_attention_heads=2, num_key_value_heads=2)).eval()
+    T._save(model, tmp_path / "m")
+    assert {"config.json", "model.safetensors"} <= set(written)
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == sorted(written)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # the temporary folder is gone
+    want = model.model.embed_tokens.weight.detach().half().float()  # _save stores float16
+    again = LlamaForCausalLM.from_pretrained(tmp_path / "m")
+    assert torch.equal(again.model.embed_tokens.weight.float(), want)

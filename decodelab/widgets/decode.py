@@ -12,7 +12,7 @@ import ipywidgets as W
 import torch
 
 from .. import decoding
-from ..sampling import SamplingConfig, probabilities
+from ..sampling import SamplingConfig
 
 _PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
 
@@ -190,8 +190,7 @@ def distribution_figure(logits: torch.Tensor, tokenizer, settings: list[dict], k
     """
     from ..plots import new_figure
 
-    base = torch.softmax(logits.float(), -1)
-    idx = torch.topk(base, k).indices
+    idx = torch.topk(decoding.shown_probabilities(logits, SamplingConfig()), k).indices
     labels = [plot_label(tokenizer, int(i)) for i in idx]
     ncols = min(3, len(settings))
     nrows = -(-len(settings) // ncols)
@@ -200,7 +199,7 @@ def distribution_figure(logits: torch.Tensor, tokenizer, settings: list[dict], k
     flat = list(axes.flat)
     for ax, s in zip(flat, settings):
         cfg = SamplingConfig(**s)
-        p = (torch.softmax(logits.float(), -1) if cfg.greedy else probabilities(logits, cfg))[idx]
+        p = decoding.shown_probabilities(logits, cfg)[idx]
         # horizontal bars: the token labels read left to right, no rotation, most likely on top
         ax.barh(range(k), p.numpy(), color="#3b82f6")
         ax.set_yticks(range(k), labels, fontsize=12)

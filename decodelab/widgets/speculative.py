@@ -16,7 +16,7 @@ from .decode import _visible
 COLOURS = {
     "accepted": ("#bbf7d0", "수락(accepted)"),
     "rejected": ("#fecaca", "거절(rejected)"),
-    "corrected": ("#fed7aa", "수정(correction)"),
+    "recovered": ("#fed7aa", "복구 토큰(recovered)"),
     "bonus": ("#bfdbfe", "보너스(bonus)"),
     "plain": ("#e5e7eb", "대상 모델만(plain)"),
     "first": ("#fef3c7", "프리필의 첫 토큰"),
@@ -40,7 +40,7 @@ def legend_html() -> str:
 def rounds_html(result: spec.SpeculativeResult, tokenizer, max_rounds: int | None = None) -> str:
     """An HTML table: one row per round with the drafted tokens coloured by outcome.
 
-    Columns: round number, tokens (accepted / rejected / correction / bonus), accepted count,
+    Columns: round number, tokens (accepted / rejected / recovered / bonus), accepted count,
     draft ms and verification ms (measured on this computer).
     """
     rows = [f'<tr><td>0</td><td>{_chip(tokenizer.decode([result.token_ids[0]]), "first")}</td>'
@@ -69,7 +69,8 @@ def metrics_html(result: spec.SpeculativeResult, base_ms_per_token: float | None
         speed = f" · 대상 모델만 {base_ms_per_token:.2f} ms/토큰 → <b>{base_ms_per_token / result.ms_per_token:.2f}배</b>"
     return (
         f"수락률(acceptance rate) <b>{result.acceptance_rate:.2f}</b> · 평균 수락 길이(mean acceptance length) "
-        f"<b>{result.mean_acceptance_length:.2f}</b> · 위치별 수락률 [{per_pos}] · 대상 모델 호출 "
+        f"<b>{result.mean_acceptance_length:.2f}</b> · 수락 확률 α <b>{result.alpha:.2f}</b> · "
+        f"위치별 수락률 [{per_pos}] · 대상 모델 호출 "
         f"{result.target_forward_calls}회 · 초안 모델 호출 {result.draft_forward_calls}회 · "
         f"{result.ms_per_token:.2f} ms/토큰{speed}"
     )
@@ -138,7 +139,8 @@ def speculative_explorer(pair=None, **kwargs) -> SpeculativeExplorer:
 
 def speedup_figure(rows: list[spec.SweepRow], c: float, verify_cost: dict | None = None):
     """Measured speedup per gamma (bars) against the formula's prediction with the measured
-    acceptance rate and ``c`` (Leviathan et al. 2023, Thm 3.8), and, if ``verify_cost``
+    alpha (:attr:`~decodelab.speculative.SweepRow.alpha`, accepted / evaluated draft positions)
+    and ``c`` (Leviathan et al. 2023, Thm 3.8), and, if ``verify_cost``
     (``{gamma: verification time / target step}``, from :func:`~decodelab.speculative.measure_costs`)
     is given, the same formula with the measured verification cost. Returns the figure."""
     from ..plots import new_figure
@@ -146,11 +148,11 @@ def speedup_figure(rows: list[spec.SweepRow], c: float, verify_cost: dict | None
     fig, ax = new_figure(figsize=(7, 3.6))
     g = [r.gamma for r in rows]
     ax.bar(g, [r.speedup for r in rows], color="#60a5fa", label="측정 (이 컴퓨터)")
-    ax.plot(g, [spec.expected_speedup(r.acceptance_rate, r.gamma, c) for r in rows], "o-", color="#b45309",
+    ax.plot(g, [spec.expected_speedup(r.alpha, r.gamma, c) for r in rows], "o-", color="#b45309",
             label=f"식의 예측 (측정한 α, c = {c:.3f}, 검증 비용 1)")
     if verify_cost:
         gs = [r for r in rows if r.gamma in verify_cost]
-        ax.plot([r.gamma for r in gs], [spec.expected_speedup(r.acceptance_rate, r.gamma, c, verify_cost=verify_cost[r.gamma])
+        ax.plot([r.gamma for r in gs], [spec.expected_speedup(r.alpha, r.gamma, c, verify_cost=verify_cost[r.gamma])
                                         for r in gs], "s--", color="#7c3aed", label="같은 식 + 측정한 검증 비용")
     ax.axhline(1.0, color="#444", lw=0.8, ls="--")
     ax.set_xlabel("초안 토큰 수 γ")

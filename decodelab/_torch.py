@@ -1,0 +1,40 @@
+"""Torch's intra-op thread count: the one helper that sets it (and restores it).
+
+A tiny model's decode step is dominated by per-call overhead; on a busy 2-core machine two
+OpenMP threads waiting for each other made single steps 10-50x slower at random (measured on
+this course's machines), so the course runs its tiny models on one thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from ._check import integer
+
+__all__ = ["set_threads", "threads"]
+
+
+def set_threads(n: int) -> int:
+    """``torch.set_num_threads(n)``; returns the previous count.
+
+    Raises:
+        TypeError: ``n`` not an int. ValueError: ``n < 1``.
+    """
+    import torch
+
+    n = integer("threads", n, "torch 스레드 수는 1 이상의 정수여야 합니다", "1 이상의 정수 (작은 모델은 1이 가장 빠름)", low=1)
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    return old
+
+
+@contextlib.contextmanager
+def threads(n: int):
+    """Run the ``with`` block with ``n`` torch threads, then restore the previous count."""
+    import torch
+
+    old = set_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
