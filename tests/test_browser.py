@@ -29,7 +29,9 @@ Two demo notebooks from ``tests/browser/demo_notebooks.py`` check the harness it
 must pass, a broken one must be reported for each of its planted faults.
 
 Needs: ``/usr/bin/chromium`` (or ``$DECODELAB_CHROMIUM``) and the ``playwright`` package
-(``scripts/install_browser.sh`` installs both). Without them the tests are skipped, except under
+(``scripts/install_browser.sh`` installs both). For screenshots as a student sees them the
+browser machine also needs a Hangul font and a colour emoji font (the exercise and quiz widgets'
+icons, e.g. Debian's ``fonts-noto-color-emoji``); without the latter the icons are empty boxes. Without them the tests are skipped, except under
 CI (``CI=true``) where that is a failure. ``DECODELAB_BROWSER_NOTEBOOKS=<dir>`` tests the notebooks
 of another folder instead of ``notebooks/``. Run: ``pytest -m browser tests/test_browser.py``.
 """
