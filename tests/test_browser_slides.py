@@ -242,8 +242,7 @@ JS_DECK = """
 }
 """
 
-#: command mode, keyboard focus on the notebook (jupyterlab-deck's keys are bound to
-#: ``.jp-Deck .jp-Notebook.jp-mod-commandMode:focus``)
+#: first cell, scrolled to the top
 JS_TO_TOP = """
 () => {
   const n = window.__nb.content;
@@ -253,6 +252,8 @@ JS_TO_TOP = """
   scroller.scrollLeft = 0;
 }
 """
+#: command mode, keyboard focus on the notebook (jupyterlab-deck's keys are bound to
+#: ``.jp-Deck .jp-Notebook.jp-mod-commandMode:focus``)
 JS_COMMAND_MODE = "(i) => { const n = window.__nb.content; if (i !== null) n.activeCellIndex = i; n.mode = 'command'; n.node.focus(); }"
 
 
@@ -270,8 +271,8 @@ def _explorer_output(page, cell: int) -> str:
 
 #: jupyterlab-deck 0.2.0 on JupyterLab 4.6 pins the notebook toolbar with ``position: absolute``
 #: and leaves it wider than the panel; focusing a cell then scrolls the panel sideways (40 px at
-#: 1280 px) and every slide after the first is cut off on the left. The course's lecturer
-#: settings clip that overflow (a jupyterlab-fonts "Global Styles" setting, as JSS).
+#: 1280 px) and every slide after the first is cut off on the left. This jupyterlab-fonts
+#: "Global Styles" setting (JSS) clips that overflow; lecturer/README.md gives lecturers the same.
 DECK_STYLES = {"@global": {".jp-Deck.jp-NotebookPanel": {"overflow": "clip"}}}
 
 
