@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validate import check as _check
+from ._check import check as _check
 from .profiles import (DTYPE_BYTES, HARDWARE_NAMES, LINK_NAMES, MODEL_NAMES, Hardware, Link, ModelProfile,
                        get_hardware, get_link, get_model, measure_this_computer, model_from_config)
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .decoding import decode_step, encode_prompt, prefill
-from ._validate import check as _check
+from ._check import check as _check
 
 __all__ = ["prompt_ids", "measure_ttft", "measure_tpot", "fit_line"]
 

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._validate import check as _check
+from ._check import check as _check
 
 __all__ = [
     "DTYPE_BYTES", "HARDWARE_NAMES", "LINK_NAMES", "MODEL_NAMES", "Hardware", "Link", "ModelProfile",
