@@ -11,8 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._check import integer
+from ._paths import MODELS_DIR
+from ._torch import set_threads
+
 #: Folder of the bundled models (``target/``, ``draft/``, ``tokenizer/``, ``MODEL_CARD.md``).
-BUNDLED_DIR = Path(__file__).resolve().parent / "assets" / "models"
+BUNDLED_DIR = MODELS_DIR
 #: Environment variables that point the whole course at another local pair (see README).
 ENV_TARGET, ENV_DRAFT = "DECODELAB_TARGET", "DECODELAB_DRAFT"
 
@@ -345,8 +349,8 @@ def load_models(
             tokenizer maps tokens to other ids, or one output layer is smaller than the
             tokenizer); an unknown or absent device; an unknown dtype; ``threads`` < 1.
     """
-    if not (threads is None or threads == "auto") and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"threads={threads!r}: 1 이상의 정수, \"auto\" 또는 None이어야 합니다.")
+    if not (threads is None or threads == "auto"):
+        integer("threads", threads, "torch 스레드 수는 1 이상의 정수여야 합니다", '1 이상의 정수, "auto" 또는 None', low=1)
     if target is None and draft is None:
         target = os.environ.get(ENV_TARGET) or None
         draft = os.environ.get(ENV_DRAFT) or None
@@ -364,9 +368,7 @@ def load_models(
     if threads == "auto":
         threads = 1 if is_bundled else None
     if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)
+        set_threads(threads)
     t = load_model(tpath, dtype=torch_dtype, device=dev, role="대상(target)")
     same = dpath.resolve() == tpath.resolve()
     d = t if same else load_model(dpath, dtype=torch_dtype, device=dev, role="초안(draft)")
