@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ._check import fail, integer
+from .models import format_prompt
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
 
@@ -252,18 +253,12 @@ def tpot(e2e_ms: float, ttft_ms: float, n_tokens: int) -> float:
     return (e2e_ms - ttft_ms) / (n_tokens - 1) if n_tokens > 1 else 0.0
 
 
-def encode_prompt(tokenizer, prompt: str) -> list[int]:
-    """Token ids of ``prompt`` (no special tokens added).
-
-    Raises:
-        TypeError: ``prompt`` is not a str. ValueError: empty or whitespace-only prompt.
+def encode_prompt(tokenizer, prompt) -> list[int]:
+    """Token ids of ``prompt``: a str (no special tokens added), or a list of chat messages
+    ``[{"role": "user", "content": "..."}]`` rendered by the tokenizer's chat template; see
+    :func:`decodelab.models.format_prompt`, which raises TypeError/ValueError for bad input.
     """
-    allowed = '한 글자 이상의 글(str), 예: "모든 국민은"'
-    if not isinstance(prompt, str):
-        raise fail("prompt", prompt, f"프롬프트는 글(str)이어야 합니다 (받은 것: {type(prompt).__name__})", allowed, TypeError)
-    if not prompt.strip():
-        raise fail("prompt", prompt, "프롬프트가 비어 있습니다", allowed)
-    return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    return format_prompt(tokenizer, prompt)
 
 
 def check_budget(model, n_prompt: int, max_new_tokens: int) -> None:
@@ -350,7 +345,7 @@ def eos_ids(model, tokenizer) -> set[int]:
 def stream(
     model,
     tokenizer,
-    prompt: str,
+    prompt: str | list[dict],
     max_new_tokens: int,
     *,
     temperature: float = 0.0,
@@ -395,7 +390,7 @@ def stream(
 def generate(
     model,
     tokenizer,
-    prompt: str,
+    prompt: str | list[dict],
     max_new_tokens: int,
     *,
     temperature: float = 0.0,
@@ -412,7 +407,7 @@ def generate(
     Args:
         model: a transformers causal LM (e.g. ``load_models().target``).
         tokenizer: its tokenizer.
-        prompt: non-empty text.
+        prompt: non-empty text, or a list of chat messages (see :func:`encode_prompt`).
         max_new_tokens: int >= 1; prompt + new tokens must fit the context length.
         temperature: 0 (default) = greedy: the argmax token, exactly like
             ``model.generate(do_sample=False)``. > 0: sample from softmax(logits / temperature)

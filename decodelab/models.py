@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._check import integer
+from ._check import fail, integer
 from ._paths import MODELS_DIR
 from ._torch import set_threads
 
@@ -279,28 +279,23 @@ def format_prompt(tokenizer, prompt) -> list[int]:
         ValueError: empty text or message list, or chat messages for a tokenizer that has no
             chat template (base models: give plain text instead).
     """
+    allowed = '한 글자 이상의 글(str) 또는 대화 메시지 목록, 예: "모든 국민은", [{"role": "user", "content": "안녕하세요"}]'
     if isinstance(prompt, str):
         if not prompt.strip():
-            raise ValueError("prompt: 프롬프트가 비어 있습니다. 한 글자 이상의 문장을 넣어 주세요. / prompt must be a non-empty string")
+            raise fail("prompt", prompt, "프롬프트가 비어 있습니다", allowed)
         return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
     if not isinstance(prompt, (list, tuple)):
-        raise TypeError(
-            f"prompt: 프롬프트는 글(str)이거나 대화 메시지 목록이어야 합니다 (받은 것: {type(prompt).__name__}). "
-            f"예: \"모든 국민은\" 또는 [{{\"role\": \"user\", \"content\": \"안녕하세요\"}}]"
-        )
+        raise fail("prompt", prompt, f"프롬프트는 글(str)이거나 대화 메시지 목록이어야 합니다 (받은 것: {type(prompt).__name__})",
+                   allowed, TypeError)
     if not prompt:
-        raise ValueError("prompt: 대화 메시지 목록이 비어 있습니다. 예: [{\"role\": \"user\", \"content\": \"안녕하세요\"}]")
+        raise fail("prompt", prompt, "대화 메시지 목록이 비어 있습니다", allowed)
     for i, m in enumerate(prompt):
         if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
-            raise TypeError(
-                f"prompt[{i}]: 메시지는 role과 content(글)를 가진 dict여야 합니다. "
-                f"예: {{\"role\": \"user\", \"content\": \"안녕하세요\"}}"
-            )
+            raise fail(f"prompt[{i}]", m, "메시지는 role과 content(글)를 가진 dict여야 합니다",
+                       '{"role": "user", "content": "안녕하세요"}', TypeError)
     if not getattr(tokenizer, "chat_template", None):
-        raise ValueError(
-            "prompt: 이 토크나이저에는 대화 템플릿(chat template)이 없습니다 (기본 모델). 대화 메시지 목록 대신 "
-            "글(str) 프롬프트를 주거나, Instruct 모델을 쓰세요."
-        )
+        raise fail("prompt", prompt, "이 토크나이저에는 대화 템플릿(chat template)이 없습니다 (기본 모델)",
+                   "글(str) 프롬프트, 또는 대화 템플릿이 있는 Instruct 모델")
     out = tokenizer.apply_chat_template(list(prompt), add_generation_prompt=True, tokenize=True)
     if hasattr(out, "keys"):  # transformers >= 5 returns a BatchEncoding by default
         out = out["input_ids"]

@@ -432,7 +432,7 @@ def speculative_generate(
     target,
     draft,
     tokenizer,
-    prompt: str,
+    prompt: str | list[dict],
     max_new_tokens: int,
     *,
     num_speculative_tokens: int = 4,
@@ -452,7 +452,7 @@ def speculative_generate(
             be larger or smaller), any :class:`decodelab.proposers.Proposer` (e.g.
             ``NGramProposer()``), or ``"ngram"`` (see :func:`decodelab.proposers.as_proposer`).
         tokenizer: the shared tokenizer.
-        prompt: non-empty text.
+        prompt: non-empty text, or a list of chat messages (see :func:`encode_prompt`).
         max_new_tokens: int >= 1; the output has exactly this many tokens unless EOS comes first.
         num_speculative_tokens: gamma, draft tokens per round (int >= 1). The last rounds draft
             fewer so that drafts + the recovered/bonus token never pass ``max_new_tokens``.
