@@ -157,7 +157,7 @@ def decode_step(model, state: DecodeState, token_id: int) -> DecodeState:
     """
     if state.cache is not None and cache_length(state.cache) != state.position:
         raise fail("state.position", state.position,
-                   f"이 DecodeState는 이미 다음 단계로 진행됐습니다: KV 캐시에 {cache_length(state.cache)} 위치가 있습니다 "
+                   f"이 DecodeState는 이미 다음 스텝으로 진행됐습니다: KV 캐시에 {cache_length(state.cache)} 위치가 있습니다 "
                    f"(캐시는 제자리에서 자랍니다)",
                    "가장 최근 상태, 또는 한 상태에서 여러 갈래를 시험하려면 copy.deepcopy(state)로 복사한 상태")
     tok = torch.tensor([[int(token_id)]], dtype=torch.long)
