@@ -16,6 +16,7 @@ distribution transformers' logits warpers define (:mod:`decodelab.sampling`).
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -387,21 +388,8 @@ def stream(
             return
 
 
-def generate(
-    model,
-    tokenizer,
-    prompt: str | list[dict],
-    max_new_tokens: int,
-    *,
-    temperature: float = 0.0,
-    top_k: int | None = None,
-    top_p: float | None = None,
-    use_cache: bool = True,
-    seed: int | None = None,
-    stop_at_eos: bool = True,
-    top_candidates: int = 5,
-    on_step: Callable[[Step], None] | None = None,
-) -> GenerationResult:
+def generate(model, tokenizer, prompt: str | list[dict], max_new_tokens: int, *,
+             on_step: Callable[[Step], None] | None = None, **options) -> GenerationResult:
     """Generate up to ``max_new_tokens`` tokens after ``prompt``: one prefill, then decode steps.
 
     Args:
@@ -420,6 +408,7 @@ def generate(
         stop_at_eos: stop after the EOS token (it is included in ``token_ids``).
         top_candidates: how many top candidates to record per step (0 = none, slightly faster).
         on_step: called with each :class:`Step` as it is produced (streaming callback).
+        **options: the keyword arguments above, passed on to :func:`stream` (its signature).
 
     Returns:
         :class:`GenerationResult` with ``token_ids``, ``text``, ``steps``, ``ttft_ms``,
@@ -435,9 +424,7 @@ def generate(
     prompt_ids = encode_prompt(tokenizer, prompt)
     tokenize_ms = (time.perf_counter() - t0) * 1000.0
     steps: list[Step] = []
-    for step in stream(model, tokenizer, prompt, max_new_tokens, temperature=temperature, top_k=top_k,
-                       top_p=top_p, use_cache=use_cache, seed=seed, stop_at_eos=stop_at_eos,
-                       top_candidates=top_candidates, _prompt_ids=prompt_ids):
+    for step in stream(model, tokenizer, prompt, max_new_tokens, _prompt_ids=prompt_ids, **options):
         steps.append(step)
         if on_step is not None:
             on_step(step)
@@ -445,16 +432,23 @@ def generate(
     # the top-candidate bookkeeping or the caller's display in on_step.
     ttft = tokenize_ms + steps[0].ms
     e2e = ttft + sum(s.ms for s in steps[1:])
-    n = len(steps)
-    token_ids = [s.token_id for s in steps]
-    stop = eos_ids(model, tokenizer) if stop_at_eos else set()
-    return GenerationResult(
-        prompt_ids=prompt_ids,
-        token_ids=token_ids,
-        text=tokenizer.decode(token_ids, skip_special_tokens=True),
-        steps=steps,
-        ttft_ms=ttft,
-        tpot_ms=tpot(e2e, ttft, n),
-        e2e_ms=e2e,
-        stopped_by="eos" if token_ids and token_ids[-1] in stop else "max_new_tokens",
-    )
+    stop = eos_ids(model, tokenizer) if options.get("stop_at_eos", True) else set()
+    return GenerationResult(steps=steps, **result_fields(tokenizer, prompt_ids, [s.token_id for s in steps],
+                                                         ttft, e2e, stop))
+
+
+def result_fields(tokenizer, prompt_ids: list[int], token_ids: list[int], ttft_ms: float, e2e_ms: float,
+                  stop: set[int]) -> dict:
+    """The fields every generation result shares: ``prompt_ids``, ``token_ids``, ``text``,
+    ``ttft_ms``, ``tpot_ms`` (vLLM's definition, :func:`tpot`), ``e2e_ms`` and ``stopped_by``
+    (``"eos"`` when the last token is in ``stop``, else ``"max_new_tokens"``)."""
+    return dict(prompt_ids=prompt_ids, token_ids=token_ids, text=tokenizer.decode(token_ids, skip_special_tokens=True),
+                ttft_ms=ttft_ms, tpot_ms=tpot(e2e_ms, ttft_ms, len(token_ids)), e2e_ms=e2e_ms,
+                stopped_by="eos" if token_ids and token_ids[-1] in stop else "max_new_tokens")
+
+
+_sig = inspect.signature(stream)  # generate takes stream's arguments (less the internal one) and on_step
+generate.__signature__ = _sig.replace(
+    parameters=[p for p in _sig.parameters.values() if p.name != "_prompt_ids"]
+    + [inspect.Parameter("on_step", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Callable[[Step], None] | None")],
+    return_annotation="GenerationResult")
