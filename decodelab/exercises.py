@@ -50,6 +50,7 @@ import numbers
 import os
 import re
 import unicodedata
+import weakref
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -462,6 +463,10 @@ def _display(obj: Any) -> None:
     display(obj)
 
 
+_LIVE_VIEWS: dict[str, "weakref.WeakSet[PredictView]"] = {}
+"""Prediction widgets alive in this kernel, by exercise id (so that :func:`reveal` can lock them)."""
+
+
 class PredictView:
     """The widget of :func:`predict` (``view``: an ``ipywidgets.VBox``). ``set_value(x)`` then
     ``commit()`` does programmatically what the student does."""
@@ -487,8 +492,11 @@ class PredictView:
         self.view = W.VBox([self.prompt, W.HBox(row), self.button, self.feedback],
                            layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
         self.view.add_class(f"decodelab-exercise-{ex.id}")
+        _LIVE_VIEWS.setdefault(ex.id, weakref.WeakSet()).add(self)
         rec = self.store.get(ex.id)
-        if rec and rec.get("response") is not None:
+        if rec and rec.get("response") is None and rec.get("revealed") is not None:
+            self.closed_without_prediction()
+        elif rec and rec.get("response") is not None:
             self.set_value(rec["response"])
             if rec.get("revealed") is not None:
                 self._lock()
@@ -513,6 +521,22 @@ class PredictView:
     def _lock(self) -> None:
         self.input.disabled = True
         self.button.disabled = True
+
+    def closed_without_prediction(self) -> None:
+        """The value was revealed before any prediction was committed: lock the input and say so
+        (a prediction made after seeing the value would tell the lecturer nothing)."""
+        self._lock()
+        self.feedback.value = _box(_WARN, "⚠️ 예측을 확정하기 전에 결과 셀이 먼저 실행되어 이 예측은 닫혔습니다. "
+                                          "다음 예측부터는 위에서 아래로 한 셀씩 실행하세요.")
+
+    def revealed(self, rec: dict) -> None:
+        """Called by :func:`reveal` in the same kernel: lock this (already displayed) widget."""
+        if rec.get("response") is None:
+            self.closed_without_prediction()
+        else:
+            self._lock()
+            self.feedback.value = _box(_INFO, f"저장된 예측: <b>{_esc(self._shown(rec['response']))}</b>. 결과를 "
+                                              "확인했으므로 예측은 더 이상 바꿀 수 없습니다.")
 
     def set_value(self, value: Any) -> None:
         """Put a prediction into the input (a number or its text; a choice id)."""
@@ -593,7 +617,8 @@ def reveal_record(exercise_id: str, value: Any, *, quizzes_dir=None, answers_dir
         if ex.kind == "number" and isinstance(pred, (int, float)):
             if value != 0 and pred != 0 and (pred > 0) == (value > 0):
                 ratio = pred / value
-                how = f"실제의 {ratio:.2g}배" if ratio >= 1 else f"실제의 1/{1 / ratio:.2g}"
+                # "0.88배" reads better than "1/1.1" near 1; "1/20" better than "0.05배" far below
+                how = f"실제의 {ratio:.2g}배" if ratio >= 0.5 else f"실제의 1/{1 / ratio:.2g}"
                 lines.append(f"예측은 {how}입니다.")
             color = _INFO
         else:
@@ -618,7 +643,11 @@ def reveal(exercise_id: str, value: Any, *, quizzes_dir: str | os.PathLike | Non
     """
     import ipywidgets as W
 
-    _, body = reveal_record(exercise_id, value, quizzes_dir=quizzes_dir, answers_dir=answers_dir)
+    rec, body = reveal_record(exercise_id, value, quizzes_dir=quizzes_dir, answers_dir=answers_dir)
+    store_dir = AnswerStore("course", answers_dir).dir
+    for view in list(_LIVE_VIEWS.get(exercise_id, ())):
+        if view.store.dir == store_dir:  # the predict widgets shown above lock at once
+            view.revealed(rec)
     _display(W.HTML(body))
 
 

@@ -34,7 +34,7 @@ give_up() {  # message: fatal under CI, a warning elsewhere
   echo "install_browser.sh: warning: $1 (the browser test will be skipped)" >&2
   exit 0
 }
-APT_PKGS=(chromium "$FONT_PKG" fontconfig)
+APT_PKGS=(chromium "$FONT_PKG" fonts-noto-color-emoji fontconfig)
 
 SUDO=()
 if [[ "$(id -u)" != 0 ]]; then

@@ -18,11 +18,20 @@ then for each ``notebooks/*.ipynb``:
 4. saves a screenshot of the whole notebook to ``artifacts/screenshots/<NN>.png`` (a very long
    notebook continues in ``<NN>-p2.png``, ...).
 
+The exercise widgets are also driven as a student would (``test_exercises_in_jupyterlab``, on
+notebook 01): run the cells above the measuring cell, type a prediction (a wrong one first: a
+Korean message) and commit it, run the measuring cell and see the prediction beside the value and
+the prediction widget locked, write an explanation and submit it (an empty one first) and see the
+model answer and the rubric; each state is saved as ``artifacts/screenshots/01-ex-*.png``. The kernel's answers go to a temporary
+``$DECODELAB_ANSWERS_DIR``.
+
 Two demo notebooks from ``tests/browser/demo_notebooks.py`` check the harness itself: a good one
 must pass, a broken one must be reported for each of its planted faults.
 
 Needs: ``/usr/bin/chromium`` (or ``$DECODELAB_CHROMIUM``) and the ``playwright`` package
-(``scripts/install_browser.sh`` installs both). Without them the tests are skipped, except under
+(``scripts/install_browser.sh`` installs both). For screenshots as a student sees them the
+browser machine also needs a Hangul font and a colour emoji font (the exercise and quiz widgets'
+icons, e.g. Debian's ``fonts-noto-color-emoji``); without the latter the icons are empty boxes. Without them the tests are skipped, except under
 CI (``CI=true``) where that is a failure. ``DECODELAB_BROWSER_NOTEBOOKS=<dir>`` tests the notebooks
 of another folder instead of ``notebooks/``. Run: ``pytest -m browser tests/test_browser.py``.
 """
@@ -147,6 +156,9 @@ def lab_server(tmp_path_factory):
         MPLCONFIGDIR=str(root / "mpl"),
         PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
         PYTHONHASHSEED="0",
+        # a fresh answers folder: saved predictions of earlier runs (or of the developer's own
+        # ~/.decodelab) must not change what the notebooks show
+        DECODELAB_ANSWERS_DIR=str(root / "answers"),
     )
     env.pop("MPLBACKEND", None)  # let the kernel use the inline backend
     token = secrets.token_hex(16)
@@ -467,7 +479,8 @@ def _screenshot(page, name: str) -> list[Path]:
     paths, offset, part = [], 0, 1
     while True:
         path = SCREENSHOTS / (f"{name}.png" if part == 1 else f"{name}-p{part}.png")
-        page.screenshot(path=str(path))
+        rest = height + 160 - offset  # the last part: only what is left of the notebook
+        page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": 1280, "height": min(view, max(rest, 800))})
         paths.append(path)
         offset += view - 400  # overlap a little so no line is cut in two unseen
         if offset >= height - 400 or part >= 10:
@@ -551,6 +564,152 @@ def test_notebook_in_jupyterlab(browser, lab_server, notebook):
     if report.console_errors:
         print("browser page errors:", *report.console_errors, sep="\n  ")
     assert report.problems == [], f"{notebook.name} in JupyterLab:\n" + "\n".join(map(str, report.problems))
+
+
+JS_CELL_INDEX = """
+(needle) => window.__nb.content.widgets.findIndex(c => c.model.sharedModel.getSource().includes(needle))
+"""
+
+JS_RUN_CELLS_ABOVE = """
+async (i) => {
+  const w = window.__nb;
+  w.content.activeCellIndex = i;
+  w.content.deselectAll();
+  await window.jupyterapp.commands.execute('notebook:run-all-above');
+}
+"""
+
+JS_RUN_CELL = """
+async (i) => {
+  const w = window.__nb;
+  w.content.activeCellIndex = i;
+  w.content.deselectAll();
+  await window.jupyterapp.commands.execute('notebook:run-cell');
+}
+"""
+
+EXERCISE_NOTEBOOK = "01_decode_phase.ipynb"
+EXERCISE_PREDICT = "01-predict-cache-length"  # number, unit 위치; the reveal cell shows state.position (8)
+EXERCISE_WRITTEN = "01-written-decode-definition"
+
+
+def _cell_text(page, index: int) -> str:
+    return page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-Cell-outputArea").inner_text()
+
+
+def _wait_text(locator, needle: str, timeout_s: float = 30) -> str:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = locator.inner_text()
+        if needle in text:
+            return text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{needle!r} did not appear within {timeout_s} s; shown: {text[:600]!r}")
+        time.sleep(0.3)
+
+
+def _shot(locator, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    locator.scroll_into_view_if_needed()
+    time.sleep(0.3)
+    locator.screenshot(path=str(path))
+    return path
+
+
+def test_exercises_in_jupyterlab(browser, lab_server):
+    """A student's path through notebook 01's exercises, in the browser: predict + commit, reveal,
+    written answer + submit (screenshots ``01-ex-*.png``)."""
+    if not (lab_server.root / EXERCISE_NOTEBOOK).is_file():
+        pytest.skip(f"{EXERCISE_NOTEBOOK} is not among the tested notebooks")
+    answers = lab_server.root.parent / "answers" / "course"
+    shutil.rmtree(answers, ignore_errors=True)  # Run All of the notebook test revealed without predicting
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
+    page = context.new_page()
+    page.set_default_timeout(RUN_ALL_S * 1000)
+    try:
+        page.goto(f"{lab_server.url}/lab?token={lab_server.token}&reset", wait_until="domcontentloaded")
+        page.wait_for_function("() => window.jupyterapp !== undefined")
+        page.evaluate(JS_OPEN, EXERCISE_NOTEBOOK)
+        _wait_idle(page, RUN_ALL_S)
+        # a student runs the cells in order: everything above the measuring (reveal) cell first
+        reveal_cell = page.evaluate(JS_CELL_INDEX, f'ex.reveal("{EXERCISE_PREDICT}"')
+        written_cell = page.evaluate(JS_CELL_INDEX, f'ex.written("{EXERCISE_WRITTEN}"')
+        assert 0 < reveal_cell < written_cell
+        page.evaluate(JS_RUN_CELLS_ABOVE, reveal_cell)
+        time.sleep(0.5)
+        _wait_idle(page, RUN_ALL_S)
+        report = Report(EXERCISE_NOTEBOOK)
+        _wait_widgets_loaded(page, report)
+        _check_outputs(page, report)
+        below = [p for p in report.problems if p.kind == "not-executed" and int(re.match(r"cell (\d+)", p.detail)[1]) >= reveal_cell]
+        problems = [p for p in report.problems if p not in below]  # the cells below have not run yet
+        assert problems == [], "\n".join(map(str, problems))
+
+        # 1. the prediction widget, untouched: Korean prompt, an input, the commit button
+        box = page.locator(f".decodelab-exercise-{EXERCISE_PREDICT}")
+        box.first.wait_for(state="visible")
+        text = box.inner_text()
+        assert "예측해 보세요" in text and "예측 확정" in text and "위치" in text, text
+        _shot(box, "01-ex-1-predict")
+
+        # 2. an invalid prediction gets a Korean message, nothing is saved
+        field_ = box.locator("input[type=text]")
+        field_.fill("여덟")
+        box.get_by_role("button", name="예측 확정").click()
+        _wait_text(box, "숫자로 읽을 수 없습니다")
+        _shot(box, "01-ex-2-predict-invalid")
+
+        # 3. a real prediction, committed
+        field_.fill("7")
+        box.get_by_role("button", name="예측 확정").click()
+        _wait_text(box, "예측을 저장했습니다")
+        assert "7 위치" in box.inner_text()
+        _shot(box, "01-ex-3-predict-committed")
+
+        # 4. rerun the measuring cell: the prediction beside the value, with the why
+        page.evaluate(JS_RUN_CELL, reveal_cell)
+        time.sleep(0.5)
+        _wait_idle(page, RUN_ALL_S)
+        out = _cell_text(page, reveal_cell)
+        assert "내 예측: 7 위치" in out and "실제 값: 8 위치" in out, out
+        assert "2 + 6 = 8" in out and "실제의 0.88배" in out, out  # the why, and how far off
+        assert "예측을 확정하지 않았습니다" not in out, out
+        _shot(page.locator(".jp-Notebook .jp-Cell").nth(reveal_cell).locator(".jp-Cell-outputArea"), "01-ex-4-reveal")
+        # the prediction widget above is locked now, showing the committed value
+        _wait_text(box, "바꿀 수 없습니다")
+        assert box.locator("input[type=text]").is_disabled() and "7 위치" in box.inner_text()
+        _shot(box, "01-ex-4b-predict-locked")
+        page.evaluate(JS_RUN_CELL, written_cell)
+        time.sleep(0.5)
+        _wait_idle(page, RUN_ALL_S)
+
+        # 5. the written answer: empty submit is refused, a real one shows the model answer + rubric
+        wbox = page.locator(f".decodelab-exercise-{EXERCISE_WRITTEN}")
+        wbox.first.wait_for(state="visible")
+        assert "내 말로 설명해 보세요" in wbox.inner_text()
+        _shot(wbox, "01-ex-5-written")
+        wbox.get_by_role("button", name="제출").click()
+        _wait_text(wbox, "답이 비어 있습니다")
+        _shot(wbox, "01-ex-5b-written-empty")
+        answer = "디코드 단계는 모델이 답의 토큰을 하나씩, 앞의 토큰과 KV 캐시를 보고 차례로 만드는 구간입니다."
+        wbox.locator("textarea").fill(answer)
+        wbox.get_by_role("button", name="제출").click()
+        text = _wait_text(wbox, "모범 답안")
+        assert "저장했습니다" in text and "채점 기준" in text, text
+        _shot(wbox, "01-ex-6-written-submitted")
+
+        # the answers reached the kernel's answers folder (what the submission exports)
+        pred = json.loads((answers / f"{EXERCISE_PREDICT}.json").read_text(encoding="utf-8"))
+        assert (pred["response"], pred["revealed"]) == (7.0, 8), pred
+        wrote = json.loads((answers / f"{EXERCISE_WRITTEN}.json").read_text(encoding="utf-8"))
+        assert wrote["response"] == answer, wrote
+    finally:
+        try:
+            page.evaluate("() => window.__nb && window.__nb.sessionContext.shutdown()")
+        except Exception:
+            pass
+        context.close()
 
 
 def test_course_notebooks_exist():
