@@ -73,7 +73,8 @@ class ModelPair:
 
 def _check_folder(path, role: str) -> Path:
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{role} 모델 경로는 글(str)이나 Path여야 합니다 (받은 것: {type(path).__name__}). / path must be str or Path")
+        raise fail("path", path, f"{role} 모델 경로는 글(str)이나 Path여야 합니다 (받은 것: {type(path).__name__})",
+                   "로컬 모델 폴더의 경로 (str 또는 Path)", TypeError)
     path = Path(path).expanduser()
     if not path.is_dir():
         raise FileNotFoundError(
@@ -114,9 +115,9 @@ def resolve_device(device: str = "auto", *, bundled: bool = False) -> str:
             return "cpu"
         return "cuda" if torch.cuda.is_available() else "mps" if has_mps else "cpu"
     if kind == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r}: 이 컴퓨터에서 CUDA GPU를 찾지 못했습니다. device=\"cpu\" 또는 \"auto\"를 쓰세요.")
+        raise fail("device", device, "이 컴퓨터에서 CUDA GPU를 찾지 못했습니다", '"cpu" 또는 "auto"')
     if kind == "mps" and not has_mps:
-        raise ValueError(f"device={device!r}: 이 컴퓨터에서 Apple GPU(mps)를 찾지 못했습니다. device=\"cpu\" 또는 \"auto\"를 쓰세요.")
+        raise fail("device", device, "이 컴퓨터에서 Apple GPU(mps)를 찾지 못했습니다", '"cpu" 또는 "auto"')
     return name
 
 
@@ -150,7 +151,8 @@ def resolve_dtype(dtype, device: str):
         if not dtype.is_floating_point:
             raise ValueError(f"dtype={dtype!r}: 가중치 자료형은 부동소수점이어야 합니다 (허용: bf16, fp16, fp32).")
         return dtype
-    raise TypeError(f"dtype={dtype!r}: 자료형(dtype)은 None, 글(str) 또는 torch.dtype이어야 합니다.")
+    raise fail("dtype", dtype, "자료형(dtype)은 None, 글(str) 또는 torch.dtype이어야 합니다", "None, auto, bf16, fp16, fp32 또는 torch dtype",
+               TypeError)
 
 
 def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role: str = "model"):
