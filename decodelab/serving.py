@@ -45,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ._check import integer
+from ._check import fail, integer, number
 
 __all__ = [
     "DEFAULT_PROMPTS",
@@ -270,10 +270,10 @@ def server_model(endpoint: str, *, timeout_s: float = 10.0, api_key: str | None 
 
 
 def _check(max_tokens, timeout_s) -> None:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens={max_tokens!r}: 만들 토큰 수는 1 이상의 정수여야 합니다.")
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s <= 3600:
-        raise ValueError(f"timeout_s={timeout_s!r}: 제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다.")
+    integer("max_tokens", max_tokens, "만들 토큰 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
+    t = number("timeout_s", timeout_s, "제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다", "0 < 초 <= 3600")
+    if not 0 < t <= 3600:
+        raise fail("timeout_s", timeout_s, "제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다", "0 < 초 <= 3600")
 
 
 # --------------------------------------------------------------------------------------------
