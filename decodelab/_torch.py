@@ -14,26 +14,31 @@ from ._check import integer
 __all__ = ["set_threads", "threads"]
 
 
-def set_threads(n: int) -> int:
-    """``torch.set_num_threads(n)``; returns the previous count.
+def set_threads(n: int, *, name: str = "threads") -> int:
+    """``torch.set_num_threads(n)``; returns the previous count. ``name``: the argument's name in
+    the error message.
 
     Raises:
         TypeError: ``n`` not an int. ValueError: ``n < 1``.
     """
     import torch
 
-    n = integer("threads", n, "torch 스레드 수는 1 이상의 정수여야 합니다", "1 이상의 정수 (작은 모델은 1이 가장 빠름)", low=1)
+    n = integer(name, n, "torch 스레드 수는 1 이상의 정수여야 합니다", "1 이상의 정수 (작은 모델은 1이 가장 빠름)", low=1)
     old = torch.get_num_threads()
     torch.set_num_threads(n)
     return old
 
 
 @contextlib.contextmanager
-def threads(n: int):
-    """Run the ``with`` block with ``n`` torch threads, then restore the previous count."""
+def threads(n: int | None, *, name: str = "threads"):
+    """Run the ``with`` block with ``n`` torch threads, then restore the previous count;
+    ``None`` leaves torch's setting alone. Raises as :func:`set_threads`."""
     import torch
 
-    old = set_threads(n)
+    if n is None:
+        yield
+        return
+    old = set_threads(n, name=name)
     try:
         yield
     finally:

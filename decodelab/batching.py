@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ._check import fail, integer
 from .decoding import check_budget, encode_prompt, forward, new_cache
 
 __all__ = ["BatchResult", "COURSE_PROMPTS", "batch_figure", "batch_generate", "batch_sweep", "same_length_prompts"]
@@ -79,20 +80,16 @@ class BatchResult:
 
 
 def _validate(model, tokenizer, prompts, max_new_tokens) -> list[list[int]]:
+    allowed = '토큰 수가 같은 프롬프트 1개 이상의 목록, 예: ["헌법은", "국민은"] (same_length_prompts(tokenizer, n)으로 고르세요)'
     if isinstance(prompts, str) or not isinstance(prompts, Sequence):
-        raise TypeError(
-            f"prompts: 프롬프트 목록(list[str])이 필요합니다 (받은 것: {type(prompts).__name__}). "
-            "예: [\"헌법은\", \"국민은\"]"
-        )
+        raise fail("prompts", prompts, f"프롬프트 목록(list[str])이 필요합니다 (받은 것: {type(prompts).__name__})",
+                   allowed, TypeError)
     if len(prompts) == 0:
-        raise ValueError("prompts: 프롬프트 목록이 비어 있습니다 (허용: 프롬프트 1개 이상).")
+        raise fail("prompts", prompts, "프롬프트 목록이 비어 있습니다", allowed)
     ids = [encode_prompt(tokenizer, p) for p in prompts]
     lengths = sorted({len(i) for i in ids})
     if len(lengths) > 1:
-        raise ValueError(
-            f"prompts: 프롬프트의 토큰 길이가 서로 다릅니다 ({lengths}). 배치의 프롬프트는 토큰 수가 같아야 합니다 "
-            "(same_length_prompts(tokenizer, n)으로 고르세요)."
-        )
+        raise fail("prompts", prompts, f"프롬프트의 토큰 길이가 서로 다릅니다 ({lengths})", allowed)
     check_budget(model, lengths[0], max_new_tokens)
     return ids
 
@@ -156,10 +153,10 @@ def same_length_prompts(tokenizer, n: int, candidates: Sequence[str] = COURSE_PR
     returns its first ``n`` prompts in order.
 
     Raises:
-        ValueError: ``n`` is not an int >= 1, or fewer than ``n`` candidates share a length.
+        TypeError: ``n`` is not an int. ValueError: ``n < 1``, or fewer than ``n`` candidates share
+            a length.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n={n!r}: 프롬프트 수는 1 이상의 정수여야 합니다 (허용: 1 이상의 정수).")
+    integer("n", n, "프롬프트 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
     by_len: dict[int, list[str]] = {}
     for p in candidates:
         by_len.setdefault(len(encode_prompt(tokenizer, p)), []).append(p)
@@ -201,21 +198,22 @@ def batch_sweep(
         ``.tpot_ms`` (per request), ``.prefill_ms`` (TTFT of every request in the batch).
 
     Raises:
+        TypeError: a batch size, ``max_new_tokens`` or ``repeats`` is not an int.
         ValueError: invalid ``batch_sizes``, ``max_new_tokens < 2``, ``repeats < 1``, too few
             prompts, or the errors of :func:`batch_generate`.
     """
     sizes = list(batch_sizes)
-    if not sizes or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in sizes):
-        raise ValueError(f"batch_sizes={batch_sizes!r}: 배치 크기는 1 이상의 정수 목록이어야 합니다 (예: (1, 2, 4, 8, 16)).")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 2:
-        raise ValueError(f"max_new_tokens={max_new_tokens!r}: 요청마다 만들 토큰 수는 2 이상의 정수여야 합니다 (허용: 2 이상의 정수).")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats={repeats!r}: 반복 횟수는 1 이상의 정수여야 합니다 (허용: 1 이상의 정수).")
+    if not sizes:
+        raise fail("batch_sizes", batch_sizes, "배치 크기 목록이 비어 있습니다", "1 이상의 정수 목록, 예: (1, 2, 4, 8, 16)")
+    for b in sizes:
+        integer("batch_sizes", b, "배치 크기는 1 이상의 정수여야 합니다", "1 이상의 정수 목록, 예: (1, 2, 4, 8, 16)", low=1)
+    integer("max_new_tokens", max_new_tokens, "요청마다 만들 토큰 수는 2 이상의 정수여야 합니다", "2 이상의 정수", low=2)
+    integer("repeats", repeats, "반복 횟수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
     biggest = max(sizes)
     if prompts is None:
         prompts = same_length_prompts(tokenizer, biggest)
     if len(prompts) < biggest:
-        raise ValueError(f"prompts: 프롬프트가 {len(prompts)}개뿐입니다 (허용: 가장 큰 배치 {biggest}개 이상).")
+        raise fail("prompts", prompts, f"프롬프트가 {len(prompts)}개뿐입니다", f"가장 큰 배치 {biggest}개 이상")
     ids = _validate(model, tokenizer, list(prompts[:biggest]), max_new_tokens)
     _run(model, tokenizer, ids, 2)  # warm-up, not timed
     rows = []

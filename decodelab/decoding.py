@@ -16,6 +16,7 @@ distribution transformers' logits warpers define (:mod:`decodelab.sampling`).
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ._check import fail, integer
+from .models import format_prompt
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
 
@@ -156,7 +158,7 @@ def decode_step(model, state: DecodeState, token_id: int) -> DecodeState:
     """
     if state.cache is not None and cache_length(state.cache) != state.position:
         raise fail("state.position", state.position,
-                   f"이 DecodeState는 이미 다음 단계로 진행됐습니다: KV 캐시에 {cache_length(state.cache)} 위치가 있습니다 "
+                   f"이 DecodeState는 이미 다음 스텝으로 진행됐습니다: KV 캐시에 {cache_length(state.cache)} 위치가 있습니다 "
                    f"(캐시는 제자리에서 자랍니다)",
                    "가장 최근 상태, 또는 한 상태에서 여러 갈래를 시험하려면 copy.deepcopy(state)로 복사한 상태")
     tok = torch.tensor([[int(token_id)]], dtype=torch.long)
@@ -252,18 +254,12 @@ def tpot(e2e_ms: float, ttft_ms: float, n_tokens: int) -> float:
     return (e2e_ms - ttft_ms) / (n_tokens - 1) if n_tokens > 1 else 0.0
 
 
-def encode_prompt(tokenizer, prompt: str) -> list[int]:
-    """Token ids of ``prompt`` (no special tokens added).
-
-    Raises:
-        TypeError: ``prompt`` is not a str. ValueError: empty or whitespace-only prompt.
+def encode_prompt(tokenizer, prompt) -> list[int]:
+    """Token ids of ``prompt``: a str (no special tokens added), or a list of chat messages
+    ``[{"role": "user", "content": "..."}]`` rendered by the tokenizer's chat template; see
+    :func:`decodelab.models.format_prompt`, which raises TypeError/ValueError for bad input.
     """
-    allowed = '한 글자 이상의 글(str), 예: "모든 국민은"'
-    if not isinstance(prompt, str):
-        raise fail("prompt", prompt, f"프롬프트는 글(str)이어야 합니다 (받은 것: {type(prompt).__name__})", allowed, TypeError)
-    if not prompt.strip():
-        raise fail("prompt", prompt, "프롬프트가 비어 있습니다", allowed)
-    return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    return format_prompt(tokenizer, prompt)
 
 
 def check_budget(model, n_prompt: int, max_new_tokens: int) -> None:
@@ -350,7 +346,7 @@ def eos_ids(model, tokenizer) -> set[int]:
 def stream(
     model,
     tokenizer,
-    prompt: str,
+    prompt: str | list[dict],
     max_new_tokens: int,
     *,
     temperature: float = 0.0,
@@ -392,27 +388,14 @@ def stream(
             return
 
 
-def generate(
-    model,
-    tokenizer,
-    prompt: str,
-    max_new_tokens: int,
-    *,
-    temperature: float = 0.0,
-    top_k: int | None = None,
-    top_p: float | None = None,
-    use_cache: bool = True,
-    seed: int | None = None,
-    stop_at_eos: bool = True,
-    top_candidates: int = 5,
-    on_step: Callable[[Step], None] | None = None,
-) -> GenerationResult:
+def generate(model, tokenizer, prompt: str | list[dict], max_new_tokens: int, *,
+             on_step: Callable[[Step], None] | None = None, **options) -> GenerationResult:
     """Generate up to ``max_new_tokens`` tokens after ``prompt``: one prefill, then decode steps.
 
     Args:
         model: a transformers causal LM (e.g. ``load_models().target``).
         tokenizer: its tokenizer.
-        prompt: non-empty text.
+        prompt: non-empty text, or a list of chat messages (see :func:`encode_prompt`).
         max_new_tokens: int >= 1; prompt + new tokens must fit the context length.
         temperature: 0 (default) = greedy: the argmax token, exactly like
             ``model.generate(do_sample=False)``. > 0: sample from softmax(logits / temperature)
@@ -425,6 +408,7 @@ def generate(
         stop_at_eos: stop after the EOS token (it is included in ``token_ids``).
         top_candidates: how many top candidates to record per step (0 = none, slightly faster).
         on_step: called with each :class:`Step` as it is produced (streaming callback).
+        **options: the keyword arguments above, passed on to :func:`stream` (its signature).
 
     Returns:
         :class:`GenerationResult` with ``token_ids``, ``text``, ``steps``, ``ttft_ms``,
@@ -440,9 +424,7 @@ def generate(
     prompt_ids = encode_prompt(tokenizer, prompt)
     tokenize_ms = (time.perf_counter() - t0) * 1000.0
     steps: list[Step] = []
-    for step in stream(model, tokenizer, prompt, max_new_tokens, temperature=temperature, top_k=top_k,
-                       top_p=top_p, use_cache=use_cache, seed=seed, stop_at_eos=stop_at_eos,
-                       top_candidates=top_candidates, _prompt_ids=prompt_ids):
+    for step in stream(model, tokenizer, prompt, max_new_tokens, _prompt_ids=prompt_ids, **options):
         steps.append(step)
         if on_step is not None:
             on_step(step)
@@ -450,16 +432,23 @@ def generate(
     # the top-candidate bookkeeping or the caller's display in on_step.
     ttft = tokenize_ms + steps[0].ms
     e2e = ttft + sum(s.ms for s in steps[1:])
-    n = len(steps)
-    token_ids = [s.token_id for s in steps]
-    stop = eos_ids(model, tokenizer) if stop_at_eos else set()
-    return GenerationResult(
-        prompt_ids=prompt_ids,
-        token_ids=token_ids,
-        text=tokenizer.decode(token_ids, skip_special_tokens=True),
-        steps=steps,
-        ttft_ms=ttft,
-        tpot_ms=tpot(e2e, ttft, n),
-        e2e_ms=e2e,
-        stopped_by="eos" if token_ids and token_ids[-1] in stop else "max_new_tokens",
-    )
+    stop = eos_ids(model, tokenizer) if options.get("stop_at_eos", True) else set()
+    return GenerationResult(steps=steps, **result_fields(tokenizer, prompt_ids, [s.token_id for s in steps],
+                                                         ttft, e2e, stop))
+
+
+def result_fields(tokenizer, prompt_ids: list[int], token_ids: list[int], ttft_ms: float, e2e_ms: float,
+                  stop: set[int]) -> dict:
+    """The fields every generation result shares: ``prompt_ids``, ``token_ids``, ``text``,
+    ``ttft_ms``, ``tpot_ms`` (vLLM's definition, :func:`tpot`), ``e2e_ms`` and ``stopped_by``
+    (``"eos"`` when the last token is in ``stop``, else ``"max_new_tokens"``)."""
+    return dict(prompt_ids=prompt_ids, token_ids=token_ids, text=tokenizer.decode(token_ids, skip_special_tokens=True),
+                ttft_ms=ttft_ms, tpot_ms=tpot(e2e_ms, ttft_ms, len(token_ids)), e2e_ms=e2e_ms,
+                stopped_by="eos" if token_ids and token_ids[-1] in stop else "max_new_tokens")
+
+
+_sig = inspect.signature(stream)  # generate takes stream's arguments (less the internal one) and on_step
+generate.__signature__ = _sig.replace(
+    parameters=[p for p in _sig.parameters.values() if p.name != "_prompt_ids"]
+    + [inspect.Parameter("on_step", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Callable[[Step], None] | None")],
+    return_annotation="GenerationResult")

@@ -54,10 +54,11 @@ import weakref
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from .quiz.loading import QuizError, QuizProblem, _message, _read_yaml, load_quizzes, quizzes_dir
-from .quiz.schema import NOTEBOOK_IDS, QUESTION_ID, field_error
+from .quiz.loading import (QuizError, QuizProblem, _message, _read_yaml, load_quizzes, notebook_id, quizzes_dir,
+                           validate_entries)
+from .quiz.schema import NOTEBOOK_IDS, Option, _Identified, _Strict, field_error
 from .quiz.store import AnswerStore
 from .quiz.submission import MAX_ANSWER_TEXT
 
@@ -104,37 +105,18 @@ class ExerciseError(QuizError):
 # --------------------------------------------------------------------------------------------
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+#: One option of a choice prediction (the quiz's option: ``id`` ``a``..``h`` and ``text``).
+ExerciseChoice = Option
 
 
-def _check_id(v: str) -> str:
-    if not QUESTION_ID.fullmatch(v):
-        raise ValueError("형식은 'NN-이름' (NN = 01..07, 이름은 소문자/숫자/하이픈)이어야 합니다, 예: 01-predict-kv-step")
-    return v
-
-
-class ExerciseChoice(_Strict):
-    """One option of a choice prediction."""
-
-    id: str = Field(pattern=r"^[a-h]\z")
-    text: str = Field(min_length=1)
-
-
-class Prediction(_Strict):
+class Prediction(_Identified):
     """Predict, then run: a number (with ``unit``) or a choice, committed before the measuring cell."""
 
-    id: str
     prompt: str = Field(min_length=5)
     kind: Literal["number", "choice"]
     unit: str | None = None
     choices: list[ExerciseChoice] | None = None
     why: str = Field(min_length=5)
-
-    @field_validator("id")
-    @classmethod
-    def _id_form(cls, v: str) -> str:
-        return _check_id(v)
 
     @model_validator(mode="after")
     def _kind_fields(self) -> "Prediction":
@@ -152,19 +134,13 @@ class Prediction(_Strict):
         return self
 
 
-class Written(_Strict):
+class Written(_Identified):
     """An explanation in the student's own words: never scored automatically; after submitting, the
     student sees ``model_answer`` and ``rubric``."""
 
-    id: str
     prompt: str = Field(min_length=5)
     rubric: list[str] = Field(min_length=2)
     model_answer: str = Field(min_length=5)
-
-    @field_validator("id")
-    @classmethod
-    def _id_form(cls, v: str) -> str:
-        return _check_id(v)
 
     @field_validator("rubric")
     @classmethod
@@ -204,19 +180,13 @@ class TaskCheck(_Strict):
         return self
 
 
-class Task(_Strict):
+class Task(_Identified):
     """Change the code and observe: ``check`` decides whether the student's value reaches ``goal``."""
 
-    id: str
     goal: str = Field(min_length=5)
     check: TaskCheck
     success: str = Field(min_length=2)
     hint: str = Field(min_length=2)
-
-    @field_validator("id")
-    @classmethod
-    def _id_form(cls, v: str) -> str:
-        return _check_id(v)
 
 
 class ExerciseFile(_Strict):
@@ -282,8 +252,7 @@ def load_exercise_file(path: str | os.PathLike) -> ExerciseFile:
     unknown = [k for k in raw if k not in ("notebook", *_SECTIONS)]
     for k in unknown:
         problems.append(QuizProblem(name, None, str(k), "알 수 없는 필드입니다 (notebook, predictions, written, tasks 중 하나)"))
-    nb = raw.get("notebook")
-    nb = f"{nb:02d}" if isinstance(nb, int) and not isinstance(nb, bool) else nb
+    nb = notebook_id(raw.get("notebook"))
     if nb not in NOTEBOOK_IDS:
         problems.append(QuizProblem(name, None, "notebook", f"notebook은 '01'~'07' 중 하나여야 합니다 (받은 값: {nb!r})"))
     elif path.stem != nb:
@@ -296,21 +265,8 @@ def load_exercise_file(path: str | os.PathLike) -> ExerciseFile:
         if not isinstance(entries, list):
             problems.append(QuizProblem(name, None, section, "목록이어야 합니다"))
             continue
-        for i, entry in enumerate(entries):
-            label = entry.get("id") if isinstance(entry, dict) and isinstance(entry.get("id"), str) else f"{section}#{i + 1} (id 없음)"
-            if not isinstance(entry, dict):
-                problems.append(QuizProblem(name, label, None, "항목은 매핑(키: 값)이어야 합니다"))
-                continue
-            try:
-                ex = model.model_validate(entry)
-            except ValidationError as e:
-                problems += _problems(e, name, label)
-                continue
-            if isinstance(nb, str) and ex.id[:2] != nb:
-                problems.append(QuizProblem(name, ex.id, "id", f"id는 이 파일의 notebook {nb!r}로 시작해야 합니다"))
-            if ex.id in seen:
-                problems.append(QuizProblem(name, ex.id, "id", f"같은 id가 {seen[ex.id]}에도 있습니다"))
-            seen[ex.id] = section
+        problems += validate_entries(name, entries, model.model_validate, lambda e, label: _problems(e, name, label),
+                                     notebook=nb, seen=seen, place=section, what="항목")
     if problems:
         raise ExerciseError(problems)
     return ExerciseFile.model_validate(raw)

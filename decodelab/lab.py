@@ -37,6 +37,8 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from ._check import fail, integer
+
 __all__ = [
     "DEFAULT_PORT",
     "FIRST_NOTEBOOK",
@@ -66,6 +68,15 @@ class PortInUseError(RuntimeError):
     """The requested port is in use (the message, in Korean, says which option to change)."""
 
 
+
+def _check_port(port) -> int:
+    """The one port check of ``decodelab lab`` (TypeError for a non-integer, ValueError outside 1-65535)."""
+    why = "포트(--port)는 1~65535 사이의 정수여야 합니다"
+    p = integer("port", port, why, "1~65535", low=1)
+    if p > 65535:
+        raise fail("port", port, why, "1~65535")
+    return p
+
 def port_is_free(port: int, host: str = DEFAULT_HOST) -> bool:
     """Whether a TCP server could listen on ``host:port`` right now.
 
@@ -83,8 +94,7 @@ def port_is_free(port: int, host: str = DEFAULT_HOST) -> bool:
     Raises:
         ValueError: if ``port`` is outside 1-65535.
     """
-    if not 1 <= int(port) <= 65535:
-        raise ValueError(f"port={port!r}: 포트(--port)는 1~65535 사이의 정수여야 합니다.")
+    _check_port(port)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -195,8 +205,7 @@ def lab_url(port: int, token: str, *, notebook: str = FIRST_NOTEBOOK, host: str 
     Raises:
         ValueError: ``port`` outside 1-65535 (Korean message naming ``--port``).
     """
-    if not 1 <= int(port) <= 65535:
-        raise ValueError(f"port={port!r}: 포트(--port)는 1~65535 사이의 정수여야 합니다.")
+    _check_port(port)
     netloc = f"[{host}]:{int(port)}" if ":" in host else f"{host}:{int(port)}"
     path = "/lab/tree/" + urllib.parse.quote(Path(notebook).as_posix())
     return f"http://{netloc}{path}?{urllib.parse.urlencode({'token': token})}"

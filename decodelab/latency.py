@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validate import check as _check
+from ._check import check as _check
 from .profiles import (DTYPE_BYTES, HARDWARE_NAMES, LINK_NAMES, MODEL_NAMES, Hardware, Link, ModelProfile,
                        get_hardware, get_link, get_model, measure_this_computer, model_from_config)
 
@@ -69,7 +69,7 @@ _ARGS = {
     "prompt_tokens": ("프롬프트 토큰 수", dict(integer=True)),
     "output_tokens": ("출력 토큰 수", dict(low=1, integer=True)),
     "output_tokens_per_call": ("호출당 출력 토큰 수", dict(low=1, integer=True)),
-    "comm_ms": ("단계당 통신 시간(ms)", {}),
+    "comm_ms": ("스텝당 통신 시간(ms)", {}),
 }
 
 
@@ -423,7 +423,7 @@ def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lp
 def _spec_args(alpha, gamma, c=0.0, array=True):
     return (_check("alpha", alpha, "토큰 하나의 수락 확률(alpha)", high=1, array=array),
             _check("gamma", gamma, "초안 토큰 수(gamma, num_speculative_tokens)", low=1, integer=True, array=True),
-            _check("c", c, "초안/대상 한 단계 시간 비(c)", array=array))
+            _check("c", c, "초안/대상 한 스텝 시간 비(c)", array=array))
 
 
 def _tokens_per_call(a, g):
@@ -454,7 +454,7 @@ def expected_speedup(alpha, gamma, c, *, verify_cost: float = 1.0):
         TypeError / ValueError: alpha outside [0, 1], gamma not an integer >= 1, c < 0, verify_cost <= 0.
     """
     a, g, c = _spec_args(alpha, gamma, c)
-    v = _check("verify_cost", verify_cost, "검증 한 번의 비용(대상 모델 한 단계 단위)", strict=True)
+    v = _check("verify_cost", verify_cost, "검증 한 번의 비용(대상 모델 한 스텝 단위)", strict=True)
     return _out(_tokens_per_call(a, g) / (g * c + v))
 
 

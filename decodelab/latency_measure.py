@@ -13,16 +13,16 @@ on a shared machine vary (~30%): compare numbers from one run only, and use medi
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 import time
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
 
 from .decoding import decode_step, encode_prompt, prefill
-from ._validate import check as _check
+from ._check import check as _check
+from ._torch import threads
 
 __all__ = ["prompt_ids", "measure_ttft", "measure_tpot", "fit_line"]
 
@@ -32,20 +32,6 @@ _TEXT = (
     "읽는 단계와 쓰는 단계는 걸리는 시간의 성격이 서로 다릅니다. "
 )
 
-
-@contextlib.contextmanager
-def _threads(n: int | None) -> Iterator[None]:
-    """Run with ``torch.set_num_threads(n)`` and restore the previous count afterwards."""
-    if n is None:
-        yield
-        return
-    n = _check("num_threads", n, "torch CPU 스레드 수(None이면 그대로)", low=1, integer=True)
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def _max_positions(model) -> int:
@@ -108,7 +94,7 @@ def measure_ttft(model, tokenizer, prompt_lengths: Sequence[int] = (8, 32, 64, 1
     repeats = _check("repeats", repeats, "반복 횟수", low=1, integer=True)
     warmup = _check("warmup", warmup, "준비 실행 횟수", integer=True)
     out = {"prompt_tokens": lengths, "ttft_ms": [], "all_ms": []}
-    with _threads(num_threads):
+    with threads(num_threads, name="num_threads"):
         for _ in range(warmup):
             prefill(model, prompt_ids(tokenizer, lengths[0]))
         for s in lengths:
@@ -169,7 +155,7 @@ def measure_tpot(model, tokenizer, output_lengths: Sequence[int] = (2, 8, 32, 64
             times.append((time.perf_counter() - t0) * 1e3)
         return times
 
-    with _threads(num_threads):
+    with threads(num_threads, name="num_threads"):
         for _ in range(warmup):
             run()
         runs = np.array([run() for _ in range(repeats)])

@@ -11,8 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._check import fail, integer
+from ._paths import MODELS_DIR
+from ._torch import set_threads
+
 #: Folder of the bundled models (``target/``, ``draft/``, ``tokenizer/``, ``MODEL_CARD.md``).
-BUNDLED_DIR = Path(__file__).resolve().parent / "assets" / "models"
+BUNDLED_DIR = MODELS_DIR
 #: Environment variables that point the whole course at another local pair (see README).
 ENV_TARGET, ENV_DRAFT = "DECODELAB_TARGET", "DECODELAB_DRAFT"
 
@@ -69,7 +73,8 @@ class ModelPair:
 
 def _check_folder(path, role: str) -> Path:
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{role} 모델 경로는 글(str)이나 Path여야 합니다 (받은 것: {type(path).__name__}). / path must be str or Path")
+        raise fail("path", path, f"{role} 모델 경로는 글(str)이나 Path여야 합니다 (받은 것: {type(path).__name__})",
+                   "로컬 모델 폴더의 경로 (str 또는 Path)", TypeError)
     path = Path(path).expanduser()
     if not path.is_dir():
         raise FileNotFoundError(
@@ -110,9 +115,9 @@ def resolve_device(device: str = "auto", *, bundled: bool = False) -> str:
             return "cpu"
         return "cuda" if torch.cuda.is_available() else "mps" if has_mps else "cpu"
     if kind == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r}: 이 컴퓨터에서 CUDA GPU를 찾지 못했습니다. device=\"cpu\" 또는 \"auto\"를 쓰세요.")
+        raise fail("device", device, "이 컴퓨터에서 CUDA GPU를 찾지 못했습니다", '"cpu" 또는 "auto"')
     if kind == "mps" and not has_mps:
-        raise ValueError(f"device={device!r}: 이 컴퓨터에서 Apple GPU(mps)를 찾지 못했습니다. device=\"cpu\" 또는 \"auto\"를 쓰세요.")
+        raise fail("device", device, "이 컴퓨터에서 Apple GPU(mps)를 찾지 못했습니다", '"cpu" 또는 "auto"')
     return name
 
 
@@ -146,7 +151,8 @@ def resolve_dtype(dtype, device: str):
         if not dtype.is_floating_point:
             raise ValueError(f"dtype={dtype!r}: 가중치 자료형은 부동소수점이어야 합니다 (허용: bf16, fp16, fp32).")
         return dtype
-    raise TypeError(f"dtype={dtype!r}: 자료형(dtype)은 None, 글(str) 또는 torch.dtype이어야 합니다.")
+    raise fail("dtype", dtype, "자료형(dtype)은 None, 글(str) 또는 torch.dtype이어야 합니다", "None, auto, bf16, fp16, fp32 또는 torch dtype",
+               TypeError)
 
 
 def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role: str = "model"):
@@ -275,28 +281,23 @@ def format_prompt(tokenizer, prompt) -> list[int]:
         ValueError: empty text or message list, or chat messages for a tokenizer that has no
             chat template (base models: give plain text instead).
     """
+    allowed = '한 글자 이상의 글(str) 또는 대화 메시지 목록, 예: "모든 국민은", [{"role": "user", "content": "안녕하세요"}]'
     if isinstance(prompt, str):
         if not prompt.strip():
-            raise ValueError("prompt: 프롬프트가 비어 있습니다. 한 글자 이상의 문장을 넣어 주세요. / prompt must be a non-empty string")
+            raise fail("prompt", prompt, "프롬프트가 비어 있습니다", allowed)
         return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
     if not isinstance(prompt, (list, tuple)):
-        raise TypeError(
-            f"prompt: 프롬프트는 글(str)이거나 대화 메시지 목록이어야 합니다 (받은 것: {type(prompt).__name__}). "
-            f"예: \"모든 국민은\" 또는 [{{\"role\": \"user\", \"content\": \"안녕하세요\"}}]"
-        )
+        raise fail("prompt", prompt, f"프롬프트는 글(str)이거나 대화 메시지 목록이어야 합니다 (받은 것: {type(prompt).__name__})",
+                   allowed, TypeError)
     if not prompt:
-        raise ValueError("prompt: 대화 메시지 목록이 비어 있습니다. 예: [{\"role\": \"user\", \"content\": \"안녕하세요\"}]")
+        raise fail("prompt", prompt, "대화 메시지 목록이 비어 있습니다", allowed)
     for i, m in enumerate(prompt):
         if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
-            raise TypeError(
-                f"prompt[{i}]: 메시지는 role과 content(글)를 가진 dict여야 합니다. "
-                f"예: {{\"role\": \"user\", \"content\": \"안녕하세요\"}}"
-            )
+            raise fail(f"prompt[{i}]", m, "메시지는 role과 content(글)를 가진 dict여야 합니다",
+                       '{"role": "user", "content": "안녕하세요"}', TypeError)
     if not getattr(tokenizer, "chat_template", None):
-        raise ValueError(
-            "prompt: 이 토크나이저에는 대화 템플릿(chat template)이 없습니다 (기본 모델). 대화 메시지 목록 대신 "
-            "글(str) 프롬프트를 주거나, Instruct 모델을 쓰세요."
-        )
+        raise fail("prompt", prompt, "이 토크나이저에는 대화 템플릿(chat template)이 없습니다 (기본 모델)",
+                   "글(str) 프롬프트, 또는 대화 템플릿이 있는 Instruct 모델")
     out = tokenizer.apply_chat_template(list(prompt), add_generation_prompt=True, tokenize=True)
     if hasattr(out, "keys"):  # transformers >= 5 returns a BatchEncoding by default
         out = out["input_ids"]
@@ -345,8 +346,8 @@ def load_models(
             tokenizer maps tokens to other ids, or one output layer is smaller than the
             tokenizer); an unknown or absent device; an unknown dtype; ``threads`` < 1.
     """
-    if not (threads is None or threads == "auto") and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"threads={threads!r}: 1 이상의 정수, \"auto\" 또는 None이어야 합니다.")
+    if not (threads is None or threads == "auto"):
+        integer("threads", threads, "torch 스레드 수는 1 이상의 정수여야 합니다", '1 이상의 정수, "auto" 또는 None', low=1)
     if target is None and draft is None:
         target = os.environ.get(ENV_TARGET) or None
         draft = os.environ.get(ENV_DRAFT) or None
@@ -364,9 +365,7 @@ def load_models(
     if threads == "auto":
         threads = 1 if is_bundled else None
     if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)
+        set_threads(threads)
     t = load_model(tpath, dtype=torch_dtype, device=dev, role="대상(target)")
     same = dpath.resolve() == tpath.resolve()
     d = t if same else load_model(dpath, dtype=torch_dtype, device=dev, role="초안(draft)")

@@ -27,6 +27,8 @@ from typing import Any
 import matplotlib
 from matplotlib import font_manager
 
+from ._paths import FONTS_DIR
+
 __all__ = [
     "FONT_FAMILY",
     "FONT_PATH",
@@ -36,7 +38,7 @@ __all__ = [
     "setup_korean_font",
 ]
 
-FONT_DIR = Path(__file__).resolve().parent / "assets" / "fonts"
+FONT_DIR = FONTS_DIR
 #: The bundled Hangul font (NanumGothic Regular, NAVER, SIL OFL 1.1).
 FONT_PATH = FONT_DIR / "NanumGothic.ttf"
 #: Its licence text, shipped beside it as the OFL requires.

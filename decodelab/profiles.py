@@ -16,21 +16,19 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
-from ._validate import check as _check
+from ._check import check as _check
+from ._paths import ASSETS, MODELS_DIR
 
 __all__ = [
     "DTYPE_BYTES", "HARDWARE_NAMES", "LINK_NAMES", "MODEL_NAMES", "Hardware", "Link", "ModelProfile",
     "get_hardware", "get_link", "get_model", "model_from_config", "measure_this_computer",
 ]
 
-_PACKAGE = Path(__file__).resolve().parent
-_PRESETS_CSV = _PACKAGE / "assets" / "presets.csv"
-_ASSETS = _PACKAGE / "assets" / "models"  # the bundled pair's config.json files
+_PRESETS_CSV = ASSETS / "presets.csv"
 
 #: Bytes per stored value (``fp4`` = NVFP4/MXFP4, ignoring the small per-block scales).
 DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
@@ -337,7 +335,7 @@ def _model_config(name: str) -> dict:
     config.json read now, since the bundled weights may be retrained and replaced."""
     r = _presets()["model"][name]
     if r["bundled_dir"]:
-        path = _ASSETS / r["bundled_dir"] / "config.json"
+        path = MODELS_DIR / r["bundled_dir"] / "config.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: 번들 모델 설정 파일이 없습니다. decodelab을 다시 설치하세요")
         return json.loads(path.read_text(encoding="utf-8"))

@@ -45,6 +45,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ._check import fail, integer, number
+
 __all__ = [
     "DEFAULT_PROMPTS",
     "LocalServer",
@@ -268,10 +270,10 @@ def server_model(endpoint: str, *, timeout_s: float = 10.0, api_key: str | None 
 
 
 def _check(max_tokens, timeout_s) -> None:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens={max_tokens!r}: 만들 토큰 수는 1 이상의 정수여야 합니다.")
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s <= 3600:
-        raise ValueError(f"timeout_s={timeout_s!r}: 제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다.")
+    integer("max_tokens", max_tokens, "만들 토큰 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
+    t = number("timeout_s", timeout_s, "제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다", "0 < 초 <= 3600")
+    if not 0 < t <= 3600:
+        raise fail("timeout_s", timeout_s, "제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다", "0 < 초 <= 3600")
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,13 +429,14 @@ def sweep(
 
     Raises:
         ValueError: bad levels, ``max_tokens``, ``timeout_s`` or ``requests_per_level``.
+        TypeError: ``requests_per_level`` not an int.
         ServingError: any request failed (message of the first failure).
     """
     levels = _parse_levels(concurrency)
     _check(max_tokens, timeout_s)
-    if requests_per_level is not None and (isinstance(requests_per_level, bool) or not isinstance(requests_per_level, int)
-                                           or requests_per_level < 1):
-        raise ValueError(f"requests_per_level={requests_per_level!r}: 단계별 요청 수는 1 이상의 정수여야 합니다.")
+    if requests_per_level is not None:
+        integer("requests_per_level", requests_per_level, "동시 요청 수마다 보낼 요청 수는 1 이상의 정수여야 합니다",
+                "1 이상의 정수 또는 None (기본: 동시 요청 수의 2배)", low=1)
     prompts = [prompts] if isinstance(prompts, str) else list(prompts)
     if not prompts:
         raise ValueError("prompts: 보낼 프롬프트가 하나 이상 있어야 합니다.")
@@ -691,7 +694,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="모델 이름 (기본: 서버가 /v1/models에서 알려 주는 첫 모델)")
     p.add_argument("--concurrency", default="1,2,4,8", help="동시 요청 수 목록, 쉼표로 구분 (기본 1,2,4,8)")
     p.add_argument("--max-tokens", type=int, default=32, help="요청마다 만들 토큰 수 (기본 32)")
-    p.add_argument("--requests", type=int, default=None, help="단계마다 보낼 요청 수 (기본: 동시 요청 수의 2배)")
+    p.add_argument("--requests", type=int, default=None, help="동시 요청 수마다 보낼 요청 수 (기본: 동시 요청 수의 2배)")
     p.add_argument("--prompt", action="append", default=None, help="보낼 프롬프트 (여러 번 줄 수 있음; 기본: 한국어 문장 8개)")
     p.add_argument("--chat", action="store_true", help="/v1/chat/completions로 보냅니다 (Instruct 모델)")
     p.add_argument("--timeout", type=float, default=READ_TIMEOUT_S, help=f"다음 조각을 기다리는 최대 초 (기본 {READ_TIMEOUT_S:g})")

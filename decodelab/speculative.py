@@ -54,7 +54,7 @@ import torch.nn.functional as F
 from ._check import integer
 # the paper's formulas are defined once, in decodelab.latency (numpy only), and re-exported here
 from .latency import expected_speedup, expected_tokens_per_call, optimal_gamma
-from .decoding import cache_length, check_budget, crop_cache, encode_prompt, eos_ids, forward, prefill, tpot
+from .decoding import cache_length, check_budget, crop_cache, encode_prompt, eos_ids, forward, prefill, result_fields
 from .proposers import Proposal, as_proposer
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
@@ -432,7 +432,7 @@ def speculative_generate(
     target,
     draft,
     tokenizer,
-    prompt: str,
+    prompt: str | list[dict],
     max_new_tokens: int,
     *,
     num_speculative_tokens: int = 4,
@@ -452,7 +452,7 @@ def speculative_generate(
             be larger or smaller), any :class:`decodelab.proposers.Proposer` (e.g.
             ``NGramProposer()``), or ``"ngram"`` (see :func:`decodelab.proposers.as_proposer`).
         tokenizer: the shared tokenizer.
-        prompt: non-empty text.
+        prompt: non-empty text, or a list of chat messages (see :func:`encode_prompt`).
         max_new_tokens: int >= 1; the output has exactly this many tokens unless EOS comes first.
         num_speculative_tokens: gamma, draft tokens per round (int >= 1). The last rounds draft
             fewer so that drafts + the recovered/bonus token never pass ``max_new_tokens``.
@@ -539,20 +539,14 @@ def speculative_generate(
 
     e2e = last_emit  # E2E ends when the last token is out (vLLM); e2e - ttft = sum(itl), up to rounding
     return SpeculativeResult(
-        prompt_ids=prompt_ids,
-        token_ids=out,
-        text=tokenizer.decode(out, skip_special_tokens=True),
+        **result_fields(tokenizer, prompt_ids, out, ttft, e2e, stop),
         rounds=rounds,
         gamma=gamma,
         stats=stats,
         target_forward_calls=1 + len(rounds),
         draft_forward_calls=proposer.forward_calls - calls0,
-        ttft_ms=ttft,
-        tpot_ms=tpot(e2e, ttft, len(out)),
-        e2e_ms=e2e,
         draft_ms=sum(r.draft_ms for r in rounds),
         verify_ms=sum(r.verify_ms for r in rounds),
-        stopped_by="eos" if out[-1] in stop else "max_new_tokens",
         itl_ms=itl,
         temperature=float(temperature),
     )

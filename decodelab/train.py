@@ -69,6 +69,19 @@ SOURCES = {
 
 
 @dataclass
+class ModelSize:
+    """One Llama model of the pair: its shape and its AdamW schedule (``steps``, peak ``lr``)."""
+
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    ff: int
+    steps: int
+    lr: float
+
+
+@dataclass
 class TrainConfig:
     """Hyper-parameters of the bundled pair. Changing any of them changes the bundled weights."""
 
@@ -76,25 +89,19 @@ class TrainConfig:
     vocab_size: int = 4096
     context: int = 256
     # target: ~8.7 M parameters, 35 MB in fp32: above a typical 32 MB laptop last-level cache
-    target_hidden: int = 320
-    target_layers: int = 6
-    target_heads: int = 5
-    target_kv_heads: int = 5
-    target_ff: int = 864
-    target_steps: int = 600
-    target_lr: float = 2e-3
+    target: ModelSize = field(default_factory=lambda: ModelSize(320, 6, 5, 5, 864, steps=600, lr=2e-3))
     # draft: ~1 M parameters
-    draft_hidden: int = 128
-    draft_layers: int = 2
-    draft_heads: int = 2
-    draft_kv_heads: int = 2
-    draft_ff: int = 352
-    draft_steps: int = 400
-    draft_lr: float = 3e-3
+    draft: ModelSize = field(default_factory=lambda: ModelSize(128, 2, 2, 2, 352, steps=400, lr=3e-3))
     batch_size: int = 8
     heldout_fraction: float = 0.05
     threads: int = 1
     extra: dict = field(default_factory=dict)
+
+    def as_log(self) -> dict:
+        """The config as ``train_log.json`` records it: flat, ``target_hidden``, ``draft_steps``..."""
+        d = asdict(self)
+        sizes = {f"{role}_{k}": v for role in ("target", "draft") for k, v in d.pop(role).items()}
+        return {**d, **sizes}
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,14 +295,14 @@ def train_tokenizer(texts: list[str], vocab_size: int, out_dir: Path):
 def _llama_config(cfg: TrainConfig, kind: str, tokenizer):
     from transformers import LlamaConfig
 
-    g = lambda k: getattr(cfg, f"{kind}_{k}")  # noqa: E731
+    size: ModelSize = getattr(cfg, kind)
     return LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=g("hidden"),
-        intermediate_size=g("ff"),
-        num_hidden_layers=g("layers"),
-        num_attention_heads=g("heads"),
-        num_key_value_heads=g("kv_heads"),
+        hidden_size=size.hidden,
+        intermediate_size=size.ff,
+        num_hidden_layers=size.layers,
+        num_attention_heads=size.heads,
+        num_key_value_heads=size.kv_heads,
         max_position_embeddings=cfg.context * 2,
         rms_norm_eps=1e-5,
         rope_theta=10000.0,
@@ -371,7 +378,7 @@ def _train_loop(model, cfg: TrainConfig, train_ids, *, name: str, steps: int, lr
 
 
 def train_target(cfg: TrainConfig, tokenizer, train_ids, log: list):
-    """Train the target with next-token cross-entropy for ``cfg.target_steps`` AdamW steps."""
+    """Train the target with next-token cross-entropy for ``cfg.target.steps`` AdamW steps."""
     import torch
     import torch.nn.functional as F
     from transformers import LlamaForCausalLM
@@ -383,7 +390,7 @@ def train_target(cfg: TrainConfig, tokenizer, train_ids, log: list):
 
     torch.manual_seed(cfg.seed)
     model = LlamaForCausalLM(_llama_config(cfg, "target", tokenizer))
-    return _train_loop(model, cfg, train_ids, name="target", steps=cfg.target_steps, lr=cfg.target_lr,
+    return _train_loop(model, cfg, train_ids, name="target", steps=cfg.target.steps, lr=cfg.target.lr,
                        weight_decay=0.1, seed=cfg.seed, loss_fn=loss_fn, log=log)
 
 
@@ -407,7 +414,7 @@ def distill_draft(cfg: TrainConfig, tokenizer, target, train_ids, log: list):
     torch.manual_seed(cfg.seed + 1)
     draft = LlamaForCausalLM(_llama_config(cfg, "draft", tokenizer))
     target.eval()
-    return _train_loop(draft, cfg, train_ids, name="draft (distil)", steps=cfg.draft_steps, lr=cfg.draft_lr,
+    return _train_loop(draft, cfg, train_ids, name="draft (distil)", steps=cfg.draft.steps, lr=cfg.draft.lr,
                        weight_decay=0.05, seed=cfg.seed + 1, loss_fn=loss_fn, log=log)
 
 
@@ -479,14 +486,14 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--target-steps", type=_steps, default=None, metavar="N",
         help=(
-            f"대상 모델의 학습 스텝 수 (AdamW, 기본 {cfg.target_steps}). "
+            f"대상 모델의 학습 스텝 수 (AdamW, 기본 {cfg.target.steps}). "
             "바꾸면 번들 모델과 다른 모델이 나옵니다 (줄이면 빨리 끝나는 대신 품질이 떨어집니다)."
         ),
     )
     ap.add_argument(
         "--draft-steps", type=_steps, default=None, metavar="N",
         help=(
-            f"초안 모델의 증류(distillation) 학습 스텝 수 (기본 {cfg.draft_steps}). "
+            f"초안 모델의 증류(distillation) 학습 스텝 수 (기본 {cfg.draft.steps}). "
             "바꾸면 번들 모델과 다른 모델이 나오고 수락률(acceptance rate)도 달라집니다."
         ),
     )
@@ -512,9 +519,9 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = TrainConfig()
     if args.target_steps is not None:
-        cfg.target_steps = args.target_steps
+        cfg.target.steps = args.target_steps
     if args.draft_steps is not None:
-        cfg.draft_steps = args.draft_steps
+        cfg.draft.steps = args.draft_steps
     random.seed(cfg.seed)
     out = args.out
     print(f"학습한 모델을 {out.resolve()} 폴더에 저장합니다.", flush=True)
@@ -558,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     draft = distill_draft(cfg, tokenizer, target, train_ids, log)
     t3 = time.time()
     result = {
-        "config": asdict(cfg),
+        "config": cfg.as_log(),
         "corpus": {k: {**stats[k], "source": SOURCES[k]} for k in SOURCES},
         "train_tokens": len(train_ids),
         "heldout_tokens": len(held_ids),

@@ -302,3 +302,27 @@ def test_incremental_detokenizer_on_syllables_split_across_tokens(pair):
     steps = list(decodelab.stream(pair.target, tok, "대한민국은", 30, stop_at_eos=False, top_candidates=0))
     gen = [s.token_id for s in steps]
     assert [s.piece for s in steps] == _pieces_by_full_redecode(tok, gen)
+
+
+def test_chat_messages_are_encoded_by_format_prompt(pair, tmp_path):
+    """A list of chat messages goes through the tokenizer's chat template (models.format_prompt),
+    exactly; the answer then equals transformers' greedy generate from those ids."""
+    from transformers import AutoTokenizer
+
+    from decodelab.models import format_prompt
+
+    pair.tokenizer.save_pretrained(tmp_path / "chat")
+    chat = AutoTokenizer.from_pretrained(tmp_path / "chat")
+    chat.chat_template = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+                          "{% if add_generation_prompt %}assistant:{% endif %}")
+    msgs = [{"role": "user", "content": "대한민국의 수도는"}]
+    want = chat("user: 대한민국의 수도는\nassistant:", add_special_tokens=False)["input_ids"]
+    assert format_prompt(chat, msgs) == want
+    r = decodelab.generate(pair.target, chat, msgs, 6, top_candidates=0)
+    assert r.prompt_ids == want
+    assert r.token_ids == _hf_greedy(pair.target, want, 6)
+    assert [s.token_id for s in decodelab.stream(pair.target, chat, msgs, 6, top_candidates=0)] == r.token_ids
+    with pytest.raises(ValueError, match=r"^prompt=.*대화 템플릿.*\(허용: "):
+        decodelab.generate(pair.target, pair.tokenizer, msgs, 4)  # the bundled tokenizer has none
+    with pytest.raises(TypeError, match=r"^prompt\[0\]="):
+        decodelab.generate(pair.target, chat, [{"role": "user"}], 4)

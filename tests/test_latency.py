@@ -241,7 +241,7 @@ def test_bundled_config_read_at_call_time(tmp_path, monkeypatch):
         (tmp_path / which).mkdir()
         (tmp_path / which / "config.json").write_text(json.dumps(c))
     before = L.get_model("bundled-target", "fp32")
-    monkeypatch.setattr(P, "_ASSETS", tmp_path)
+    monkeypatch.setattr(P, "MODELS_DIR", tmp_path)
     after = L.get_model("bundled-target", "fp32")
     assert after.n_layers == 1 and after.n_params < before.n_params
     assert before.weight_bytes == 4 * before.n_params
@@ -658,7 +658,7 @@ def test_presets_table_has_a_source_per_row():
         assert r["source"].strip(), r["key"]
         if r["kind"] != "model":
             assert r["source"].startswith("facts/hardware.md"), r["key"]
-    facts = (P._PACKAGE.parent / "facts" / "hardware.md").read_text(encoding="utf-8")
+    facts = (P.ASSETS.parent.parent / "facts" / "hardware.md").read_text(encoding="utf-8")
     for row in ("H100 SXM", "H200", "B200 (HGX)", "Rubin", "Groq 3 LPU (LP30)", "AWS Trainium2", "AWS Trainium3"):
         assert f"| {row} |" in facts  # each cited row exists in the facts file
 

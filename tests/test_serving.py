@@ -202,8 +202,11 @@ def test_nothing_listening_is_a_connection_error():
 
 
 def test_bad_options_are_value_errors(capsys):
-    for bad in (dict(max_tokens=0), dict(max_tokens=True), dict(timeout_s=0)):
-        with pytest.raises(ValueError):
+    for bad in (dict(max_tokens=0), dict(timeout_s=0), dict(timeout_s=float("inf"))):
+        with pytest.raises(ValueError, match=r"=.*: .* \(허용: "):
+            S.measure_request("http://127.0.0.1:1", "x", model="m", **bad)
+    for bad in (dict(max_tokens=True), dict(max_tokens="8"), dict(timeout_s="5")):  # wrong types
+        with pytest.raises(TypeError):
             S.measure_request("http://127.0.0.1:1", "x", model="m", **bad)
     with pytest.raises(ValueError, match="1,2,4,8"):
         S.sweep("http://127.0.0.1:1", concurrency="1,a")

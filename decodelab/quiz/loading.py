@@ -20,7 +20,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import yaml
 from pydantic import TypeAdapter, ValidationError
@@ -193,10 +193,43 @@ def _problems_from(err: ValidationError, file: str, question: str | None, drop_t
     return out
 
 
-def _question_label(raw: Any, index: int) -> str:
+def _question_label(raw: Any, index: int, section: str = "") -> str:
     if isinstance(raw, dict) and isinstance(raw.get("id"), str) and raw["id"].strip():
         return raw["id"].strip()
-    return f"#{index + 1} (id 없음)"
+    return f"{section}#{index + 1} (id 없음)"
+
+
+def notebook_id(nb: Any) -> Any:
+    """A file's ``notebook`` as the two-digit id when YAML read it as a number (``1`` -> ``"01"``)."""
+    return f"{nb:02d}" if isinstance(nb, int) and not isinstance(nb, bool) else nb
+
+
+def validate_entries(name: str, entries: list, validate: Callable[[dict], Any],
+                     problems_of: Callable[[ValidationError, str], list[QuizProblem]], *, notebook: Any,
+                     seen: dict[str, str], place: str | None = None, what: str = "문항") -> list[QuizProblem]:
+    """The problems of a quiz or exercise file's entries, each validated with ``validate``.
+
+    An entry that is not a mapping, its schema errors (``problems_of(error, label)``), an id whose
+    prefix is not ``notebook`` (when that is a str), an id already in ``seen`` (id -> where it
+    stood: ``place``, or the entry's ordinal ``N번째 문항`` when ``place`` is None; updated).
+    """
+    problems: list[QuizProblem] = []
+    for i, entry in enumerate(entries):
+        label = _question_label(entry, i, place or "")
+        if not isinstance(entry, dict):
+            problems.append(QuizProblem(name, label, None, f"{what}은 매핑(키: 값)이어야 합니다"))
+            continue
+        try:
+            obj = validate(entry)
+        except ValidationError as e:
+            problems += problems_of(e, label)
+            continue
+        if isinstance(notebook, str) and obj.notebook != notebook:
+            problems.append(QuizProblem(name, obj.id, "id", f"id는 이 파일의 notebook {notebook!r}로 시작해야 합니다"))
+        if obj.id in seen:
+            problems.append(QuizProblem(name, obj.id, "id", f"같은 id가 {seen[obj.id]}에도 있습니다"))
+        seen[obj.id] = place or f"{i + 1}번째 문항"
+    return problems
 
 
 def load_quiz_file(path: str | os.PathLike) -> QuizFile | ReleaseFile:
@@ -230,26 +263,11 @@ def load_quiz_file(path: str | os.PathLike) -> QuizFile | ReleaseFile:
     if not isinstance(questions, list) or not questions:
         problems.append(QuizProblem(name, None, "questions", "문항 목록(비어 있지 않은 리스트)이 필요합니다"))
         raise QuizError(problems)
-    nb = header.get("notebook")
-    nb = f"{nb:02d}" if isinstance(nb, int) and not isinstance(nb, bool) else nb
+    nb = notebook_id(header.get("notebook"))
     if isinstance(nb, str) and nb in NOTEBOOK_IDS and path.stem != nb:
         problems.append(QuizProblem(name, None, "notebook", f"파일 이름 {name}과 notebook {nb!r}이 다릅니다"))
-    seen: dict[str, int] = {}
-    for i, rq in enumerate(questions):
-        label = _question_label(rq, i)
-        if not isinstance(rq, dict):
-            problems.append(QuizProblem(name, label, None, "문항은 매핑(키: 값)이어야 합니다"))
-            continue
-        try:
-            q = _QUESTION_ADAPTER.validate_python(rq)
-        except ValidationError as e:
-            problems += _problems_from(e, name, label, drop_tag=True)
-            continue
-        if isinstance(nb, str) and q.notebook != nb:
-            problems.append(QuizProblem(name, q.id, "id", f"id는 이 파일의 notebook {nb!r}로 시작해야 합니다"))
-        if q.id in seen:
-            problems.append(QuizProblem(name, q.id, "id", f"같은 id가 {seen[q.id] + 1}번째 문항에도 있습니다"))
-        seen[q.id] = i
+    problems += validate_entries(name, questions, _QUESTION_ADAPTER.validate_python,
+                                 lambda e, label: _problems_from(e, name, label, drop_tag=True), notebook=nb, seen={})
     if problems:
         raise QuizError(problems)
     return QuizFile.model_validate(raw)

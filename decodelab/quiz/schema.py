@@ -84,6 +84,33 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
+class _Identified(_Strict):
+    """A quiz question or exercise: an ``id`` ``NN-이름`` whose prefix is its notebook."""
+
+    id: str
+
+    @field_validator("id")
+    @classmethod
+    def _id_form(cls, v: str) -> str:
+        if not QUESTION_ID.fullmatch(v):
+            raise ValueError(
+                "형식은 'NN-이름' (NN = 01..07, 이름은 소문자/숫자/하이픈)이어야 합니다, 예: 01-decode-definition"
+            )
+        return v
+
+    @property
+    def notebook(self) -> str:
+        """The notebook this question belongs to (``"01"``...), from the id prefix."""
+        return self.id[:2]
+
+
+class Option(_Strict):
+    """One option of a choice: ``id`` ``a``..``h`` and its ``text``."""
+
+    id: str = Field(pattern=r"^[a-h]\z")
+    text: str = Field(min_length=1)
+
+
 class Source(_Strict):
     """Where a question comes from: a seed article, a notebook section, or a facts file row.
 
@@ -103,12 +130,10 @@ class Source(_Strict):
         return self
 
 
-class Choice(_Strict):
+class Choice(Option):
     """One option of a single/multiple choice question; ``explanation`` says why it is right or
     wrong (required for wrong options)."""
 
-    id: str = Field(pattern=r"^[a-h]\z")
-    text: str = Field(min_length=1)
     explanation: str | None = None
 
 
@@ -119,31 +144,16 @@ class Item(_Strict):
     text: str = Field(min_length=1)
 
 
-class _Base(_Strict):
-    id: str
+class _Base(_Identified):
     prompt: str = Field(min_length=5)
     explanation: str = Field(min_length=5)
     source: list[Source] = Field(min_length=1)
     points: float = Field(default=1.0, gt=0, le=100)
 
-    @field_validator("id")
-    @classmethod
-    def _id_form(cls, v: str) -> str:
-        if not QUESTION_ID.fullmatch(v):
-            raise ValueError(
-                "형식은 'NN-이름' (NN = 01..07, 이름은 소문자/숫자/하이픈)이어야 합니다, 예: 01-decode-definition"
-            )
-        return v
-
     @field_validator("source", mode="before")
     @classmethod
     def _one_or_many(cls, v: Any) -> Any:
         return [v] if isinstance(v, dict) else v
-
-    @property
-    def notebook(self) -> str:
-        """The notebook this question belongs to (``"01"``...), from the id prefix."""
-        return self.id[:2]
 
 
 def _check_choices(choices: list[Choice], answer_ids: list[str]) -> None:
@@ -380,31 +390,18 @@ class PublicItem(_Strict):
     text: str = Field(min_length=1)
 
 
-class PublicQuestion(_Strict):
+class PublicQuestion(_Identified):
     """A question as a student sees it in an exam release: no key, no explanation, no source.
 
     ``choices`` for single/multiple, ``items`` (shuffled) for ordering, ``unit`` for numeric.
     """
 
-    id: str
     kind: Literal["single", "multiple", "short", "numeric", "ordering"]
     prompt: str
     points: float = 1.0
     choices: list[PublicChoice] | None = None
     items: list[PublicItem] | None = None
     unit: str | None = None
-
-    @field_validator("id")
-    @classmethod
-    def _id_form(cls, v: str) -> str:
-        if not QUESTION_ID.fullmatch(v):
-            raise ValueError("형식은 'NN-이름'이어야 합니다")
-        return v
-
-    @property
-    def notebook(self) -> str:
-        """The notebook this question belongs to (``"01"``...), from the id prefix."""
-        return self.id[:2]
 
 
 class ReleaseInfo(_Strict):

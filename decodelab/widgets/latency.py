@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import latency as lat
-from .._validate import check as _check
+from .._check import check as _check
 
 __all__ = [
     "LatencyExplorer",
