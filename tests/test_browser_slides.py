@@ -16,6 +16,13 @@ so widgets show as their text form there; upstream: jupyterlab-contrib/rise issu
 That test is a strict expected failure: it turns into a failure the day the widget renders, so
 the mark gets removed then.
 
+The same notebook presented with jupyterlab-deck (``test_a_live_widget_in_jupyterlab_deck``): the
+deck is JupyterLab's own notebook panel with the cells of the other slides hidden, so widgets are
+live. The test runs the notebook, starts the deck (command ``deck:start``), advances it with the
+arrow keys (ArrowRight: next slide; ArrowDown: next cell of the slide), checks that no slide is cut
+off at the panel's edge, that the speculative-decoding explorer shows as real ipywidgets sliders on
+its slide and that moving one redraws its output, and saves ``artifacts/screenshots/deck-*.png``.
+
 Run: ``pytest -m browser tests/test_browser_slides.py``.
 """
 
@@ -197,5 +204,167 @@ def test_a_live_widget_in_the_slideshow(browser, lab_server, saved_run):
             time.sleep(0.5)
         time.sleep(1.0)
         _shot(page, "widget-moved")
+    finally:
+        context.close()
+
+
+# --------------------------------------------------------------------------------------------
+# jupyterlab-deck: the slideshow inside JupyterLab's own notebook panel (widgets stay live)
+# --------------------------------------------------------------------------------------------
+
+#: the cells jupyterlab-deck shows now (it hides the others with CSS), and what they hold
+JS_DECK = """
+() => {
+  const w = window.__nb;
+  const cells = Array.from(w.content.node.querySelectorAll('.jp-Cell'));
+  const on = cells.filter(c => c.classList.contains('jp-deck-mod-onscreen'));
+  const shown = on.filter(c => c.getBoundingClientRect().height > 0);
+  const box = w.node.getBoundingClientRect();  // the notebook's panel in the dock: it does not scroll
+  const sliders = shown.flatMap(c => Array.from(c.querySelectorAll('.jupyter-widgets .widget-slider')))
+                       .filter(s => s.getBoundingClientRect().width > 0);
+  return {
+    presenting: document.body.dataset.jpDeckMode || null,
+    deck: w.hasClass('jp-Deck'),
+    active: w.content.activeCellIndex,
+    visible: cells.filter(c => c.classList.contains('jp-deck-mod-visible')).map(c => cells.indexOf(c)),
+    onscreen: on.map(c => cells.indexOf(c)),
+    text: shown.map(c => c.innerText).join('\\n').slice(0, 200),
+    sliders: sliders.length,
+    widgets: shown.reduce((n, c) => n + c.querySelectorAll('.jupyter-widgets.widget-box, .jupyter-widgets.widget-container').length, 0),
+    widgetErrors: shown.reduce((n, c) => n + c.querySelectorAll('.jupyter-widgets-error-widget').length, 0),
+    loading: shown.some(c => c.innerText.includes('Loading widget')),
+    // a cell that starts left of / above the notebook's box is cut off on screen
+    clipped: shown.filter(c => c.getBoundingClientRect().left < box.left - 1 || c.getBoundingClientRect().top < box.top - 1)
+                  .map(c => cells.indexOf(c)),
+    scrolled: [w.node, w.content.node, ...w.node.querySelectorAll('.jp-WindowedPanel-outer, .jp-WindowedPanel-inner, .jp-WindowedPanel-viewport')]
+                  .map(e => [e.className.split(' ').slice(0, 3).join('.'), e.scrollLeft, e.scrollTop]),
+  };
+}
+"""
+
+#: first cell, scrolled to the top
+JS_TO_TOP = """
+() => {
+  const n = window.__nb.content;
+  n.activeCellIndex = 0;
+  const scroller = n.node.querySelector('.jp-WindowedPanel-outer') || n.node;
+  scroller.scrollTop = 0;
+  scroller.scrollLeft = 0;
+}
+"""
+#: command mode, keyboard focus on the notebook (jupyterlab-deck's keys are bound to
+#: ``.jp-Deck .jp-Notebook.jp-mod-commandMode:focus``)
+JS_COMMAND_MODE = "(i) => { const n = window.__nb.content; if (i !== null) n.activeCellIndex = i; n.mode = 'command'; n.node.focus(); }"
+
+
+def _deck_shot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"deck-{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def _explorer_output(page, cell: int) -> str:
+    return page.evaluate(
+        "(i) => window.__nb.content.widgets[i].node.querySelector('.jp-OutputArea').innerText", cell)
+
+
+#: jupyterlab-deck 0.2.0 on JupyterLab 4.6 pins the notebook toolbar with ``position: absolute``
+#: and leaves it wider than the panel; focusing a cell then scrolls the panel sideways (40 px at
+#: 1280 px) and every slide after the first is cut off on the left. This jupyterlab-fonts
+#: "Global Styles" setting (JSS) clips that overflow; lecturer/README.md gives lecturers the same.
+DECK_STYLES = {"@global": {".jp-Deck.jp-NotebookPanel": {"overflow": "clip"}}}
+
+
+def _write_deck_styles(server) -> None:
+    path = server.root.parent / "settings" / "@deathbeds" / "jupyterlab-fonts" / "fonts.jupyterlab-settings"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"styles": DECK_STYLES}), encoding="utf-8")
+
+
+def test_a_live_widget_in_jupyterlab_deck(browser, lab_server):
+    """Notebook 04 presented with jupyterlab-deck: slides from the same metadata, keys advance
+    them, and the speculative-decoding explorer on its slide is a live ipywidget."""
+    explorer = _explorer_cell(lab_server.root / NOTEBOOK)
+    _write_deck_styles(lab_server)
+    context = browser.new_context(viewport=VIEWPORT, locale="ko-KR")
+    page = context.new_page()
+    page.set_default_timeout(_tb.RUN_ALL_S * 1000)
+    try:
+        page.goto(f"{lab_server.url}/lab?token={lab_server.token}&reset", wait_until="domcontentloaded")
+        page.wait_for_function("() => window.jupyterapp !== undefined")
+        assert page.evaluate(_tb.JS_OPEN, NOTEBOOK) == "python3"
+        assert page.evaluate("() => window.jupyterapp.commands.hasCommand('deck:start')"), "jupyterlab-deck is not installed"
+        _tb._wait_idle(page, _tb.RUN_ALL_S)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        time.sleep(0.5)
+        _tb._wait_idle(page, _tb.RUN_ALL_S)
+        report = _tb.Report(NOTEBOOK)
+        _tb._wait_widgets_loaded(page, report)
+        _tb._check_outputs(page, report)
+        assert report.problems == [], "\n".join(map(str, report.problems))
+
+        # as a lecturer does after Run All: back to the top (a notebook left scrolled down or
+        # sideways keeps that scroll in the deck, and its slides are cut off)
+        page.evaluate(JS_TO_TOP)
+        page.evaluate(JS_COMMAND_MODE, 0)
+        page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
+        page.wait_for_function("() => document.body.dataset.jpDeckMode === 'presenting'")
+        time.sleep(1.5)
+        page.evaluate(JS_COMMAND_MODE, None)
+        first = page.evaluate(JS_DECK)
+        assert first["deck"] and first["onscreen"][:1] == [0] and "투기적 디코딩" in first["text"], first
+        _deck_shot(page, "01")
+
+        # ArrowRight goes to the next slide (jupyterlab-deck's key; the first press after the
+        # start only settles the deck), ArrowDown to the next cell of the slide (JupyterLab's own
+        # cursor key; the deck follows the active cell): sub-slides, fragments, code cells
+        seen = [first]
+        for k in range(2, 7):
+            page.keyboard.press("ArrowRight")
+            time.sleep(0.8)
+            seen.append(page.evaluate(JS_DECK))
+            _deck_shot(page, f"{k:02d}")
+        active = [s["active"] for s in seen]
+        assert active == sorted(active) and len(set(active)) >= 4, f"the deck did not advance: {seen}"
+        assert all(s["onscreen"] and s["presenting"] == "presenting" for s in seen), seen
+        assert [s["clipped"] for s in seen] == [[]] * len(seen), f"slides cut off at the edge: {seen}"
+
+        # on to the explorer: slides with ArrowRight, then its sub-slide's cells with ArrowDown
+        state = seen[-1]
+        for _ in range(20):
+            if state["active"] >= explorer - 4:
+                break
+            page.keyboard.press("ArrowRight")
+            time.sleep(0.5)
+            state = page.evaluate(JS_DECK)
+        for _ in range(8):
+            if explorer in state["onscreen"]:
+                break
+            page.keyboard.press("ArrowDown")
+            time.sleep(0.5)
+            state = page.evaluate(JS_DECK)
+        assert explorer in state["onscreen"], f"never reached the explorer's slide (cell {explorer}): {state}"
+        time.sleep(1.0)
+        _deck_shot(page, "widget")
+        assert state["widgetErrors"] == 0 and not state["loading"] and state["clipped"] == [], state
+        assert state["sliders"] >= 2 and state["widgets"] >= 1, f"no live widget on the explorer's slide: {state}"
+        assert "children=" not in state["text"], state
+
+        before = _explorer_output(page, explorer)
+        page.evaluate("(i) => window.__nb.content.widgets[i].node.querySelector('.widget-slider .noUi-handle').focus()", explorer)
+        page.keyboard.press("ArrowRight")
+        deadline = time.monotonic() + 60
+        while _explorer_output(page, explorer) == before:
+            assert time.monotonic() < deadline, "moving the explorer's slider in the deck changed nothing"
+            time.sleep(0.5)
+        _tb._wait_idle(page, _tb.RUN_ALL_S)
+        time.sleep(1.0)
+        _deck_shot(page, "widget-moved")
+        assert page.evaluate(JS_DECK)["presenting"] == "presenting", "the slider move ended the deck"
+
+        page.evaluate("() => window.jupyterapp.commands.execute('deck:stop')")
+        page.wait_for_function("() => document.body.dataset.jpDeckMode !== 'presenting'")
+        assert not page.evaluate(JS_DECK)["deck"]
     finally:
         context.close()
