@@ -336,15 +336,16 @@ def test_grading_the_current_folder_twice_ignores_its_own_gradebook(tmp_path, mo
     assert grade_main([".", "--notebook", "03"]) == 0
     assert (d / "gradebook.csv").read_text(encoding="utf-8-sig") == first
     # an output with another name inside the folder is excluded too
-    assert grade_main([".", "--notebook", "03", "-o", "results.txt"]) == 0
-    assert grade_main([".", "--notebook", "03", "-o", "results.txt"]) == 0
+    assert grade_main([".", "--notebook", "03", "-o", "results.csv"]) == 0
+    assert grade_main([".", "--notebook", "03", "-o", "results.csv"]) == 0
     err = capsys.readouterr().err
     assert "건너뜀" not in err and "주의" not in err
+    (d / "results.txt").write_text("x", encoding="utf-8")  # an excluded path of any name is not read either
     book = grade_folder(d, QUESTIONS, exclude=[d / "results.txt"])
     assert [r.student_id for r in book.rows] == ["alice"] and book.skipped == [] and book.submission_files == 1
     side = sorted(p.name for p in d.glob("*-*.md"))  # gradebook-rubric.md etc., written when exercises exist
-    assert sorted(p.file for p in book.ignored) == sorted([".gradebook.csv.x1y2.tmp", "gradebook.csv", "results.txt",
-                                                           "성적-지난주.csv", *side])  # each listed as not read
+    assert sorted(p.file for p in book.ignored) == sorted([".gradebook.csv.x1y2.tmp", "gradebook.csv", "results.csv",
+                                                           "results.txt", "성적-지난주.csv", *side])  # each listed
 
 
 def test_an_empty_folder_warns_and_writes_nothing(tmp_path, capsys):
@@ -365,3 +366,28 @@ def test_an_empty_folder_warns_and_writes_nothing(tmp_path, capsys):
     assert grade_folder(empty, QUESTIONS).submission_files == 0
     helptext = " ".join(_grade_parser().format_help().split())
     assert "종료 코드" in helptext and "2: 아무것도 쓰지 않음" in helptext and "제출 파일이 없을 때" in helptext
+
+
+def test_the_output_is_never_a_submission_and_an_existing_gradebook_survives_a_bad_folder(tmp_path, capsys):
+    """Regressions: ``-o`` naming a student's .json submission overwrote it; a folder of only broken
+    files replaced an existing gradebook with an empty one."""
+    d = tmp_path / "subs"
+    d.mkdir()
+    sub = _write(d / "decodelab-course-20240002.json", make_submission("20240002", _key_answers()))
+    before = sub.read_bytes()
+    assert grade_main([str(d), "-o", str(sub)]) == 2
+    assert sub.read_bytes() == before  # the student's submission is untouched
+    assert ".csv" in capsys.readouterr().err
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "broken.json").write_text("{not json", encoding="utf-8")
+    (bad / "package.json").write_text('{"name": "x"}', encoding="utf-8")
+    gb = tmp_path / "good.csv"
+    gb.write_text("student_id,total\nalice,15\nbob,12\n", encoding="utf-8")
+    assert grade_main([str(bad), "-o", str(gb)]) == 2
+    assert gb.read_text(encoding="utf-8") == "student_id,total\nalice,15\nbob,12\n"
+    err = capsys.readouterr().err
+    assert "그대로 두었습니다" in err and "broken.json" in err
+    # with no gradebook yet, a folder of broken files still writes a (header-only) gradebook and says so
+    fresh = tmp_path / "fresh.csv"
+    assert grade_main([str(bad), "-o", str(fresh)]) == 1 and fresh.exists()

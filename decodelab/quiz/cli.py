@@ -70,9 +70,9 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
     :func:`decodelab.quiz.gradebook.grade_folder`), so grading the current folder twice works.
 
     Returns:
-        0 all good, 1 written with skipped files, 2 nothing written (also when the folder holds no
-        submission file: a Korean warning "제출 파일이 없습니다 ..." goes to stderr, and an existing
-        gradebook is left as it was).
+        0 all good, 1 written with skipped files, 2 nothing written: the output is not a ``.csv``
+        (so a student's ``.json`` submission is never overwritten), the folder holds no submission
+        file, or no file could be graded while a gradebook already exists (it is left as it was).
     """
     from pathlib import Path
 
@@ -93,6 +93,9 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
         if args.max_bytes < 1:
             raise ValueError("--max-bytes는 1 이상이어야 합니다.")
         out_path = Path(args.output)
+        if out_path.suffix.lower() != ".csv":
+            raise ValueError(f"-o {args.output}: 성적표는 .csv 파일이어야 합니다 (예: -o gradebook.csv). 학생 제출 파일(.json)이나 "
+                             "다른 파일을 덮어쓰지 않도록 다른 이름은 받지 않습니다.")
         extra = [out_path.with_name(f"{out_path.stem}-{lms}.csv") for lms in (args.lms or [])]
         rubric_path = out_path.with_name(f"{out_path.stem}-rubric.md")
         predictions_path = out_path.with_name(f"{out_path.stem}-predictions.md")
@@ -105,6 +108,12 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
             print(f"decodelab grade: 경고: 제출 파일이 없습니다: {args.submissions_dir} 폴더에 학생 제출 파일(.json)이 "
                   "하나도 없어 성적표를 쓰지 않았습니다. 학생들이 내보낸 decodelab-….json 파일을 이 폴더에 넣거나, "
                   "그 파일들이 든 폴더를 지정하세요.", file=err)
+            return 2
+        if not book.rows and out_path.exists():
+            for p in book.problems:
+                print(str(p), file=err)
+            print(f"decodelab grade: 경고: 채점할 수 있는 제출 파일이 하나도 없어 기존 성적표 {args.output}를 그대로 두었습니다 "
+                  "(위의 '건너뜀' 이유를 확인하세요).", file=err)
             return 2
         out = write_gradebook(book, args.output)
         written = [str(out)]
