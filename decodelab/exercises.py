@@ -334,7 +334,12 @@ def get_exercise(exercise_id: str, path: str | os.PathLike | None = None) -> Exe
     every = load_exercises(path)
     if exercise_id not in every:
         nb = exercise_id[:2] if isinstance(exercise_id, str) else "NN"
-        raise KeyError(f"연습 id {exercise_id!r}를 찾을 수 없습니다: quizzes/exercises/{nb}.yaml에 정의하세요.")
+        same = sorted(i for i in every if i[:2] == nb)
+        known = (f"노트북 {nb}의 id: {', '.join(same)}" if same
+                 else f"있는 노트북 번호: {', '.join(sorted({i[:2] for i in every})) or '없음'}")
+        raise KeyError(f"연습 id {exercise_id!r}는 정의되어 있지 않습니다: 철자를 확인하세요. "
+                       f"id는 '노트북 번호-종류-이름' 꼴입니다(예: '01-predict-...', '02-task-...', '03-written-...'). "
+                       f"{known}. (강좌를 만드는 사람이라면 quizzes/exercises/{nb}.yaml에 정의합니다.)")
     return every[exercise_id]
 
 
@@ -375,7 +380,8 @@ def parse_number(text: str, unit: str | None = None) -> float:
 
 def _real(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{what}={value!r}: 숫자(float)여야 합니다 (받은 형식: {type(value).__name__})")
+        hint = ": 따옴표 없이 쓰세요" if isinstance(value, str) else ""
+        raise TypeError(f"{what}={value!r}: 숫자를 넣으세요 (예: 0.2){hint} (받은 형식: {type(value).__name__})")
     v = float(value)
     if not math.isfinite(v):
         raise ValueError(f"{what}={value!r}: 유한한 숫자여야 합니다")

@@ -79,7 +79,7 @@ def _check_folder(path, role: str) -> Path:
     if not path.is_dir():
         raise FileNotFoundError(
             f"{role} 모델 폴더를 찾을 수 없습니다: {str(path)!r}. 로컬 폴더 경로(config.json과 가중치가 든 폴더)를 "
-            f"주세요. decodelab은 허브에서 내려받지 않습니다. / {role} model folder not found: {str(path)!r}"
+            f"주세요. decodelab은 허브에서 내려받지 않습니다. / model folder not found: {str(path)!r}"
         )
     if not (path / "config.json").is_file():
         raise FileNotFoundError(
@@ -348,17 +348,23 @@ def load_models(
     """
     if not (threads is None or threads == "auto"):
         integer("threads", threads, "torch 스레드 수는 1 이상의 정수여야 합니다", '1 이상의 정수, "auto" 또는 None', low=1)
+    t_role, d_role = "대상(target)", "초안(draft)"
     if target is None and draft is None:
         target = os.environ.get(ENV_TARGET) or None
         draft = os.environ.get(ENV_DRAFT) or None
+        # Name the environment variable in error messages: the student set it, not a path argument.
+        if target is not None:
+            t_role = f"환경 변수 {ENV_TARGET}에 적은 대상(target)"
+        if draft is not None:
+            d_role = f"환경 변수 {ENV_DRAFT}에 적은 초안(draft)"
     if target is None:
         tpath = BUNDLED_DIR / "target"
-        dpath = BUNDLED_DIR / "draft" if draft is None else _check_folder(draft, "초안(draft)")
+        dpath = BUNDLED_DIR / "draft" if draft is None else _check_folder(draft, d_role)
     else:
-        tpath = _check_folder(target, "대상(target)")
-        dpath = _check_folder(draft, "초안(draft)") if draft is not None else tpath
-    tpath = _check_folder(tpath, "대상(target)")
-    dpath = _check_folder(dpath, "초안(draft)")
+        tpath = _check_folder(target, t_role)
+        dpath = _check_folder(draft, d_role) if draft is not None else tpath
+    tpath = _check_folder(tpath, t_role)
+    dpath = _check_folder(dpath, d_role)
     is_bundled = tpath.resolve() == (BUNDLED_DIR / "target").resolve() and dpath.resolve() == (BUNDLED_DIR / "draft").resolve()
     dev = resolve_device(device, bundled=is_bundled)
     torch_dtype = resolve_dtype(dtype, dev)

@@ -684,8 +684,26 @@ def format_table(rows: list[SweepRow]) -> str:
     return "\n".join(lines)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with Korean error messages that say what to change."""
+
+    def error(self, message: str):
+        if "--endpoint" in message and "required" in message:
+            message = ("--endpoint가 필요합니다: 잴 서버의 주소를 주세요 "
+                       "(예: decodelab measure --endpoint http://127.0.0.1:8000)")
+        elif message.startswith("unrecognized arguments:"):
+            message = f"모르는 옵션입니다:{message.split(':', 1)[1]} (쓸 수 있는 옵션은 decodelab measure --help)"
+        elif "expected one argument" in message:
+            message = f"{message.split(':', 1)[0].replace('argument ', '옵션 ')}: 옵션 뒤에 값을 하나 주세요"
+        elif "invalid" in message and "value" in message:
+            message = (f"{message.split(':', 1)[0].replace('argument ', '옵션 ')}: 숫자를 주세요 "
+                       f"(받은 값:{message.rsplit(':', 1)[1]}; 예: --max-tokens 32, --timeout 30)")
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: 오류: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="decodelab measure",
         description="OpenAI 호환 서버(vLLM, SGLang, llama.cpp, transformers serve 등)의 TTFT, TPOT, ITL, E2E를 "
                     "vLLM 벤치마크와 같은 정의로 재고, 동시 요청 수를 바꿔 가며 합계 처리량을 잽니다.",

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from ._check import integer
+from ._check import fail, integer
 # the paper's formulas are defined once, in decodelab.latency (numpy only), and re-exported here
 from .latency import expected_speedup, expected_tokens_per_call, optimal_gamma
 from .decoding import cache_length, check_budget, crop_cache, encode_prompt, eos_ids, forward, prefill, result_fields
@@ -475,11 +475,15 @@ def speculative_generate(
 
     Raises:
         TypeError: an argument of the wrong type (e.g. ``draft`` neither a model, a proposer
-            nor ``"ngram"``).
+            nor ``"ngram"``; ``tokenizer`` not a callable tokenizer with ``decode``, e.g. None).
         ValueError: ``num_speculative_tokens < 1``, empty prompt, bad ``max_new_tokens`` /
             sampling settings, or the context would overflow.
     """
     gamma = _check_gamma(num_speculative_tokens)
+    if not (callable(tokenizer) and hasattr(tokenizer, "decode")):
+        raise fail("tokenizer", tokenizer,
+                   "토크나이저가 필요합니다: 대상 모델과 함께 불러온 토크나이저를 넣으세요 (예: pair.tokenizer)",
+                   "transformers 토크나이저 (decodelab.load_models()의 .tokenizer)", TypeError)
     cfg = SamplingConfig(temperature, top_k, top_p)
     t0 = time.perf_counter()
     prompt_ids = encode_prompt(tokenizer, prompt)
