@@ -225,7 +225,6 @@ class LlamaRunner:
                 f"model={type(model).__name__}: LlamaRunner는 기본 RoPE의 Llama 모델만 돌립니다 "
                 f"(허용: LlamaForCausalLM; 다른 구조는 backend='transformers')")
         cfg = model.config
-        inner = model.model
         self.n_heads = cfg.num_attention_heads
         self.n_kv = cfg.num_key_value_heads or self.n_heads
         self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.n_heads

@@ -34,7 +34,6 @@ import glob
 import importlib.util
 import json
 import math
-import os
 import random
 import re
 import shlex

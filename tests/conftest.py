@@ -38,3 +38,31 @@ def pair():
 @pytest.fixture(scope="session")
 def prompts():
     return list(PROMPTS)
+
+
+# --- change-the-code tasks (tests/test_tasks_NN.py) ---------------------------------------------
+
+def task_decider(task_id: str, answers_dir):
+    """The notebook's check (``ex.check``) as a callable ``value -> bool``: decodelab.exercises
+    decides and records into ``answers_dir``; the shown text says success or hint, never the solution."""
+    from pathlib import Path
+
+    from decodelab import exercises as ex
+
+    quizzes = Path(__file__).resolve().parents[1] / "quizzes"
+
+    def decide(value) -> bool:
+        ok, html = ex.check_record(task_id, value, quizzes_dir=quizzes, answers_dir=answers_dir)
+        assert ("목표 달성" in html) is ok and (("💡" in html) is (not ok))
+        return ok
+
+    return decide
+
+
+def edit_cell_source(source, notebook: str) -> str:
+    """The code of the cell marked ``# ✏️ 여기를 바꾸세요`` in a notebook's MyST source."""
+    import re
+
+    m = re.search(r"# ✏️ 여기를 바꾸세요\n(.*?)```", source.read_text(encoding="utf-8"), re.S)
+    assert m, f"노트북 {notebook}에 '✏️ 여기를 바꾸세요' 셀이 없습니다"
+    return m.group(1)

@@ -7,10 +7,10 @@ starting values are read from the notebook source, so the test follows the noteb
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from conftest import edit_cell_source, task_decider
 
 from decodelab import exercises as ex
 from decodelab import latency as lat
@@ -23,16 +23,7 @@ LIMIT = 130  # quizzes/exercises/03.yaml: check {op: "<", value: 130}
 
 @pytest.fixture
 def passes(tmp_path):
-    """The notebook's check (``ex.check``): decodelab.exercises decides and records into a
-    throwaway answers folder; the returned callable gives the decision, and the shown text says
-    success or hint (never the solution)."""
-
-    def decide(value: float) -> bool:
-        ok, html = ex.check_record(TASK_ID, value, quizzes_dir=REPO / "quizzes", answers_dir=tmp_path)
-        assert ("목표 달성" in html) is ok and (("💡" in html) is (not ok))
-        return ok
-
-    return decide
+    return task_decider(TASK_ID, tmp_path)
 
 
 def test_the_task_is_defined_as_the_notebook_uses_it():
@@ -42,10 +33,7 @@ def test_the_task_is_defined_as_the_notebook_uses_it():
 
 
 def _edit_cell() -> str:
-    text = SOURCE.read_text(encoding="utf-8")
-    m = re.search(r"# ✏️ 여기를 바꾸세요\n(.*?)```", text, re.S)
-    assert m, "노트북 03에 '✏️ 여기를 바꾸세요' 셀이 없습니다"
-    return m.group(1)
+    return edit_cell_source(SOURCE, "03")
 
 
 def _task_total_s(decode_ms_per_token: float, speculative) -> float:

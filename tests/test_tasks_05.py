@@ -7,10 +7,10 @@ cell's starting values are read from the notebook source.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from conftest import edit_cell_source, task_decider
 
 from decodelab import exercises as ex
 from decodelab import latency as lat
@@ -23,16 +23,7 @@ LIMIT = 30  # quizzes/exercises/05.yaml: check {op: "<", value: 30}
 
 @pytest.fixture
 def passes(tmp_path):
-    """The notebook's check (``ex.check``): decodelab.exercises decides and records into a
-    throwaway answers folder; the returned callable gives the decision, and the shown text says
-    success or hint (never the solution)."""
-
-    def decide(value: float) -> bool:
-        ok, html = ex.check_record(TASK_ID, value, quizzes_dir=REPO / "quizzes", answers_dir=tmp_path)
-        assert ("목표 달성" in html) is ok and (("💡" in html) is (not ok))
-        return ok
-
-    return decide
+    return task_decider(TASK_ID, tmp_path)
 
 
 def test_the_task_is_defined_as_the_notebook_uses_it():
@@ -42,11 +33,8 @@ def test_the_task_is_defined_as_the_notebook_uses_it():
 
 
 def _edit_cell() -> dict:
-    text = SOURCE.read_text(encoding="utf-8")
-    m = re.search(r"# ✏️ 여기를 바꾸세요\n(.*?)```", text, re.S)
-    assert m, "노트북 05에 '✏️ 여기를 바꾸세요' 셀이 없습니다"
     ns: dict = {}
-    exec(m.group(1), ns)
+    exec(edit_cell_source(SOURCE, "05"), ns)
     return ns
 
 
