@@ -123,7 +123,7 @@ def make_generator(seed: int | None, device: torch.device | str = "cpu") -> torc
     """
     if seed is None:
         return None
-    seed = integer("seed", seed, "시드(seed)는 0 이상의 정수여야 합니다", "0 이상의 정수 (예: seed=0), None", low=0)
+    seed = integer("seed", seed, "seed(난수의 시작값)는 0 이상의 정수여야 합니다", "0 이상의 정수 (예: seed=0), None", low=0)
     g = torch.Generator(device=device)
     g.manual_seed(seed)
     return g

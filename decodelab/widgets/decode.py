@@ -105,7 +105,7 @@ class DecodeExplorer(W.VBox):
         self.temperature = W.FloatSlider(value=0.0, min=0.0, max=2.0, step=0.05, description="온도(temperature)", continuous_update=False, style=style, layout=layout)
         self.top_k = W.IntSlider(value=0, min=0, max=200, description="top-k (0=끄기)", continuous_update=False, style=style, layout=layout)
         self.top_p = W.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05, description="top-p (1=끄기)", continuous_update=False, style=style, layout=layout)
-        self.seed = W.BoundedIntText(value=0, min=0, max=2**31 - 1, description="시드(seed)", style=style, layout=W.Layout(width="220px"))
+        self.seed = W.BoundedIntText(value=0, min=0, max=2**31 - 1, description="seed(난수)", style=style, layout=W.Layout(width="220px"))
         self.use_cache = W.Checkbox(value=True, description="KV 캐시 사용")
         self.delay = W.IntSlider(value=delay_ms, min=0, max=300, step=10, description="표시 지연(ms)", continuous_update=False, style=style, layout=layout)
         self.button = W.Button(description="생성", button_style="primary", icon="play")
