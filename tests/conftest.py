@@ -66,3 +66,22 @@ def edit_cell_source(source, notebook: str) -> str:
     m = re.search(r"# ✏️ 여기를 바꾸세요\n(.*?)```", source.read_text(encoding="utf-8"), re.S)
     assert m, f"노트북 {notebook}에 '✏️ 여기를 바꾸세요' 셀이 없습니다"
     return m.group(1)
+
+
+def question_texts(q) -> list[str]:
+    """Every student-visible string of a quiz question (prompt, choices, items, answers, explanations)."""
+    data = q.model_dump(exclude={"source", "id", "kind", "points"})
+    out: list[str] = []
+
+    def walk(v):
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(data)
+    return out

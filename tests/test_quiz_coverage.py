@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from decodelab.quiz import load_quizzes
+from conftest import question_texts
 
 REPO = Path(__file__).resolve().parents[1]
 COVERAGE = REPO / "quizzes" / "COVERAGE.md"
@@ -216,22 +217,7 @@ def test_sentence_splitter():
     assert _sentences(text) == ["제목 줄", "항목 하나입니다.", "둘째 문장?", "한 번에 하나씩.", "이유입니다."]
 
 
-def _question_texts(q) -> list[str]:
-    data = q.model_dump(exclude={"source", "id", "kind", "points"})
-    out: list[str] = []
-
-    def walk(v):
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-
-    walk(data)
-    return out
+_question_texts = question_texts  # one walker for both quiz-text checks (tests/conftest.py)
 
 
 @needs_seeds

@@ -15,6 +15,7 @@ from collections import Counter
 import pytest
 
 from decodelab.quiz import load_quizzes
+from conftest import question_texts
 
 MAX_LETTER_SHARE = 0.35
 """No letter may key more than this share of the single-choice questions."""
@@ -136,22 +137,7 @@ def test_no_option_text_repeats_within_a_question():
             assert len(texts) == len(set(texts)), q.id
 
 
-def _texts(q) -> list[str]:
-    data = q.model_dump(exclude={"source", "id", "kind", "points"})
-    out: list[str] = []
-
-    def walk(v):
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-
-    walk(data)
-    return out
+_texts = question_texts  # one walker for both quiz-text checks (tests/conftest.py)
 
 
 def test_no_question_points_at_a_text_the_student_does_not_have():
