@@ -117,17 +117,7 @@ def _run_and_save(browser, server) -> None:
     page = context.new_page()
     page.set_default_timeout(_tb.RUN_ALL_S * 1000)
     try:
-        page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
-        page.wait_for_function("() => window.jupyterapp !== undefined")
-        assert page.evaluate(_tb.JS_OPEN, NOTEBOOK) == "python3"
-        _tb._wait_idle(page, _tb.RUN_ALL_S)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        time.sleep(0.5)
-        _tb._wait_idle(page, _tb.RUN_ALL_S)
-        report = _tb.Report(NOTEBOOK)
-        _tb._wait_widgets_loaded(page, report)
-        _tb._check_outputs(page, report)
-        assert report.problems == [], "\n".join(map(str, report.problems))
+        _open_and_run_all(page, server)
         assert page.evaluate(JS_SAVE) is False
     finally:
         context.close()  # the kernel keeps running: the slideshow connects to the same session
@@ -151,6 +141,24 @@ def _open_deck(browser, server, cell: int = 0):
     time.sleep(1.5)  # fonts and math
     return context, page, state, console
 
+
+
+def _open_and_run_all(page, server, *, require_command: str | None = None) -> None:
+    """Open NOTEBOOK in JupyterLab, run all cells and require clean outputs (no errors, widgets loaded)."""
+    page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+    assert page.evaluate(_tb.JS_OPEN, NOTEBOOK) == "python3"
+    if require_command:
+        assert page.evaluate(f"() => window.jupyterapp.commands.hasCommand('{require_command}')"), (
+            f"{require_command} is missing: is the extension installed?")
+    _tb._wait_idle(page, _tb.RUN_ALL_S)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    time.sleep(0.5)
+    _tb._wait_idle(page, _tb.RUN_ALL_S)
+    report = _tb.Report(NOTEBOOK)
+    _tb._wait_widgets_loaded(page, report)
+    _tb._check_outputs(page, report)
+    assert report.problems == [], "\n".join(map(str, report.problems))
 
 def test_notebook_04_as_a_rise_slideshow(browser, lab_server, saved_run):
     context, page, first, _ = _open_deck(browser, lab_server)
@@ -291,18 +299,7 @@ def test_a_live_widget_in_jupyterlab_deck(browser, lab_server):
     page = context.new_page()
     page.set_default_timeout(_tb.RUN_ALL_S * 1000)
     try:
-        page.goto(f"{lab_server.url}/lab?token={lab_server.token}&reset", wait_until="domcontentloaded")
-        page.wait_for_function("() => window.jupyterapp !== undefined")
-        assert page.evaluate(_tb.JS_OPEN, NOTEBOOK) == "python3"
-        assert page.evaluate("() => window.jupyterapp.commands.hasCommand('deck:start')"), "jupyterlab-deck is not installed"
-        _tb._wait_idle(page, _tb.RUN_ALL_S)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        time.sleep(0.5)
-        _tb._wait_idle(page, _tb.RUN_ALL_S)
-        report = _tb.Report(NOTEBOOK)
-        _tb._wait_widgets_loaded(page, report)
-        _tb._check_outputs(page, report)
-        assert report.problems == [], "\n".join(map(str, report.problems))
+        _open_and_run_all(page, lab_server, require_command="deck:start")
 
         # as a lecturer does after Run All: back to the top (a notebook left scrolled down or
         # sideways keeps that scroll in the deck, and its slides are cut off)
