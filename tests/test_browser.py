@@ -570,21 +570,12 @@ JS_CELL_INDEX = """
 (needle) => window.__nb.content.widgets.findIndex(c => c.model.sharedModel.getSource().includes(needle))
 """
 
-JS_RUN_CELLS_ABOVE = """
-async (i) => {
+JS_RUN_AT = """
+async ([i, command]) => {
   const w = window.__nb;
   w.content.activeCellIndex = i;
   w.content.deselectAll();
-  await window.jupyterapp.commands.execute('notebook:run-all-above');
-}
-"""
-
-JS_RUN_CELL = """
-async (i) => {
-  const w = window.__nb;
-  w.content.activeCellIndex = i;
-  w.content.deselectAll();
-  await window.jupyterapp.commands.execute('notebook:run-cell');
+  await window.jupyterapp.commands.execute(command);
 }
 """
 
@@ -636,7 +627,7 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         reveal_cell = page.evaluate(JS_CELL_INDEX, f'ex.reveal("{EXERCISE_PREDICT}"')
         written_cell = page.evaluate(JS_CELL_INDEX, f'ex.written("{EXERCISE_WRITTEN}"')
         assert 0 < reveal_cell < written_cell
-        page.evaluate(JS_RUN_CELLS_ABOVE, reveal_cell)
+        page.evaluate(JS_RUN_AT, [reveal_cell, "notebook:run-all-above"])
         time.sleep(0.5)
         _wait_idle(page, RUN_ALL_S)
         report = Report(EXERCISE_NOTEBOOK)
@@ -668,7 +659,7 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         _shot(box, "01-ex-3-predict-committed")
 
         # 4. rerun the measuring cell: the prediction beside the value, with the why
-        page.evaluate(JS_RUN_CELL, reveal_cell)
+        page.evaluate(JS_RUN_AT, [reveal_cell, "notebook:run-cell"])
         time.sleep(0.5)
         _wait_idle(page, RUN_ALL_S)
         out = _cell_text(page, reveal_cell)
@@ -680,7 +671,7 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         _wait_text(box, "바꿀 수 없습니다")
         assert box.locator("input[type=text]").is_disabled() and "7 위치" in box.inner_text()
         _shot(box, "01-ex-4b-predict-locked")
-        page.evaluate(JS_RUN_CELL, written_cell)
+        page.evaluate(JS_RUN_AT, [written_cell, "notebook:run-cell"])
         time.sleep(0.5)
         _wait_idle(page, RUN_ALL_S)
 
