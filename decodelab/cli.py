@@ -1,4 +1,4 @@
-"""The ``decodelab`` command: ``decodelab lab | measure | grade | quiz release | bench | train | card``.
+"""The ``decodelab`` command: ``decodelab lab | measure | grade | quiz release | bench | train | classroom | card``.
 
 Each subcommand delegates to a ``main(argv)`` function of the module that owns the work, imported
 only when that subcommand runs (so ``decodelab --help`` is instant and needs no torch).
@@ -17,6 +17,7 @@ COMMANDS = {
     "quiz": ("decodelab.quiz.cli:quiz_main", "퀴즈 도구: decodelab quiz release OUT_DIR (정답이 보이지 않는 학생용 배포본), decodelab quiz view QID KEY (학생이 본 선택지 순서)"),
     "bench": ("decodelab.bench:main", "벤치마크를 실행합니다 (decode, speculative, latency_widget, course)"),
     "train": ("decodelab.train:main", "대상/초안 모델 쌍을 다시 학습합니다 (기본 저장 폴더 ./decodelab-models; train extra 필요)"),
+    "classroom": ("decodelab.classroom.cli:main", "수업용: JupyterHub와 nbgrader로 강좌를 엽니다 (decodelab classroom init DIR)"),
     "card": ("decodelab.card:main", "번들 모델의 모델 카드(MODEL_CARD.md)를 다시 측정해 씁니다"),
 }
 

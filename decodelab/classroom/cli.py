@@ -1,0 +1,45 @@
+"""``decodelab classroom``: set up and run the course for a class.
+
+Subcommands, each owned by the module that does the work:
+
+- ``init DIR``: writes the course directory (hub files by :mod:`.hub`, nbgrader files by
+  :mod:`.assignments`).
+- ``hub DIR --port P``: a thin wrapper over ``jupyterhub -f DIR/jupyterhub_config.py`` (:mod:`.hub`).
+- ``variant DIR ITEM STUDENT`` / ``variant DIR --list``: a student's numbers and answer of a
+  parametric exam item (:mod:`.assignments`).
+- ``export DIR --lms canvas|moodle -o FILE``: LMS grade file from nbgrader's gradebook
+  (:mod:`.assignments`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: subcommand -> (module:function taking argv and returning an exit code, Korean help)
+SUBCOMMANDS = {
+    "init": ("decodelab.classroom.hub:init_main", "강좌 폴더를 만듭니다 (jupyterhub_config.py, nbgrader_config.py, 과제)"),
+    "hub": ("decodelab.classroom.hub:hub_main", "JupyterHub를 띄웁니다: jupyterhub -f DIR/jupyterhub_config.py"),
+    "variant": ("decodelab.classroom.assignments:variant_main", "학생별 문항의 수치와 정답을 봅니다 (강의자용)"),
+    "export": ("decodelab.classroom.assignments:export_main", "nbgrader 성적을 LMS(Canvas/Moodle) 파일로 내보냅니다"),
+}
+
+
+def _usage() -> str:
+    lines = ["사용법: decodelab classroom <init|hub|variant|export> [options]", ""]
+    lines += [f"  {name:<8} {text}" for name, (_, text) in SUBCOMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one ``decodelab classroom`` subcommand; returns its exit code (2 for an unknown one)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in SUBCOMMANDS:
+        print(f"알 수 없는 classroom 명령입니다: {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module, func = SUBCOMMANDS[name][0].split(":")
+    return int(getattr(importlib.import_module(module), func)(rest) or 0)
