@@ -47,8 +47,8 @@ NBGRADER_CONFIG = '''\
 # nbgrader 설정: decodelab classroom init이 만든 파일입니다 (강의자용). lecturer/grading.md를 보세요.
 import os
 
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearMetadataPreprocessor, Execute,
-                                    IgnorePattern, LimitOutput, SaveAutoGrades)
+from nbgrader.converters.autograde import Autograde
+from nbgrader.preprocessors import SaveAutoGrades
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
@@ -60,10 +60,9 @@ c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
 c.ClearSolutions.text_stub = {text_stub!r}
 # 채점: 노트북을 다시 실행하고(숨은 테스트가 decodelab의 규칙으로 채점), 판단할 수 없는 답은 검토 대기열로
 c.Execute.timeout = 120
-c.Autograde.autograde_preprocessors = [
-    Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
-    "decodelab.classroom.review.MarkForReview", AssignLatePenalties, CheckCellMetadata,
-]
+_steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
+_steps.insert(_steps.index(SaveAutoGrades) + 1, "decodelab.classroom.review.MarkForReview")
+c.Autograde.autograde_preprocessors = _steps
 '''
 
 
@@ -96,11 +95,11 @@ def _code(source: str, grade_id: str, **kw):
 
 
 HOW = {
-    "single": '기호 하나를 따옴표 안에 (예: "b")',
-    "multiple": '맞는 기호를 모두 목록으로 (예: ["a", "c"])',
+    "single": '고른 기호 하나를 따옴표 안에 (예: 기호가 x라면 "x")',
+    "multiple": '맞는 기호를 모두 목록으로 (예: 기호가 x와 y라면 ["x", "y"])',
     "short": '짧은 한국어 답을 따옴표 안에 (예: "TTFT")',
     "numeric": '수 또는 단위를 붙인 글자 (예: 21.9 또는 "21.9 ms")',
-    "ordering": '항목 기호를 순서대로 목록으로 (예: ["B", "A", "C"])',
+    "ordering": '항목 기호를 순서대로 목록으로 (예: ["X", "Y", "Z"])',
 }
 
 
