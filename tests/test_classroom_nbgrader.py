@@ -28,7 +28,7 @@ from nbgrader.apps import NbGraderAPI  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
 from decodelab.classroom.assignments import ANSWER_STUB, variant_main, write_course  # noqa: E402
-from decodelab.classroom.exam import ExamError, Parametric, Task, Written, grade_cell, load_bank, variant  # noqa: E402
+from decodelab.classroom.bank import ExamError, Parametric, Task, Written, grade_cell, load_bank, variant  # noqa: E402
 from decodelab.classroom.lms import export  # noqa: E402
 from decodelab.classroom.student import draw  # noqa: E402
 

@@ -1,7 +1,7 @@
 """nbgrader assignments built from the exam bank, the per-student (parametric) items, the LMS export.
 
 Lecturer's side only. :func:`write_course` turns the exam bank (``classroom/exam/`` of the
-repository, see :mod:`decodelab.classroom.exam`) into a course directory that nbgrader 0.9 runs as
+repository, see :mod:`decodelab.classroom.bank`) into a course directory that nbgrader 0.9 runs as
 it is (``generate_assignment`` -> ``release_assignment`` -> students ``fetch_assignment`` /
 ``submit`` -> ``collect`` -> ``autograde`` -> formgrader -> ``generate_feedback``):
 
@@ -10,11 +10,11 @@ it is (``generate_assignment`` -> ``release_assignment`` -> students ``fetch_ass
 - ``source/exam-NN/exam-NN.ipynb`` for each notebook NN of the bank:
 
   * quiz items and parametric numeric items: an answer cell (``답["id"] = ...``) and an
-    autograded test cell whose hidden test calls :func:`decodelab.classroom.exam.grade_cell`
+    autograded test cell whose hidden test calls :func:`decodelab.classroom.bank.grade_cell`
     (decodelab's grading rules, partial credit for multiple choice through nbgrader's partial
     credit; an undecidable short answer goes to formgrader);
   * edit-the-code tasks: an autograded answer cell (the function to complete) and a hidden test
-    (:func:`decodelab.classroom.exam.grade_code`);
+    (:func:`decodelab.classroom.bank.grade_code`);
   * written answers: manually graded cells; formgrader shows the rubric beside them.
 
 A parametric item's cell prints the student's own numbers (:func:`decodelab.classroom.student.show`,
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import nbformat
 
-from .exam import ExamError, Parametric, Task, Written, load_bank, variant
+from .bank import ExamError, Parametric, Task, Written, load_bank, variant
 
 __all__ = ["assignment_name", "default_bank", "export_main", "variant_main", "write_course", "write_notebook"]
 
@@ -110,7 +110,7 @@ def _answer_cell(item_id: str, solution: str, how: str):
 
 def _test_cell(item_id: str, points: float, call: str):
     src = ("# 채점 칸: 제출한 뒤 강의자 쪽에서 채점합니다 (고치지 마세요)\n"
-           f"### BEGIN HIDDEN TESTS\nfrom decodelab.classroom.exam import {call.split('(')[0]}\n{call}\n"
+           f"### BEGIN HIDDEN TESTS\nfrom decodelab.classroom.bank import {call.split('(')[0]}\n{call}\n"
            "### END HIDDEN TESTS")
     return _code(src, item_id, grade=True, locked=True, points=points)
 

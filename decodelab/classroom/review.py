@@ -2,7 +2,7 @@
 
 Registered in the course's ``nbgrader_config.py`` right after nbgrader's ``SaveAutoGrades``:
 
-- an autograded test cell whose output starts with :data:`decodelab.classroom.exam.REVIEW_MARK`
+- an autograded test cell whose output starts with :data:`decodelab.classroom.bank.REVIEW_MARK`
   (an answer decodelab's rules cannot decide) loses its automatic score and is flagged
   ``needs_manual_grade``: formgrader lists it and the lecturer's score is the one that counts;
   a manual score already given stays (nbgrader never overwrites ``manual_score``);
@@ -20,7 +20,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
-from .exam import REVIEW_MARK, ExamError, course_context
+from .bank import REVIEW_MARK, ExamError, course_context
 
 __all__ = ["MarkForReview"]
 

@@ -4,7 +4,7 @@ A parametric exam item shows every student other numbers. They are drawn from th
 parameter space (which the notebook holds: it is no secret) with a seed made from the item id and
 the student's id, so the lecturer's grader draws the same numbers again from the same two strings.
 The answer is never here: it is computed on the lecturer's side from the exam bank
-(:mod:`decodelab.classroom.exam`), which the student package does not carry.
+(:mod:`decodelab.classroom.bank`), which the student package does not carry.
 
 Identity is nbgrader's student id, never typed: on JupyterHub the login (``JUPYTERHUB_USER``), while
 nbgrader autogrades the submission folder's owner (``autograded/<student>/<assignment>/``).
