@@ -20,7 +20,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .decoding import decode_step, encode_prompt, prefill
+from .decoding import decode_step, prefill
+from .models import format_prompt
 from ._check import check as _check
 from ._torch import threads
 
@@ -54,7 +55,7 @@ def prompt_ids(tokenizer, n_tokens: int) -> torch.Tensor:
         TypeError / ValueError: ``n_tokens`` not an integer >= 1.
     """
     n_tokens = _check("n_tokens", n_tokens, "프롬프트 토큰 수", low=1, integer=True)
-    base = encode_prompt(tokenizer, _TEXT)
+    base = format_prompt(tokenizer, _TEXT)
     reps = -(-n_tokens // len(base))
     return torch.tensor([(base * reps)[:n_tokens]], dtype=torch.long)
 
