@@ -344,7 +344,8 @@ def test_leviathan_formula_with_alpha_predicts_the_mean_acceptance_length(pair, 
     greedy, 10 prompts x 64 tokens. vLLM's acceptance rate (accepted / drafted) in its place
     predicts far too little (more than 10% low at gamma 4 and 6): it counts the drafts after a
     rejection, never evaluated, as rejected."""
-    from decodelab.speculative import expected_tokens_per_call, speedup_sweep
+    from decodelab.latency import expected_tokens_per_call
+    from decodelab.speculative import speedup_sweep
 
     rows = speedup_sweep(pair.target, pair.draft, pair.tokenizer, prompts, 64, [2, 4, 6], compare=False)
     for r in rows:
