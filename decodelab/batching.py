@@ -164,10 +164,8 @@ def same_length_prompts(tokenizer, n: int, candidates: Sequence[str] = COURSE_PR
     counts = Counter({k: len(v) for k, v in by_len.items()})
     length = min(counts, key=lambda k: (-counts[k], k))
     if counts[length] < n:
-        raise ValueError(
-            f"n={n}: 토큰 길이가 같은 후보가 {counts[length]}개뿐입니다 (허용: {counts[length]} 이하, "
-            "또는 candidates에 프롬프트를 더 넣으세요)."
-        )
+        raise fail("n", n, f"토큰 길이가 같은 후보가 {counts[length]}개뿐입니다",
+                   f"{counts[length]} 이하, 또는 candidates에 프롬프트를 더 넣으세요")
     return by_len[length][:n]
 
 

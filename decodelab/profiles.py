@@ -341,7 +341,8 @@ def _model_config(name: str) -> dict:
     if r["bundled_dir"]:
         path = MODELS_DIR / r["bundled_dir"] / "config.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: 번들 모델 설정 파일이 없습니다. decodelab을 다시 설치하세요")
+            raise fail("model", name, f"번들 모델 설정 파일 {path}이 없습니다", "decodelab을 다시 설치한 뒤의 번들 모델",
+                       FileNotFoundError)
         return json.loads(path.read_text(encoding="utf-8"))
     return {"model_type": r["model_type"], **{k: int(r[k]) for k in _CONFIG_INTS},
             "tie_word_embeddings": r["tie_word_embeddings"] == "true"}

@@ -9,8 +9,8 @@ implementations:
   next-token distribution under the SAME temperature / top-k / top-p as the target
   (:func:`decodelab.sampling.probabilities`), and ``q`` is returned for the rejection rule.
 * :class:`NGramProposer` — model-free n-gram drafting, ``draft="ngram"`` (vLLM's name for it;
-  Saxena 2023 calls it "prompt lookup decoding"): find the latest earlier occurrence of the last n tokens and propose
-  what followed it. It is deterministic, so ``q`` is one-hot at each proposed token
+  Saxena 2023 calls it "prompt lookup decoding"): find the latest earlier occurrence of the last
+  n tokens and propose what followed it. It is deterministic, so ``q`` is one-hot at each proposed token
   (``Proposal.q is None``); the rejection rule stays exact with a one-hot ``q``.
 * anything else that subclasses :class:`Proposer` (an abstract base class: ``propose`` is
   required, ``reset`` and ``sync`` have no-op defaults).
@@ -69,7 +69,7 @@ class Proposal:
 
     Attributes:
         tokens: the drafted token ids, ``0 <= len(tokens) <= gamma`` (a proposer may propose
-            fewer, e.g. prompt lookup when nothing matches; 0 tokens = a plain target step).
+            fewer, e.g. ``NGramProposer`` when nothing matches; 0 tokens = a plain target step).
         q: float tensor ``(len(tokens), vocab)``: row i is the distribution ``tokens[i]`` was
             drawn from, or ``None`` for a deterministic proposer (one-hot at ``tokens[i]``). For
             greedy decoding (temperature 0) model drafts also return ``None``.

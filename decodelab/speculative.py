@@ -577,8 +577,8 @@ def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: i
     Returns a dict with ``target_step_ms`` (one target decode step, 1 token), ``verify_ms``
     (``{gamma: ms}`` for one verification of ``gamma + 1`` tokens), ``verify_cost``
     (``{gamma: verify_ms / target_step_ms}``), ``draft_step_ms`` (one drafted token as
-    :func:`speculative_generate` drafts it: one forward pass of a draft model, ~0 for prompt
-    lookup) and ``c`` = draft step / target step (Leviathan et al. 2023, Sec. 3.4).
+    :func:`speculative_generate` drafts it: one forward pass of a draft model, ~0 for
+    ``"ngram"``) and ``c`` = draft step / target step (Leviathan et al. 2023, Sec. 3.4).
 
     Args:
         draft: anything :func:`speculative_generate` accepts (a model, a proposer, ``"ngram"``).
@@ -750,7 +750,7 @@ def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000
     """
     cfg = SamplingConfig(temperature, top_k, top_p)
     if cfg.greedy:
-        raise ValueError("temperature=0: 샘플링 실험에는 0보다 큰 온도가 필요합니다 (허용: temperature > 0)")
+        raise fail("temperature", temperature, "샘플링 실험에는 0보다 큰 온도가 필요합니다", "temperature > 0, 예: 1.0")
     ids = format_prompt(tokenizer, prompt)
     p = probabilities(prefill(target, torch.tensor([ids])).logits, cfg)
     q = probabilities(prefill(draft, torch.tensor([ids])).logits[: p.shape[-1]], cfg)
