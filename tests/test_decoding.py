@@ -390,3 +390,14 @@ def test_load_models_names_added_special_tokens_not_another_tokenizer(pair):
     with pytest.raises(ValueError, match=r"특수 토큰\(added special tokens\) 20개") as e:
         check_same_vocabulary(pair.target, pair.draft, tok)
     assert "다른 토크나이저로 학습" not in str(e.value)
+
+
+def test_generate_and_stream_have_explicit_public_signatures():
+    """Both list their keyword arguments themselves (no **options, no rewritten __signature__, no
+    private argument), with the same defaults; generate adds on_step."""
+    import inspect
+
+    assert "__signature__" not in vars(decodelab.generate) and "__signature__" not in vars(decodelab.stream)
+    gen, st = (inspect.signature(f).parameters for f in (decodelab.generate, decodelab.stream))
+    assert not any(p.kind is p.VAR_KEYWORD or p.name.startswith("_") for p in [*gen.values(), *st.values()])
+    assert [(p.name, p.default) for p in gen.values()] == [(p.name, p.default) for p in st.values()] + [("on_step", None)]
