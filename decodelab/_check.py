@@ -56,7 +56,10 @@ def check(name: str, value: Any, what: str, *, low: float = 0.0, strict: bool = 
         return fail(name, value, f"{what}에 맞지 않는 값입니다", f"{rule}; {hint}" if hint else rule, kind)
 
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        v = float(value)  # one number: plain Python comparisons (fast; the widget calls this per redraw)
+        try:
+            v = float(value)  # one number: plain Python comparisons (fast; the widget calls this per redraw)
+        except OverflowError:  # an int beyond float's range
+            v = math.inf if value > 0 else -math.inf
         if (v > low if strict else v >= low) and (inf or math.isfinite(v)) and (high is None or v <= high) and (
                 not integer or v.is_integer()):
             if integer:  # an int as given (a float would round a seed of 2**70)

@@ -157,7 +157,7 @@ def same_length_prompts(tokenizer, n: int, candidates: Sequence[str] = COURSE_PR
         TypeError: ``n`` is not an int. ValueError: ``n < 1``, or fewer than ``n`` candidates share
             a length.
     """
-    check("n", n, "프롬프트 수", low=1, integer=True)
+    n = check("n", n, "프롬프트 수", low=1, integer=True)
     by_len: dict[int, list[str]] = {}
     for p in candidates:
         by_len.setdefault(len(format_prompt(tokenizer, p)), []).append(p)
@@ -197,17 +197,16 @@ def batch_sweep(
         ``.tpot_ms`` (per request), ``.prefill_ms`` (TTFT of every request in the batch).
 
     Raises:
-        TypeError: a batch size, ``max_new_tokens`` or ``repeats`` is not an int.
-        ValueError: invalid ``batch_sizes``, ``max_new_tokens < 2``, ``repeats < 1``, too few
+        TypeError: a batch size, ``max_new_tokens`` or ``repeats`` is not a number.
+        ValueError: invalid ``batch_sizes`` (not whole numbers >= 1), ``max_new_tokens < 2``, ``repeats < 1``, too few
             prompts, or the errors of :func:`batch_generate`.
     """
     sizes = list(batch_sizes)
     if not sizes:
         raise fail("batch_sizes", batch_sizes, "배치 크기 목록이 비어 있습니다", "1 이상의 정수 목록, 예: (1, 2, 4, 8, 16)")
-    for b in sizes:
-        check("batch_sizes", b, "배치 크기", low=1, integer=True, hint="예: (1, 2, 4, 8, 16)")
-    check("max_new_tokens", max_new_tokens, "요청마다 만들 토큰 수", low=2, integer=True)
-    check("repeats", repeats, "반복 횟수", low=1, integer=True)
+    sizes = [check("batch_sizes", b, "배치 크기", low=1, integer=True, hint="예: (1, 2, 4, 8, 16)") for b in sizes]
+    max_new_tokens = check("max_new_tokens", max_new_tokens, "요청마다 만들 토큰 수", low=2, integer=True)
+    repeats = check("repeats", repeats, "반복 횟수", low=1, integer=True)
     biggest = max(sizes)
     if prompts is None:
         prompts = same_length_prompts(tokenizer, biggest)

@@ -134,7 +134,7 @@ def make_generator(seed: int | None, device: torch.device | str = "cpu") -> torc
     """
     if seed is None:
         return None
-    seed = check("seed", seed, "seed(난수의 시작값)", integer=True, hint="예: seed=0, None = 매번 다르게")
+    seed = check("seed", seed, "seed(난수의 시작값)", integer=True, high=2**63, hint="예: seed=0, None = 매번 다르게")
     g = torch.Generator(device=device)
     g.manual_seed(seed)
     return g
