@@ -35,6 +35,7 @@ from decodelab.classroom.student import draw  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 A = "exam-02"
 STUDENTS = ("alice", "bob")
+CHEAT = "mallory"  # replaces the grading function in her own kernel
 BOB_SHORT = "프롬프트를 읽는 데 드는 시간"  # neither accepted nor a listed misconception: review
 
 
@@ -88,7 +89,8 @@ def course(tmp_path_factory):
         for sid in STUDENTS:
             home = base / sid
             home.mkdir()
-            env = {**os.environ, "JUPYTERHUB_USER": sid}
+            # the student's server: the course's student config (hub login = nbgrader student id)
+            env = {**os.environ, "JUPYTERHUB_USER": sid, "JUPYTER_CONFIG_PATH": str(course / "student")}
             _nbgrader(["fetch_assignment", A, *flags], home, env)
             path = home / A / f"{A}.ipynb"
             nb = nbformat.read(path, as_version=4)
@@ -113,8 +115,23 @@ def course(tmp_path_factory):
                     assert ANSWER_STUB in cell.source
                     cell.source = cell.source.replace(ANSWER_STUB, _answer(bank, item, sid, sid == "alice"))
             nbformat.write(nb, path)
-            _nbgrader(["submit", A, *flags, f"--student={sid}"], home, env)
+            _nbgrader(["submit", A, *flags], home, env)  # no --student: the config takes the hub login
+        home = base / CHEAT
+        home.mkdir()
+        env = {**os.environ, "JUPYTERHUB_USER": CHEAT}
+        _nbgrader(["fetch_assignment", A, *flags], home, env)
+        path = home / A / f"{A}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        nb.cells.insert(2, nbformat.v4.new_code_cell(
+            "import decodelab.classroom.bank as b\nb.grade_cell = lambda item_id, response, **kw: 1.0"))
+        cell = _cells(nb, "-answer")["02-e-bandwidth-chip"]
+        cell.source = cell.source.replace(ANSWER_STUB, '"a"')
+        nbformat.write(nb, path)
+        _nbgrader(["submit", A, *flags, f"--student={CHEAT}"], home, env)
         assert api.collect(A)["success"]
+        r = api.autograde(A, CHEAT)
+        assert r["success"], r["log"]
+        state["cheat"] = _grades(course, (CHEAT,))[CHEAT]
         for sid in STUDENTS:
             r = api.autograde(A, sid)
             assert r["success"], r["log"]
@@ -140,10 +157,10 @@ def course(tmp_path_factory):
         mp.undo()
 
 
-def _grades(course):
+def _grades(course, students=STUDENTS):
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         out = {}
-        for sid in STUDENTS:
+        for sid in students:
             sub = gb.find_submission(A, sid)
             out[sid] = {"score": sub.score, "max": sub.max_score,
                         "grades": {g.name: (g.auto_score, g.manual_score, g.needs_manual_grade, g.max_score)
@@ -247,7 +264,7 @@ def test_feedback_in_korean_with_explanations(course):
 def test_lms_export_reports_pending_and_unknown(course, tmp_path):
     before = course["report_before"]
     # before the lecturer's decisions: bob's short answer and both written answers await review
-    assert before.pending == {("alice", A): 1, ("bob", A): 2}
+    assert before.pending == {("alice", A): 1, ("bob", A): 2, (CHEAT, A): 8}
     rows = list(csv.reader((course["base"] / "before.csv").open(encoding="utf-8")))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", A]  # one column, no total
     bob = next(r for r in rows if r[3] == "bob")
@@ -257,7 +274,7 @@ def test_lms_export_reports_pending_and_unknown(course, tmp_path):
                       encoding="utf-8")
     out = tmp_path / "canvas.csv"
     report = export(course["dir"], "canvas", out, roster=roster)
-    assert report.unknown == ["bob"] and report.written == ["alice"] and not report.pending
+    assert report.unknown == ["bob", CHEAT] and report.written == ["alice"] and not report.pending
     rows = list(csv.reader(out.open(encoding="utf-8")))
     total = course["second"]["alice"]["score"]
     assert rows[1][0].strip() == "Points Possible" and float(rows[1][5]) == pytest.approx(course["second"]["alice"]["max"])
@@ -266,5 +283,17 @@ def test_lms_export_reports_pending_and_unknown(course, tmp_path):
     report = export(course["dir"], "moodle", out)
     rows = list(csv.reader(out.open(encoding="utf-8")))
     assert rows[0] == ["username", "idnumber", A]
-    assert {r[0]: float(r[2]) for r in rows[1:]} == pytest.approx(
+    assert {r[0]: float(r[2]) for r in rows[1:] if r[0] != CHEAT} == pytest.approx(
         {s: course["second"][s]["score"] for s in STUDENTS})
+    assert [r[2] for r in rows if r[0] == CHEAT] == [""]  # flagged scores wait for the lecturer
+
+
+def test_tampering_in_the_students_kernel_goes_to_review(course):
+    """mallory's own cell makes every hidden test print 1.0; her answer cells are graded again outside
+    her kernel: the differing scores wait for the lecturer and the autograded notebook says why."""
+    grades = course["cheat"]["grades"]
+    flagged = [gid for gid, (auto, manual, review, _) in grades.items() if review and not gid.startswith("02-w")]
+    assert "02-e-bandwidth-chip" in flagged and "02-x-step-time" in flagged
+    assert grades["02-c-step-time"][0] == 0.0  # her stub returns None: the task test is not patched
+    text = (course["dir"] / "autograded" / CHEAT / A / f"{A}.ipynb").read_text(encoding="utf-8")
+    assert "점수 불일치" in text
