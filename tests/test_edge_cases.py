@@ -203,3 +203,23 @@ def test_top_level_help_does_not_call_lab_a_lecturer_command():
     from decodelab.cli import COMMANDS
 
     assert "강의자용" not in COMMANDS["lab"][1] and "강의자" not in COMMANDS["lab"][1]
+
+
+# ------------------------------------------------------------------ README promises what the commands do
+
+def _readme() -> str:
+    return " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+
+
+def test_readme_says_how_to_enable_the_browser_test_the_plain_command_skips():
+    text = _readme()
+    assert "DECODELAB_INSTALL_SYSTEM=1 bash course.sh test" in text and "DECODELAB_CHROMIUM" in text
+    assert "브라우저 테스트를 **건너뜁니다**" in text
+    assert "(단위 테스트, 모든 노트북의 nbval, 실제 브라우저 테스트)" not in text
+
+
+def test_readme_gives_measured_notebook_times_and_the_right_train_and_card_wording():
+    text = _readme()
+    assert "04가 가장 길어 약 1분" not in text and "decodelab bench course" in text
+    assert "pip install -e .[train]" not in text and "beautifulsoup4" in text
+    assert "card --folder 폴더" not in text and "decodelab train이 만든 폴더" in text
