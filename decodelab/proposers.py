@@ -511,7 +511,12 @@ def as_proposer(draft, target, tokenizer=None) -> Proposer:
     if isinstance(draft, str):
         if draft in ("ngram", "prompt_lookup"):
             return NGramProposer(vocab_size=_rows(target))
-        raise ValueError(f"draft={draft!r}: 알 수 없는 초안 이름입니다 (허용: 'ngram', 'prompt_lookup', 모델, Proposer)")
+        if draft in ("eagle", "eagle-tree"):  # the feature-level head (decodelab.eagle)
+            from .eagle import make_proposer
+
+            return make_proposer(draft, target)
+        raise ValueError(f"draft={draft!r}: 알 수 없는 초안 이름입니다 "
+                         f"(허용: 'ngram', 'prompt_lookup', 'eagle', 'eagle-tree', 모델, Proposer)")
     if isinstance(draft, Proposer):
         return draft
     if hasattr(draft, "get_output_embeddings") and hasattr(draft, "config"):

@@ -459,7 +459,9 @@ def _parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "번들 모델 쌍을 바꾸려면 (저장소 폴더에서): decodelab train --out decodelab/assets/models "
-            "다음에 decodelab card --folder decodelab/assets/models"
+            "다음에 decodelab card --folder decodelab/assets/models. "
+            "두 번째 단계 decodelab train eagle 은 대상 모델의 은닉 상태를 읽는 EAGLE 초안 머리를 "
+            "내려받기 없이 학습합니다 (decodelab train eagle --help)"
         ),
     )
     ap.add_argument(
@@ -509,6 +511,11 @@ def main(argv: list[str] | None = None) -> int:
         checked before any download) or a corpus download/unpack step fails
         (:func:`download_failure_message`).
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["eagle"]:  # the second stage: the EAGLE draft head, self-distilled (decodelab.eagle)
+        from .eagle import main as eagle_main
+
+        return eagle_main(argv[1:])
     args = _parser().parse_args(argv)
     problems = check_requirements(args.workdir)
     if problems:
