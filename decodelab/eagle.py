@@ -88,15 +88,16 @@ class HeadConfig:
     seed: int = 4321
     sequences: int = 384          # sampled training texts
     length: int = 128             # tokens each
-    temperatures: tuple = (1.0, 0.7)  # half of the texts at each
-    steps: int = 500
+    temperatures: tuple = (1.0, 0.5, 0.0)  # a third of the texts at each (0: greedy continuation
+    sampled_start: int = 6        # ... of a start sampled at temperature 1 for this many tokens)
+    steps: int = 600
     batch: int = 8
-    lr: float = 1e-3
+    lr: float = 1.5e-3
     noise: float = 0.1            # uniform noise on input features, U(-noise, noise) (EAGLE-1)
     w_reg: float = 1.0            # smooth-L1 feature regression
     w_cls: float = 0.5            # KL(p_target || q_head)
     w_unroll: float = 0.5         # weight of the second (unrolled) step's losses
-    loss_positions: int = 32      # positions per text where the LM-head (KL) loss is taken
+    loss_positions: int = 48      # positions per text where the LM-head (KL) loss is taken
     threads: int = 1
     extra: dict = field(default_factory=dict)
 
@@ -498,10 +499,12 @@ def _sample_texts(target, cfg: HeadConfig, bos: int, log: list) -> torch.Tensor:
         with torch.inference_mode():
             x = ids
             toks = []
-            for _ in range(cfg.length):
+            for i in range(cfg.length):
                 logits = target(input_ids=x, cache=cache, use_cache=True, logits_to_keep=1).logits[:, -1].float()
-                p = torch.softmax(logits / temp, -1)
-                x = torch.multinomial(p, 1, generator=gen)
+                if temp == 0 and i >= cfg.sampled_start:  # greedy after a sampled start (diverse texts)
+                    x = logits.argmax(-1, keepdim=True)
+                else:
+                    x = torch.multinomial(torch.softmax(logits / (temp or 1.0), -1), 1, generator=gen)
                 toks.append(x)
         out.append(torch.cat(toks, 1))
         log.append({"stage": "sample", "texts": b + n, "temperature": temp})

@@ -65,6 +65,7 @@ __all__ = [
     "TreeVerdict",
     "sample_children",
     "select_cache",
+    "tree_figure",
     "verify_tree",
     "walk_greedy",
     "walk_sampling",
@@ -377,3 +378,63 @@ def verify_tree(target, cache, ids: list[int], tree: DraftTree, tokens: list[int
     select_cache(cache, keep)
     rows = torch.tensor([0] + path, dtype=torch.long, device=h.device)
     return TreeVerdict(path, [int(tokens[i]) for i in path], int(token), h.index_select(0, rows).float())
+
+
+# --------------------------------------------------------------------------------------------
+# a figure for notebook 04
+
+
+def tree_figure(tree: DraftTree, labels: list[str] | None = None, start: int = 0):
+    """The tree (left) and its attention mask (right) in one matplotlib figure; returns it.
+
+    Args:
+        tree: the shape. labels: one text per node incl. the root (default: ``"뿌리"`` and each
+            node's path of ranks). start: the root's position id (shown under each node).
+    """
+    from .plots import new_figure
+
+    labels = labels or ["뿌리"] + ["-".join(str(r + 1) for r in p) for p in tree.paths]
+    fig, (ax, bx) = new_figure(1, 2, figsize=(11, 4.2), dpi=100, gridspec_kw={"width_ratios": [1.25, 1]})
+    # layout: depth = x, leaves spread on y
+    ys: dict[int, float] = {}
+    leaf = [0]
+
+    def place(i):
+        kids = tree.children[i]
+        if not kids:
+            ys[i] = leaf[0]
+            leaf[0] += 1
+        else:
+            for c in kids:
+                place(c)
+            ys[i] = sum(ys[c] for c in kids) / len(kids)
+
+    place(0)
+    pos = tree.position_ids(start).tolist()
+    for i in range(1, tree.size + 1):
+        j = tree.parents[i]
+        ax.plot([tree.depths[j], tree.depths[i]], [-ys[j], -ys[i]], "-", color="#9ca3af", zorder=1)
+    for i in range(tree.size + 1):
+        color = "#f59e0b" if i == 0 else ("#2563eb" if tree.ranks[i] == 0 else "#60a5fa")
+        ax.scatter([tree.depths[i]], [-ys[i]], s=900, color=color, zorder=2)
+        ax.text(tree.depths[i], -ys[i], f"{i}", ha="center", va="center", color="white", fontsize=11, zorder=3)
+        ax.text(tree.depths[i], -ys[i] - 0.42, f"{labels[i]} (위치 {pos[i]})", ha="center", va="top", fontsize=8)
+    ax.set_xticks(range(tree.depth + 1))
+    ax.set_xlabel("깊이 (초안 자리)")
+    ax.set_yticks([])
+    ax.set_ylim(-leaf[0] - 0.2, 0.8)
+    ax.set_xlim(-0.5, tree.depth + 0.5)
+    ax.set_title("초안 트리: 진한 파랑 = 각 자리의 1순위 후보")
+    m = tree.ancestor_mask.numpy()
+    bx.imshow(m, cmap="Blues", vmin=0, vmax=1.4)
+    bx.set_xticks(range(tree.size + 1))
+    bx.set_yticks(range(tree.size + 1))
+    bx.set_xlabel("읽히는 노드 (키)")
+    bx.set_ylabel("계산하는 노드 (쿼리)")
+    bx.set_title("트리 어텐션 마스크 (색칠 = 볼 수 있음)")
+    for i in range(tree.size + 1):
+        for j in range(tree.size + 1):
+            if m[i, j]:
+                bx.text(j, i, "✓" if i != j else "●", ha="center", va="center", fontsize=8, color="#1e3a8a")
+    fig.tight_layout()
+    return fig
