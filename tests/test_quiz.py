@@ -101,7 +101,7 @@ def test_quizzes_dir_env_override(tmp_path, monkeypatch):
         shutil.copy(p, tmp_path / p.name)
     monkeypatch.setenv("DECODELAB_QUIZZES", str(tmp_path))
     assert quizzes_dir() == tmp_path
-    assert len(load_quizzes()) == 97
+    assert len(load_quizzes()) == 101
     monkeypatch.setenv("DECODELAB_QUIZZES", str(tmp_path / "nope"))
     with pytest.raises(FileNotFoundError, match="DECODELAB_QUIZZES"):
         load_quizzes()
