@@ -267,8 +267,9 @@ def test_enumeration_catches_a_rule_that_forgets_to_remove_rejected_siblings():
     """The same enumeration fails for a wrong rule (q not updated after a rejected sibling)."""
     from decodelab import tree as tree_mod
 
-    p_of_prefix, q_of_prefix = _toy(3, 5, False)
-    tree = DraftTree([(0,), (1,), (2,)])
+    V = 4
+    p_of_prefix, q_of_prefix = _toy(V, 5, False)
+    tree = DraftTree([(0,), (1,)])  # two siblings out of four tokens
 
     def wrong(tree_, tokens, p_of, q_rows, draws):
         from decodelab.speculative import residual_distribution
@@ -276,21 +277,21 @@ def test_enumeration_catches_a_rule_that_forgets_to_remove_rejected_siblings():
         for c in tree_.children[0]:
             x = tokens[c]
             if draws.bernoulli(min(1.0, float(p[x] / q[x]))):
-                return [c], draws.categorical(p_of(0))
+                return [c], 0
             p = residual_distribution(p, q)  # q never loses x: not exact
         return [], draws.categorical(p)
 
     def law_of(walk):
         def run(d):
-            tokens = [None] + sample_children(q_of_prefix(()), 3, d)
+            tokens = [None] + sample_children(q_of_prefix(()), 2, d)
             path, tok = walk(tree, tokens, lambda i: p_of_prefix(()), {0: q_of_prefix(())}, d)
             return tokens[path[0]] if path else tok
         return enumerate_outcomes(run)
 
     good, bad = law_of(tree_mod.walk_sampling), law_of(wrong)
     p = p_of_prefix(())
-    assert max(abs(good[x] - float(p[x])) for x in range(3)) < 1e-12
-    assert max(abs(bad[x] - float(p[x])) for x in range(3)) > 1e-3
+    assert max(abs(good[x] - float(p[x])) for x in range(V)) < 1e-12
+    assert max(abs(bad[x] - float(p[x])) for x in range(V)) > 1e-2
 
 
 def test_greedy_walk_by_hand():
@@ -313,7 +314,7 @@ def test_tree_sampling_within_noise_on_the_bundled_target(pair):
     target, tok = pair.target, pair.tokenizer
     cfg = SamplingConfig(1.0, top_k=6)
     ids = encode_prompt(tok, "새 창을 열고")
-    tree = DraftTree([(0,), (1,), (2,), (0, 0)])
+    tree = DraftTree([(0,), (1,), (2,)])
     prop = EagleProposer(target, tree)
     state = prop.prefill_target(target, torch.tensor([ids]))
     p = probabilities(state.logits, cfg)
@@ -322,14 +323,14 @@ def test_tree_sampling_within_noise_on_the_bundled_target(pair):
     with torch.inference_mode():
         p = probabilities(target(input_ids=torch.tensor([ids])).logits[0, -1].float(), cfg)
     cache = state.cache
-    n = 600
+    n = 300
     counts = torch.zeros_like(p)
     gen = torch.Generator().manual_seed(0)
     feats = list(prop.features)
     sibling_wins = 0
     for _ in range(n):
         prop.features = list(feats)
-        prop.propose(ids, 2, cfg, gen)
+        prop.propose(ids, 1, cfg, gen)
         shown, k, token = prop.verify_round(target, cache, ids, None, cfg, gen)
         first = shown[0] if k else token
         counts[first] += 1
@@ -340,7 +341,8 @@ def test_tree_sampling_within_noise_on_the_bundled_target(pair):
     tv = 0.5 * float((freq - p).abs().sum())
     tv_pq = 0.5 * float((q - p).abs().sum())
     noise = 0.5 * float(torch.sqrt(2 * p * (1 - p) / (math.pi * n)).sum())  # expected TV of n draws
-    assert tv < 3 * noise + 0.01, (tv, noise)
+    print(f"TV(spec, p) {tv:.3f}, expected noise {noise:.3f}, TV(q, p) {tv_pq:.3f}")
+    assert tv < 3 * noise, (tv, noise)
     assert tv_pq > 3 * noise  # the test can tell q from p
     assert sibling_wins > 0
 
@@ -358,3 +360,20 @@ def test_head_files_load_offline_and_fit_only_their_target(pair):
     assert sum(p.numel() for p in head.parameters()) * 2 <= size
     with pytest.raises(ValueError, match="다른 대상 모델"):
         load_head(pair.draft)
+
+
+def test_lean_head_equals_the_module(pair):
+    """The drafting forward pass (_LeanHead, preallocated cache, tree masks) computes what the
+    training module computes."""
+    from decodelab.eagle import _LeanHead
+
+    head = load_head(pair.target)
+    g = torch.Generator().manual_seed(0)
+    T = 7
+    emb = torch.randn(T, head.hidden, generator=g)
+    feat = torch.randn(T, head.hidden, generator=g)
+    with torch.inference_mode():
+        ref, _ = head(emb[None], feat[None], torch.arange(T))
+        run = _LeanHead(head, max_len=4)  # also grows its buffers
+        out = torch.cat([run(emb[:3], feat[:3], 0, 3, run.causal(0, 3)), run(emb[3:], feat[3:], 3, 4, run.causal(3, 4))])
+    assert torch.allclose(out, ref[0], atol=1e-4)
