@@ -244,7 +244,7 @@ def compare_main(args) -> int:
     def progress(r, rows):
         print(f"  repetition {r + 1}: " + ", ".join(f"{x.name} {x.speedups[-1]:.2f}x" for x in rows), flush=True)
 
-    rows = compare_proposers(t, tok, methods, prompts, n, reps=args.reps, extra=extra, on_rep=progress)
+    rows = compare_proposers(t, tok, methods, prompts, n, reps=args.reps, cost_reps=40, extra=extra, on_rep=progress)
     hf = next((x for x in rows if x.name.startswith("HF")), None)
     print()
     head = (f"{'method':<22} {'gamma':>5} {'nodes':>5} {'alpha':>6} {'mean_len':>8} {'c':>6} {'verify':>6} "

@@ -25,6 +25,9 @@ Pipeline (every step seeded, losses logged to ``train_log.json`` beside the weig
    accepts many draft tokens (Leviathan et al. 2023, arXiv 2211.17192: acceptance rate = 1 - TV(p, q)).
 
 Weights are saved as fp16 safetensors (loaded back as fp32 by :func:`decodelab.load_models`).
+
+A second stage, ``decodelab train eagle``, trains the EAGLE draft head of the bundled target by
+self-distillation (no download; :mod:`decodelab.eagle`).
 """
 
 from __future__ import annotations
