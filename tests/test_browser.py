@@ -614,7 +614,7 @@ def test_exercises_in_jupyterlab(browser, lab_server):
     if not (lab_server.root / EXERCISE_NOTEBOOK).is_file():
         pytest.skip(f"{EXERCISE_NOTEBOOK} is not among the tested notebooks")
     answers = lab_server.root.parent / "answers" / "course"
-    shutil.rmtree(answers, ignore_errors=True)  # Run All of the notebook test revealed without predicting
+    shutil.rmtree(answers, ignore_errors=True)  # a fresh student: no prediction saved by an earlier run
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
     page = context.new_page()
     page.set_default_timeout(RUN_ALL_S * 1000)
