@@ -175,7 +175,7 @@ def check_greedy_loop(fn: Callable, target, draft, tokenizer, *, prompts: Sequen
     failures, n_ok, n = [], 0, 0
     for prompt in prompts:
         ids = encode_prompt(tokenizer, prompt)
-        plain = generate(target, tokenizer, prompt, max_new_tokens, stop_at_eos=False, top_candidates=0).token_ids
+        plain = None  # plain greedy decoding, computed only when a case needs it
         for g in gammas:
             n += 1
             calls0 = _verify_calls
@@ -188,6 +188,8 @@ def check_greedy_loop(fn: Callable, target, draft, tokenizer, *, prompts: Sequen
             rounds = _verify_calls - calls0
             ref = speculative_generate(target, draft, tokenizer, prompt, max_new_tokens, num_speculative_tokens=g,
                                        stop_at_eos=False)
+            if mine != ref.token_ids and plain is None:
+                plain = generate(target, tokenizer, prompt, max_new_tokens, stop_at_eos=False, top_candidates=0).token_ids
             if mine != ref.token_ids and mine != plain:
                 failures.append(f"{prompt!r}, γ={g}: {_first_difference(mine, ref.token_ids)}")
             elif mine == ref.token_ids and rounds > len(ref.rounds):
