@@ -650,8 +650,10 @@ def _checked_value(ex: Prediction, value: Any) -> Any:
 _LIVE_GATES: dict[str, "weakref.WeakSet[RevealView]"] = {}
 """Result widgets alive in this kernel, by exercise id (so that a committed prediction opens them)."""
 
-_HOLDING: dict[str, "RevealView"] = {}
-"""Result widgets between :func:`hold` and :func:`reveal` (capturing what their cell prints)."""
+_HOLDING: dict[str, list["RevealView"]] = {}
+"""Result widgets made by :func:`hold` that wait for their value, by exercise id, in cell order."""
+
+_HOOKED: list = []  # the IPython shell whose post_run_cell event ends the cells' captures
 
 
 class RevealView:
@@ -660,21 +662,26 @@ class RevealView:
 
     States (``state``): ``"waiting"`` (made by :func:`hold`, no value yet), ``"hidden"`` (a value, no
     prediction yet: a notice and the skip button show, the value and the held output do not),
-    ``"open"`` (the prediction beside the value, with the why; the held output shows). A value opens
-    at once when the prediction was committed before, or when this result was opened before (a
-    rerun). Only opening records the value (``revealed``) and locks the prediction widgets.
+    ``"open"`` (the held output shows; the result widget of the :func:`reveal` cell also shows the
+    prediction beside the value, with the why). A value opens at once when the prediction was
+    committed before, or when this result was opened before (a rerun). Only opening the reveal
+    cell's widget records the value (``revealed``) and locks the prediction widgets; every widget of
+    the same exercise opens together (a committed prediction or one skip opens them all).
 
     ``set_value(v)``, ``prediction_committed()`` and ``skip()`` drive it programmatically.
     """
 
-    def __init__(self, exercise_id: str, *, quizzes_dir=None, answers_dir=None):
+    def __init__(self, exercise_id: str, *, quizzes_dir=None, answers_dir=None, shows_result: bool = True):
         import ipywidgets as W
 
         self.ex: Prediction = _get(exercise_id, Prediction, quizzes_dir)
         self.quizzes_dir = quizzes_dir
         self.store = AnswerStore("course", answers_dir)
+        self.shows_result = shows_result
         self.state = "waiting"
         self.value: Any = None
+        self.capturing = False
+        self._figures_before: set[int] = set()
         self.held = W.Output(layout=W.Layout(display="none"))  # what the measuring cell printed
         self.notice = W.HTML("")
         self.skip_button = W.Button(description="예측 없이 보기", layout=W.Layout(width="130px", display="none"))
@@ -689,6 +696,32 @@ class RevealView:
             fn()
         except Exception as e:  # noqa: BLE001 - never a traceback in the widget
             self.notice.value = _box(_BAD, f"⚠️ {_esc(e)}")
+
+    def start_capture(self) -> None:
+        """From now on what this cell prints, displays or plots goes into the held output."""
+        import sys
+
+        plt = sys.modules.get("matplotlib.pyplot")
+        self._figures_before = set(plt.get_fignums()) if plt is not None else set()
+        self.held.__enter__()
+        self.capturing = True
+
+    def stop_capture(self) -> None:
+        """End the capture; pyplot figures made since it started are shown in the held output and closed."""
+        if not self.capturing:
+            return
+        try:
+            for fig in _new_figures(self._figures_before):
+                _display(fig)
+                import matplotlib.pyplot as plt
+
+                plt.close(fig)
+        finally:
+            self.capturing = False
+            self.held.__exit__(None, None, None)
+
+    def _siblings(self) -> list["RevealView"]:
+        return [g for g in list(_LIVE_GATES.get(self.ex.id, ())) if g.store.dir == self.store.dir]
 
     def set_value(self, value: Any) -> None:
         """Give the measured value: it opens now if a prediction (or an earlier opening) is saved,
@@ -713,17 +746,25 @@ class RevealView:
             self.open()
 
     def skip(self) -> None:
-        """Open the value without a prediction (the prediction then closes)."""
-        if self.state == "hidden":
-            self.open()
+        """Open the value without a prediction, here and in every other result widget of this
+        exercise (the prediction then closes)."""
+        if self.state != "hidden":
+            return
+        order = sorted(self._siblings(), key=lambda g: not g.shows_result)  # the recording one first
+        for gate in order:
+            if gate.state == "hidden":
+                gate.open()
 
     def open(self) -> None:
-        """Record the value with the prediction, show both, and lock the prediction widgets."""
-        rec, body = reveal_record(self.ex.id, self.value, quizzes_dir=self.quizzes_dir, answers_dir=self.store.root)
+        """Show the held output; the reveal cell's widget also records the value with the prediction,
+        shows both and locks the prediction widgets."""
         self.state = "open"
         self.notice.value = ""
         self.skip_button.layout.display = "none"
         self.held.layout.display = None
+        if not self.shows_result:
+            return
+        rec, body = reveal_record(self.ex.id, self.value, quizzes_dir=self.quizzes_dir, answers_dir=self.store.root)
         self.result.value = body
         for view in list(_LIVE_VIEWS.get(self.ex.id, ())):
             if view.store.dir == self.store.dir:  # the predict widgets shown above lock at once
@@ -739,32 +780,50 @@ def _new_figures(before: set[int]) -> list:
     return [plt.figure(n) for n in plt.get_fignums() if n not in before]
 
 
+def _end_of_cell(*_args) -> None:
+    """IPython ``post_run_cell``: a cell with :func:`hold` but no :func:`reveal` (the value comes in a
+    later cell, or the cell failed) stops capturing at its end."""
+    for gates in _HOLDING.values():
+        for gate in gates:
+            gate.stop_capture()
+
+
+def _hook_cells() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return
+    ip = get_ipython()
+    if ip is not None and not any(h is ip for h in _HOOKED):
+        ip.events.register("post_run_cell", _end_of_cell)
+        _HOOKED.append(ip)
+
+
 def hold(exercise_id: str, *, quizzes_dir: str | os.PathLike | None = None,
          answers_dir: str | os.PathLike | None = None) -> None:
     """Put on the first line of a measuring cell: what the cell prints, displays or plots from here
-    to its :func:`reveal` is held in the result widget and shows only when the value opens.
+    to its end (or to its :func:`reveal`) is held back and shows only once the exercise's value
+    opens. Cells between the prediction and the :func:`reveal` cell may each start with it.
 
     Raises:
         KeyError: (Korean) unknown id. ValueError: the id is not a prediction.
     """
-    import sys
-
-    stale = _HOLDING.pop(exercise_id, None)
-    if stale is not None:  # its cell stopped with an error before reveal
-        stale.held.__exit__(None, None, None)
-    gate = RevealView(exercise_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir)
+    gate = RevealView(exercise_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir, shows_result=False)
+    queue = _HOLDING.setdefault(exercise_id, [])
+    for old in queue:  # a rerun: any earlier capture of this exercise has ended
+        old.stop_capture()
+    queue[:] = [g for g in queue if g.store.dir == gate.store.dir and g.state == "waiting"]
     _display(gate.view)
-    plt = sys.modules.get("matplotlib.pyplot")
-    gate._figures_before = set(plt.get_fignums()) if plt is not None else set()
-    gate.held.__enter__()
-    _HOLDING[exercise_id] = gate
+    _hook_cells()
+    gate.start_capture()
+    queue.append(gate)
 
 
 def reveal(exercise_id: str, value: Any, *, quizzes_dir: str | os.PathLike | None = None,
            answers_dir: str | os.PathLike | None = None) -> None:
     """Show the committed prediction beside the measured/computed ``value``, with the one-line why,
     and record the value with the prediction. If no prediction is committed yet the value stays
-    hidden (with what the cell printed since :func:`hold`) until the student commits one above or
+    hidden (with what the cells printed since :func:`hold`) until the student commits one above or
     presses '예측 없이 보기'. After the value opens the prediction cannot be changed.
 
     Args:
@@ -774,23 +833,19 @@ def reveal(exercise_id: str, value: Any, *, quizzes_dir: str | os.PathLike | Non
     Raises:
         TypeError / ValueError: (Korean) a wrong ``value``. KeyError: unknown id.
     """
-    gate = _HOLDING.pop(exercise_id, None)
-    if gate is not None and (gate.store.dir != AnswerStore("course", answers_dir).dir):
-        gate.held.__exit__(None, None, None)
-        gate = None
-    if gate is None:
-        gate = RevealView(exercise_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir)
-        _display(gate.view)
-    else:
-        try:
-            for fig in _new_figures(gate._figures_before):  # plots made since hold() are held too
-                _display(fig)
-                import matplotlib.pyplot as plt
-
-                plt.close(fig)
-        finally:
-            gate.held.__exit__(None, None, None)
-    gate.set_value(value)
+    store_dir = AnswerStore("course", answers_dir).dir
+    waiting = [g for g in _HOLDING.pop(exercise_id, []) if g.store.dir == store_dir]
+    here = waiting[-1] if waiting and waiting[-1].capturing else None  # this cell's hold
+    for gate in waiting:
+        gate.stop_capture()
+    if here is None:
+        here = RevealView(exercise_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir)
+        _display(here.view)
+        waiting.append(here)
+    here.shows_result = True
+    _checked_value(here.ex, value)  # a wrong value raises before anything changes
+    for gate in waiting:
+        gate.set_value(value)
 
 
 class WrittenView:

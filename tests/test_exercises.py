@@ -380,15 +380,53 @@ def test_hold_then_reveal_holds_the_cells_figures_and_validates(quizzes, monkeyp
     shown = []
     monkeypatch.setattr(ex, "_display", shown.append)
     ex.hold("01-predict-kv-step")
-    gate = shown[0] and next(iter(ex._HOLDING.values()))
+    (gate,) = ex._HOLDING["01-predict-kv-step"]
+    assert shown[0] is gate.view and gate.capturing
     fig = plt.figure()
     ex.reveal("01-predict-kv-step", 3.0)
     assert shown[1] is fig and not plt.fignum_exists(fig.number)  # shown inside the held output, closed
-    assert "01-predict-kv-step" not in ex._HOLDING and gate.state == "hidden"
+    assert "01-predict-kv-step" not in ex._HOLDING and gate.state == "hidden" and not gate.capturing
+    assert gate.shows_result and len(shown) == 2  # the reveal used the hold's widget: no second one
     with pytest.raises(TypeError, match="숫자"):
         ex.reveal("01-predict-kv-step", "3.1")
     with pytest.raises(ValueError, match="선택지 id"):
         ex.RevealView("01-predict-curve").set_value("c")
+
+
+def test_cells_between_the_prediction_and_the_reveal_are_held_together(quizzes, monkeypatch):
+    shown = []
+    monkeypatch.setattr(ex, "_display", shown.append)
+    v = ex.PredictView("01-predict-kv-step")
+    ex.hold("01-predict-kv-step")      # cell A: the measurement (prints a table)
+    ex._end_of_cell()                  # IPython's post_run_cell: A's capture ends, its widget waits
+    ex.hold("01-predict-kv-step")      # cell B: a plot of the same measurement
+    ex._end_of_cell()
+    ex.reveal("01-predict-kv-step", 3.0)   # cell C: only the value
+    gates = sorted(ex._LIVE_GATES["01-predict-kv-step"], key=lambda g: shown.index(g.view) if g.view in shown else 99)
+    a, b, c = gates[:3]
+    assert [g.shows_result for g in (a, b, c)] == [False, False, True]
+    assert all(g.state == "hidden" and g.held.layout.display == "none" for g in (a, b, c))
+    assert AnswerStore("course").get("01-predict-kv-step") is None
+    v.input.value = "2"
+    v.button.click()  # one prediction opens all three
+    assert all(g.state == "open" and g.held.layout.display is None for g in (a, b, c))
+    assert a.result.value == b.result.value == "" and "실제 값: 3 ms" in c.result.value
+    assert AnswerStore("course").get("01-predict-kv-step")["revealed"] == 3.0
+
+
+def test_one_skip_opens_every_held_cell_of_the_exercise(quizzes, monkeypatch):
+    monkeypatch.setattr(ex, "_display", lambda _x: None)
+    ex.hold("01-predict-curve")
+    ex._end_of_cell()
+    ex.reveal("01-predict-curve", "b")
+    here = AnswerStore("course").dir
+    gates = [g for g in ex._LIVE_GATES["01-predict-curve"] if g.store.dir == here]
+    assert len(gates) == 2
+    first = next(g for g in gates if not g.shows_result)
+    first.skip_button.click()  # the skip pressed on the earlier cell's widget
+    assert all(g.state == "open" for g in gates)
+    rec = AnswerStore("course").get("01-predict-curve")
+    assert rec["response"] is None and rec["revealed"] == "b"
 
 
 # --------------------------------------------------------------------------------------------
