@@ -780,11 +780,16 @@ def _new_figures(before: set[int]) -> list:
     return [plt.figure(n) for n in plt.get_fignums() if n not in before]
 
 
-def _end_of_cell(*_args) -> None:
+def _end_of_cell(result: Any = None) -> None:
     """IPython ``post_run_cell``: a cell with :func:`hold` but no :func:`reveal` (the value comes in a
-    later cell, or the cell failed) stops capturing at its end."""
+    later cell, or the cell failed) stops capturing at its end. When the cell failed, its held
+    output (with the error message) is shown at once: an error is never hidden."""
+    failed = result is not None and not getattr(result, "success", True)
     for gates in _HOLDING.values():
         for gate in gates:
+            if gate.capturing and failed:
+                gate.held.layout.display = None
+                gate.notice.value = _box(_BAD, "⚠️ 이 셀에서 오류가 나서 숨겨 둔 출력을 보여 줍니다. 오류를 고치고 셀을 다시 실행하세요.")
             gate.stop_capture()
 
 

@@ -414,6 +414,18 @@ def test_cells_between_the_prediction_and_the_reveal_are_held_together(quizzes, 
     assert AnswerStore("course").get("01-predict-kv-step")["revealed"] == 3.0
 
 
+def test_a_failing_held_cell_shows_its_output_and_the_error(quizzes, monkeypatch):
+    monkeypatch.setattr(ex, "_display", lambda _x: None)
+    ex.hold("01-predict-kv-step")
+    (gate,) = ex._HOLDING["01-predict-kv-step"]
+
+    class Failed:  # IPython's ExecutionResult of a cell that raised
+        success = False
+
+    ex._end_of_cell(Failed())
+    assert not gate.capturing and gate.held.layout.display is None and "오류" in gate.notice.value
+
+
 def test_one_skip_opens_every_held_cell_of_the_exercise(quizzes, monkeypatch):
     monkeypatch.setattr(ex, "_display", lambda _x: None)
     ex.hold("01-predict-curve")
