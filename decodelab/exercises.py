@@ -489,8 +489,9 @@ class PredictView:
         self.ex: Prediction = _get(exercise_id, Prediction, quizzes_dir)
         self.store = AnswerStore("course", answers_dir)
         ex = self.ex
-        self.prompt = W.HTML(f"<b>🔮 예측해 보세요:</b> {_esc(ex.prompt)}<br><small>아래 셀을 실행하기 전에 예측을 정하고 "
-                             "'예측 확정'을 누르세요. 예측은 채점하지 않습니다.</small>")
+        self.prompt = W.HTML(f"<b>🔮 예측해 보세요:</b> {_esc(ex.prompt)}<br><small>예측을 정하고 '예측 확정'을 "
+                             "누르세요. 아래 결과 셀은 예측을 확정하거나 '예측 없이 보기'를 누를 때까지 값을 숨겨 둡니다. "
+                             "예측은 채점하지 않습니다.</small>")
         if ex.kind == "number":
             self.input: Any = W.Text(placeholder="숫자 (예: 12.5)", layout=W.Layout(width="200px"))
             row = [self.input, W.HTML(f"&nbsp;{_esc(ex.unit or '')}")]
