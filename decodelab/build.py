@@ -132,14 +132,14 @@ def rollback(state, keep: int):
     are NaN (the next :func:`verify_pass` gives new ones).
 
     Raises:
-        TypeError / ValueError: (Korean) ``keep`` not an int in ``[1, state.position]``.
+        TypeError / ValueError: (Korean) ``keep`` not a whole number in ``[1, state.position]``.
     """
     import torch
 
-    from ._check import fail, integer
+    from ._check import check, fail
     from .decoding import DecodeState, crop_cache
 
-    keep = integer("keep", keep, "남길 위치 수는 정수여야 합니다", f"1 이상 {state.position} 이하의 정수", low=1)
+    keep = check("keep", keep, "남길 위치 수", low=1, integer=True, hint=f"1 이상 {state.position} 이하의 정수")
     if keep > state.position:
         raise fail("keep", keep, f"캐시에는 {state.position} 위치밖에 없습니다", f"1 이상 {state.position} 이하의 정수")
     crop_cache(state.cache, keep)
@@ -169,12 +169,13 @@ def check_greedy_loop(fn: Callable, target, draft, tokenizer, *, prompts: Sequen
     Returns:
         The fraction of (prompt, gamma) cases that pass, in [0, 1]; prints each failure in Korean.
     """
-    from .decoding import encode_prompt, generate
+    from .decoding import generate
+    from .models import format_prompt
     from .speculative import speculative_generate
 
     failures, n_ok, n = [], 0, 0
     for prompt in prompts:
-        ids = encode_prompt(tokenizer, prompt)
+        ids = format_prompt(tokenizer, prompt)
         plain = None  # plain greedy decoding, computed only when a case needs it
         for g in gammas:
             n += 1
@@ -303,10 +304,11 @@ def check_roofline(fn: Callable, cases: Sequence[tuple] = ROOFLINE_CASES, *, rel
         The fraction of cases (default :data:`ROOFLINE_CASES`) that pass, in [0, 1].
     """
     from . import latency as lat
+    from .profiles import get_hardware, get_model
 
     failures, n_ok = [], 0
     for name, dtype, hw_name, s, b in cases:
-        m, hw = lat.get_model(name, dtype), lat.get_hardware(hw_name)
+        m, hw = get_model(name, dtype), get_hardware(hw_name)
         ref = lat.estimate_decode_step(m, hw, s, b)
         label = f"{name} {dtype.upper()}, {hw_name}, 맥락 {s}, 배치 {b}"
         try:

@@ -14,6 +14,7 @@ import yaml
 import decodelab
 from decodelab import build
 from decodelab import latency as lat
+from decodelab import profiles
 from decodelab import speculative as spec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,7 +78,7 @@ def test_roofline_check_catches_near_misses(capsys):
         return ref_decode_step_ms(model, hw, s, b) / 1e3
 
     score = build.check_roofline(memory_only)
-    n_compute = sum(lat.estimate_decode_step(lat.get_model(n, d), h, s, b).bound == "compute"
+    n_compute = sum(lat.estimate_decode_step(profiles.get_model(n, d), h, s, b).bound == "compute"
                     for n, d, h, s, b in build.ROOFLINE_CASES)
     assert n_compute >= 2 and score == pytest.approx(1 - n_compute / len(build.ROOFLINE_CASES))
     assert "메모리 시간만 셌습니다" in capsys.readouterr().out
@@ -86,8 +87,8 @@ def test_roofline_check_catches_near_misses(capsys):
 
 def test_the_reference_roofline_reproduces_the_worked_example():
     # facts/hardware.md: Llama-3-70B FP8 on one H100, 8k context: (70.6 + 2.7) GB / 3.35 TB/s ~ 22 ms
-    m = lat.get_model("Llama-3-70B", "fp8")
-    assert ref_decode_step_ms(m, lat.get_hardware("H100"), 8192, 1) == pytest.approx(21.86, abs=0.01)
+    m = profiles.get_model("Llama-3-70B", "fp8")
+    assert ref_decode_step_ms(m, profiles.get_hardware("H100"), 8192, 1) == pytest.approx(21.86, abs=0.01)
 
 
 # --------------------------------------------------------------------------------------------
