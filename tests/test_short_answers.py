@@ -14,7 +14,8 @@ import yaml
 from pydantic import ValidationError
 
 from decodelab.quiz import load_quizzes
-from decodelab.quiz.grading import grade_short, misconception_of, states
+from decodelab.quiz.grading import grade_short, misconception_of
+from decodelab.quiz.matching import states
 from decodelab.quiz.schema import ShortAnswer
 
 FIXTURE = Path(__file__).parent / "fixtures" / "short_answers.yaml"

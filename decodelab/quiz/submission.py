@@ -48,6 +48,7 @@ from pydantic import (
     field_validator,
 )
 
+from .loading import error_message
 from .schema import QUESTION_ID, QUIZ_SET
 
 __all__ = [
@@ -313,9 +314,7 @@ def _summarize(e: ValidationError, limit: int = 3) -> str:
         elif typ in ("dict_type", "string_type", "model_type"):
             line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: 형식이 잘못됐습니다"
         else:
-            from .loading import _message  # Korean text for pydantic's error kinds
-
-            msg = _message(err)[1]
+            msg = error_message(err)[1]  # Korean text for pydantic's error kinds
             line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: {msg}"
         if line not in parts:
             parts.append(line)
