@@ -344,8 +344,7 @@ def test_short_answer_keywords_and_forbidden():
     assert grade("02-decode-bottleneck-term", "Memory Bandwidth") == 1.0
     assert grade("02-decode-bottleneck-term", "FLOP/s") == 0.0
     assert grade("02-decode-bottleneck-term", "DRAM 대역폭") == 1.0
-    assert grade("01-prereq-processor", "gpu") == grade("01-prereq-processor", "ＧＰＵ") == 1.0
-    assert grade("01-prereq-processor", "CPU") == 0.0
+    assert grade("01-prereq-processor", "c") == 1.0 and grade("01-prereq-processor", "a") == 0.0
 
 
 # Keyword grading must not accept a negated statement or the right word in the wrong domain.
@@ -382,8 +381,6 @@ WRONG_SHORT = [
     ("05-low-latency-def", "요청 간격 시간"),
     ("05-low-latency-def", "답을 학습하는 시간"),
     ("05-low-latency-def", "응답 길이"),
-    ("01-prereq-processor", "GPU가 아니다"),
-    ("01-prereq-processor", "TPU"),
 ]
 
 # Natural right answers that are not accepted forms, some with a negation word outside the keyword's scope.
@@ -406,7 +403,6 @@ RIGHT_SHORT = [
     ("01-check-1", "토큰을 차례차례"),
     ("05-low-latency-def", "요청을 보내고 응답이 올 때까지 기다리는 시간"),
     ("05-low-latency-def", "답을 기다리는 시간"),
-    ("01-prereq-processor", "GPU입니다"),
 ]
 
 
@@ -423,7 +419,7 @@ def test_short_answer_right_forms_survive_the_negation_guard(qid, form):
 
 def test_accepted_short_forms_pass_with_a_polite_ending():
     shorts = [q for q in load_quizzes() if q.kind == "short"]
-    assert len(shorts) == 5
+    assert len(shorts) == 4
     for q in shorts:
         for form in [q.answer, *q.accepted]:
             assert check(q, form).score == 1.0, (q.id, form)

@@ -152,7 +152,8 @@ def short_verdict(question, text: str) -> tuple[float | None, str]:
     2. it states one of ``question.misconceptions`` (every group of its ``match`` hit, not negated
        nor denied by "아니라"/"않고", within its span; a case particle between two hits does not
        count) -> ``(0.0, "misconception")``, or ``(None, "mixed")`` when it also states every
-       concept outside the misconception's words ("CPU보다 GPU");
+       concept outside the misconception's words ("CPU보다 GPU") and the misconception is not
+       ``decisive`` (a wrong cause: "메모리가 부족해서 시간이 늘어난다" -> 0);
     3. it names a concept group only in negated form ("메모리 대역폭 때문이 아니다") ->
        ``(0.0, "negation")``;
     4. it states every group of ``question.concepts`` (not negated, main predicate not negated):
@@ -174,13 +175,16 @@ def short_verdict(question, text: str) -> tuple[float | None, str]:
     if f.text in forms or strip_korean_ending(f.text) in forms:
         return 1.0, "accepted"
     wrong: list[tuple[int, int]] = []
+    decisive = False
     for m in question.misconceptions:
-        wrong += f.stated(m.match, m.within, contrast=True) or []
+        spans = f.stated(m.match, m.within, contrast=True) or []
+        wrong += spans
+        decisive = decisive or bool(spans and m.decisive)
     concepts = list(question.concepts)
     hits = f.stated(concepts, exclude=wrong) if concepts else None
     right = hits is not None and not NEGATED_ENDING.search(strip_korean_ending(f.text))
     if wrong:
-        return (None, "mixed") if right else (0.0, "misconception")
+        return (None, "mixed") if right and not decisive else (0.0, "misconception")
     if concepts and f.negated_group(concepts):
         return 0.0, "negation"
     if not right:

@@ -47,7 +47,7 @@ PARTICLES = ("으로", "에서", "까지", "부터", "이", "가", "을", "를",
 
 FUNCTION_SYLLABLES = frozenset(
     "이가을를은는의에서로으와과도만까지부터요다니해하한함했할될되된됨돼됐기게고며면임음입습죠네어아여져진짐라던데때문"
-    "거것건걸수있등및즉곧더잘나든랑께야")
+    "거것건걸수있등및즉곧더잘나든랑께야합인린집")
 """Syllables of particles, endings and dependent nouns ("을", "니까", "때문", "수 있다"): text made
 only of these states nothing by itself. Negation ("아니", "않", "없", "못", "안") is never
 function text (see :meth:`Folded.unexplained`)."""
@@ -244,9 +244,27 @@ class Folded:
         if len(items) >= 3 and all(len(fold_words(i)) == 1 for i in items):
             return True
         words = fold_words(plain)
+        stems = sorted({normalize_text(k) for g in concepts for k in g}, key=len, reverse=True)
+        # written without spaces ("지연누적쌓임곱해짐"): four or more concept stems and nothing else
+        text = "".join(words)
+        mask, spans = [False] * len(text), []
+        for k in stems:
+            at = text.find(k) if k else -1
+            while at >= 0:
+                spans.append((at, at + len(k)))
+                mask[at:at + len(k)] = [True] * len(k)
+                at = text.find(k, at + 1)
+        runs, end = 0, -1
+        for s, e in sorted(spans):  # occurrences that do not overlap
+            if s >= end:
+                runs, end = runs + 1, e
+            else:
+                end = max(end, e)
+        rest = [ch for ch, m in zip(text, mask) if not m]
+        if runs >= 4 and all(ch in _NOMINAL for ch in rest):
+            return True
         if len(words) < 4:
             return False
-        stems = sorted({normalize_text(k) for g in concepts for k in g}, key=len, reverse=True)
         bare = 0
         for w in words:
             rest = w

@@ -227,11 +227,16 @@ class Misconception(Strict):
     (``"토큰을 지우는 게 아니라"`` does not state "지운다"), and with several groups all hits lie
     within ``within`` folded characters (default 10), so ``[[GPU, 칩], [커지, 커져]]`` catches
     "GPU가 커져서" but not "GPU를 여러 번 호출하면 지연이 커져서". A flat list is one group.
+
+    An answer that states a misconception and also every concept goes to review (a mixed answer:
+    "CPU보다 GPU"), unless the misconception is ``decisive``: a wrong cause or claim that the
+    concept words do not make right ("메모리가 부족해서 시간이 늘어난다") scores 0 all the same.
     """
 
     match: list[list[str]]
     explanation: str = Field(min_length=5)
     within: int = Field(default=10, ge=1, le=200)
+    decisive: bool = False
 
     @field_validator("match", mode="before")
     @classmethod
