@@ -20,8 +20,9 @@ Kinds and their answer fields:
 - ``single``: ``choices`` (>= 2), ``answer`` = one choice id.
 - ``multiple``: ``choices``, ``answer`` = list of choice ids (partial credit, see grading).
 - ``short``: ``answer`` (Korean text), ``accepted`` (other whole answers), ``concepts`` (required
-  concept groups of alternative stems), ``misconceptions`` (``{match, explanation}``: wrong ideas
-  that score 0). Undecided answers go to the lecturer's review (see :class:`ShortAnswer`).
+  concept groups of alternative stems), ``neutral`` (stems a right answer may add),
+  ``misconceptions`` (``{match, explanation, within, decisive}``: wrong ideas that score 0).
+  Undecided answers go to the lecturer's review (see :class:`ShortAnswer`).
 - ``numeric``: ``answer`` (number), ``tolerance`` (absolute, in ``unit``), ``unit`` (a key of
   :data:`decodelab.quiz.normalize.UNITS`).
 - ``ordering``: ``items`` (>= 3, with ids), ``answer`` = the item ids in the right order.
