@@ -42,9 +42,8 @@ _spec = importlib.util.spec_from_file_location("course_browser", Path(__file__).
 _tb = sys.modules.setdefault("course_browser", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(_tb)
 
-# the fixtures of the notebook browser test, shared (one server for this module)
-lab_server = _tb.lab_server
-browser = _tb.browser
+# the JupyterLab server and Chromium are the session fixtures ``lab_server`` and ``browser`` of
+# tests/conftest.py: one server for every browser test
 
 NOTEBOOK = "04_speculative_decoding.ipynb"
 SHOTS = _tb.SCREENSHOTS

@@ -89,7 +89,8 @@ def course(tmp_path_factory):
         for sid in STUDENTS:
             home = base / sid
             home.mkdir()
-            env = {**os.environ, "JUPYTERHUB_USER": sid}
+            # the student's server: the course's student config (hub login = nbgrader student id)
+            env = {**os.environ, "JUPYTERHUB_USER": sid, "JUPYTER_CONFIG_PATH": str(course / "student")}
             _nbgrader(["fetch_assignment", A, *flags], home, env)
             path = home / A / f"{A}.ipynb"
             nb = nbformat.read(path, as_version=4)
@@ -114,7 +115,7 @@ def course(tmp_path_factory):
                     assert ANSWER_STUB in cell.source
                     cell.source = cell.source.replace(ANSWER_STUB, _answer(bank, item, sid, sid == "alice"))
             nbformat.write(nb, path)
-            _nbgrader(["submit", A, *flags, f"--student={sid}"], home, env)
+            _nbgrader(["submit", A, *flags], home, env)  # no --student: the config takes the hub login
         home = base / CHEAT
         home.mkdir()
         env = {**os.environ, "JUPYTERHUB_USER": CHEAT}
