@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import decodelab.latency as lat
+from decodelab.profiles import get_hardware, get_link, get_model
 from decodelab.decoding import tpot
 from decodelab.quiz import load_quizzes
 from decodelab.sampling import SamplingConfig, probabilities
@@ -20,7 +21,7 @@ from decodelab.speculative import acceptance_probabilities, residual_distributio
 NUMERIC = {q.id: q for q in load_quizzes() if q.kind == "numeric"}
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks" / "src"
 DIST = torch.tensor([0.4, 0.25, 0.2, 0.1, 0.05]).log()
-LLAMA8 = lat.get_model("Llama-3-8B", "bf16")
+LLAMA8 = get_model("Llama-3-8B", "bf16")
 
 
 def _agent(tpot_ms, tool_ms=1500.0, calls=40, tokens=250):
@@ -38,7 +39,7 @@ KEYS = {
     "02-batch-ridge": lambda: lat.ridge_point("B200", "fp8") / lat.weight_matmul_intensity(1, 1.0),
     "02-tpot-calc": lambda: tpot(1500.0, 300.0, 25),
     "02-e2e-calc": lambda: 250.0 + (40 - 1) * 12.0,
-    "02-kv-bytes-per-token": lambda: lat.kv_bytes_per_token(lat.get_model("Qwen3-32B")) / 1e6,
+    "02-kv-bytes-per-token": lambda: lat.kv_bytes_per_token(get_model("Qwen3-32B")) / 1e6,
     "02-kv-bytes-context": lambda: lat.kv_bytes_per_token(LLAMA8) * 16384 / 1e9,
     "02-prefill-time": lambda: lat.estimate_prefill_ms(LLAMA8, "H200", 4096),
     "03-added-latency": lambda: 40 * 250 * 7 / 1000,
@@ -55,10 +56,10 @@ KEYS = {
     "04-expected-tokens": lambda: lat.expected_tokens_per_call(0.7, 5),
     "04-speedup": lambda: lat.expected_speedup(0.7, 5, 0.1),
     "04-leviathan-predict": lambda: lat.expected_speedup(0.8, 3, 0.5),
-    "05-sram-read-time": lambda: 300e6 / lat.get_hardware("Groq3-LPU").bandwidth * 1e6,
-    "05-lpx-sram-total": lambda: lat.chips_needed(lat.get_model("Qwen3-32B", "fp8"), "Groq3-LPU"),
-    "05-kv-transfer-nvlink": lambda: 1.2e9 / lat.get_link("NVLink").bandwidth * 1e3 + lat.get_link("NVLink").latency_ms,
-    "05-kv-transfer-nic": lambda: 1.2e9 / lat.get_link("400G-NIC").bandwidth * 1e3 + lat.get_link("400G-NIC").latency_ms,
+    "05-sram-read-time": lambda: 300e6 / get_hardware("Groq3-LPU").bandwidth * 1e6,
+    "05-lpx-sram-total": lambda: lat.chips_needed(get_model("Qwen3-32B", "fp8"), "Groq3-LPU"),
+    "05-kv-transfer-nvlink": lambda: 1.2e9 / get_link("NVLink").bandwidth * 1e3 + get_link("NVLink").latency_ms,
+    "05-kv-transfer-nic": lambda: 1.2e9 / get_link("400G-NIC").bandwidth * 1e3 + get_link("400G-NIC").latency_ms,
     "07-acceptance-rate-metrics": lambda: SpecDecodeStats(160, 640, 432, []).acceptance_rate,
     "07-mean-acceptance-length-metrics": lambda: SpecDecodeStats(160, 640, 432, []).mean_acceptance_length,
 }
