@@ -197,6 +197,7 @@ TASKS = [
          stub="def decode_step_ms(weight_gb, kv_gb, bandwidth_tbs):\n    ### SOLUTION\n",
          solution="    return (weight_gb + kv_gb) * 1e9 / (bandwidth_tbs * 1e12) * 1e3\n",
          cases=[(70.6, 2.68, 3.35), (16.1, 0.5, 4.8), (140.0, 10.0, 8.0)],
+         explanation="메모리 한계 스텝은 읽을 바이트 ÷ 대역폭입니다: (가중치 + KV 캐시) GB × 10^9 ÷ (TB/s × 10^12) 초를 ms로 바꿉니다.",
          reference=lambda w, kv, bw: (w + kv) * 1e9 / (bw * 1e12) * 1e3),
     dict(id="03-c-loop-total", notebook="03", function="loop_total_s", points=3, rel_tol=1e-6,
          prompt="에이전트 작업 시간(초)을 구하는 함수를 완성하세요: 호출 `depth`번, 호출마다 출력 `tokens` 토큰(첫 토큰은 프리필이 "
@@ -204,6 +205,7 @@ TASKS = [
          stub="def loop_total_s(depth, tokens, tpot_ms, tool_ms):\n    ### SOLUTION\n",
          solution="    return depth * ((tokens - 1) * tpot_ms + tool_ms) / 1e3\n",
          cases=[(50, 300, 20, 2000), (10, 100, 1, 500), (1, 1, 30, 0)],
+         explanation="호출 하나 = (출력 토큰 − 1) × TPOT + 도구 시간이고, 이것을 호출 수만큼 더합니다(첫 토큰은 프리필이 냅니다).",
          reference=lambda d, n, t, tool: L.agent_loop(d, n, tool, decode_ms_per_token=t,
                                                       prefill_tokens_per_s=math.inf).total_s),
     dict(id="04-c-tokens-per-call", notebook="04", function="tokens_per_call", points=3, rel_tol=1e-6,
@@ -212,6 +214,7 @@ TASKS = [
          stub="def tokens_per_call(alpha, gamma):\n    ### SOLUTION\n",
          solution="    if alpha == 1:\n        return gamma + 1\n    return (1 - alpha ** (gamma + 1)) / (1 - alpha)\n",
          cases=[(0.75, 7), (0.5, 3), (1.0, 4), (0.0, 5)],
+         explanation="기대 토큰 수는 1 + α + α² + … + α^γ = (1 − α^(γ+1)) ÷ (1 − α)이고, α = 1이면 γ + 1입니다.",
          reference=lambda a, g: L.expected_tokens_per_call(a, g)),
     dict(id="05-c-kv-bytes", notebook="05", function="kv_bytes_per_token", points=3, rel_tol=1e-9,
          prompt="토큰 하나의 KV 캐시 바이트 수를 돌려주는 함수를 완성하세요: 층 수 `n_layers`, KV 헤드 수 `n_kv_heads`, "
@@ -219,5 +222,6 @@ TASKS = [
          stub="def kv_bytes_per_token(n_layers, n_kv_heads, d_head, bytes_per_value):\n    ### SOLUTION\n",
          solution="    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value\n",
          cases=[(80, 8, 128, 2), (32, 8, 128, 2), (64, 8, 128, 1)],
+         explanation="토큰 하나마다 층마다 K와 V를 KV 헤드 수 × 헤드 차원만큼 저장하므로 2 × 층 수 × KV 헤드 수 × 헤드 차원 × 바이트입니다.",
          reference=lambda n, h, d, b: 2.0 * n * h * d * b),
 ]
