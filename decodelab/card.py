@@ -41,7 +41,7 @@ def write_card(folder: Path = MODELS_DIR) -> str:
 
     from . import generate
     from .models import load_models
-    from .speculative import expected_tokens_per_call
+    from .latency import expected_tokens_per_call
 
     log = json.loads((folder / "train_log.json").read_text(encoding="utf-8"))
     pair = load_models(folder / "target", folder / "draft")

@@ -46,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ._check import fail, integer, number
+from ._check import check
 
 __all__ = [
     "DEFAULT_PROMPTS",
@@ -328,10 +328,8 @@ def server_model(endpoint: str, *, timeout_s: float = 10.0, api_key: str | None 
 
 
 def _check(max_tokens, timeout_s) -> None:
-    integer("max_tokens", max_tokens, "만들 토큰 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
-    t = number("timeout_s", timeout_s, "제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다", "0 < 초 <= 3600")
-    if not 0 < t <= 3600:
-        raise fail("timeout_s", timeout_s, "제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다", "0 < 초 <= 3600")
+    check("max_tokens", max_tokens, "만들 토큰 수(max_tokens)", low=1, integer=True)
+    check("timeout_s", timeout_s, "제한 시간(초)", strict=True, high=3600)
 
 
 # --------------------------------------------------------------------------------------------
@@ -519,8 +517,8 @@ def sweep(
     levels = _parse_levels(concurrency)
     _check(max_tokens, timeout_s)
     if requests_per_level is not None:
-        integer("requests_per_level", requests_per_level, "동시 요청 수마다 보낼 요청 수는 1 이상의 정수여야 합니다",
-                "1 이상의 정수 또는 None (기본: 동시 요청 수의 2배)", low=1)
+        check("requests_per_level", requests_per_level, "동시 요청 수마다 보낼 요청 수", low=1, integer=True,
+              hint="None = 동시 요청 수의 2배")
     prompts = [prompts] if isinstance(prompts, str) else list(prompts)
     if not prompts:
         raise ValueError("prompts: 보낼 프롬프트가 하나 이상 있어야 합니다.")
@@ -704,13 +702,14 @@ def start_transformers_serve(
         ServingError: ``transformers serve`` (extra ``transformers[serving]``) is not installed,
             exits, or does not answer within ``timeout_s`` (the message holds its log's end).
     """
-    from .models import BUNDLED_DIR, _check_folder
+    from ._paths import MODELS_DIR
+    from .models import check_folder
 
     if host not in LOOPBACK:
         raise ValueError(f"host={host!r}: 강좌의 서버는 이 컴퓨터 안에서만 엽니다 (허용: {', '.join(LOOPBACK)}).")
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads={threads!r}: 서버 스레드 수는 1 이상의 정수여야 합니다.")
-    folder = _check_folder(model_dir if model_dir is not None else BUNDLED_DIR / "target", "서버(serve)").resolve()
+    folder = check_folder(model_dir if model_dir is not None else MODELS_DIR / "target", "서버(serve)").resolve()
     cli = _transformers_cli()
     try:
         import fastapi  # noqa: F401

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from decodelab import serving as S
-from decodelab.models import BUNDLED_DIR
+from decodelab._paths import MODELS_DIR as BUNDLED_DIR
 
 HOST = "127.0.0.1"
 TARGET = str(BUNDLED_DIR / "target")
