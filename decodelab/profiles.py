@@ -21,14 +21,14 @@ from typing import Any, Mapping
 import numpy as np
 
 from ._check import check as _check, fail
-from ._paths import ASSETS, MODELS_DIR
+from ._paths import ASSETS, MODELS_DIR, PRESETS_CSV
 
 __all__ = [
     "DTYPE_BYTES", "HARDWARE_NAMES", "LINK_NAMES", "MODEL_NAMES", "Hardware", "Link", "ModelProfile",
     "dtype_key", "get_hardware", "get_link", "get_model", "model_from_config", "measure_this_computer",
 ]
 
-_PRESETS_CSV = ASSETS / "presets.csv"
+_PRESETS_CSV = PRESETS_CSV
 
 #: Bytes per stored value (``fp4`` = NVFP4/MXFP4, ignoring the small per-block scales).
 DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}

@@ -121,7 +121,7 @@ def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor | None, token
     ``q_row=None`` means a one-hot draft at ``token``. When ``max(0, p - q)`` is all zeros (p == q,
     where a rejection has probability 0 but float rounding can still produce one) it returns
     ``p_row`` itself, so the result is always a proper distribution, never NaN. It is a plain
-    normalisation, not a softmax (a past transformers bug, see ``speculative.md``).
+    normalisation, not a softmax (facts/speculative.md).
     """
     p_row, q_row = _same_width(p_row, q_row)
     if q_row is None:
