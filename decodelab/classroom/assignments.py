@@ -158,7 +158,8 @@ def write_notebook(bank, notebook: str):
             cells.append(_md(f"{head}\n\n아래 칸을 실행하면 나만의 수치로 문항이 나옵니다. "
                              "decodelab의 함수(decodelab.latency)를 써서 계산해도 됩니다.", f"{item.id}-prompt", locked=True))
             cells.append(_code(f"show({pub})", f"{item.id}-show", locked=True))
-            cells.append(_answer_cell(item.id, f"None  # 학생마다 다릅니다: decodelab classroom variant DIR {item.id} 학생ID",
+            q = item.question("source")  # the source notebook's own run (nbgrader validate) grades as "source"
+            cells.append(_answer_cell(item.id, json.dumps(f"{q.answer:.6g} {q.unit}".strip(), ensure_ascii=False),
                                       HOW["numeric"] + f", 단위 {item.unit}"))
             cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))
         elif isinstance(item, Task):
