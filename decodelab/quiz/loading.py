@@ -4,11 +4,8 @@ Where the quizzes are (first that applies):
 
 1. the ``path`` argument of the loading functions;
 2. the environment variable ``DECODELAB_QUIZZES`` (a folder);
-3. ``<repository>/quizzes`` next to the package, i.e. ``Path(decodelab.__file__).parents[1] /
-   "quizzes"``: this is where they are in a checkout and in an editable install
-   (``pip install -e .``), which is how this course is installed.
-
-A non-editable wheel does not carry ``quizzes/``: point ``DECODELAB_QUIZZES`` at a copy.
+3. the practice quiz bank bundled in the package (:data:`decodelab._paths.QUIZZES_DIR`, read with
+   ``importlib.resources``): the same files in a checkout, an editable install and a wheel.
 
 A folder made by ``decodelab quiz release`` (an exam release, no keys) loads with
 :func:`load_public`; :func:`load_quizzes` refuses it, since it has no answers to grade with.
@@ -25,6 +22,7 @@ from typing import Any, Callable, Iterable
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
+from .._paths import QUIZZES_DIR
 from .schema import (
     NOTEBOOK_IDS,
     PublicChoice,
@@ -41,6 +39,7 @@ __all__ = [
     "QuizError",
     "QuizProblem",
     "QuizSetView",
+    "error_message",
     "get_question",
     "load_public",
     "load_quiz_file",
@@ -48,6 +47,7 @@ __all__ = [
     "load_quizzes",
     "public_question",
     "quizzes_dir",
+    "read_yaml",
     "release_ids",
     "select_notebook",
 ]
@@ -109,7 +109,9 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def _read_yaml(path: Path) -> Any:
+def read_yaml(path: Path) -> Any:
+    """A YAML file read with duplicate-key detection; QuizError (Korean, with line and column) if it
+    is not UTF-8 or not valid YAML."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -130,8 +132,9 @@ def _read_yaml(path: Path) -> Any:
 _KINDS = "single, multiple, short, numeric, ordering"
 
 
-def _message(err: dict) -> tuple[str | None, str]:
-    """(field override, Korean message) for one pydantic error dict."""
+def error_message(err: dict) -> tuple[str | None, str]:
+    """(field override, Korean message) for one pydantic error dict (``ValidationError.errors()``):
+    the Korean text every quiz, exercise and submission error shows."""
     typ = err.get("type", "")
     ctx = err.get("ctx") or {}
     if typ == "quiz_field":
@@ -187,7 +190,7 @@ def _loc_to_field(loc: tuple, drop_tag: bool) -> str:
 def _problems_from(err: ValidationError, file: str, question: str | None, drop_tag: bool) -> list[QuizProblem]:
     out = []
     for e in err.errors():
-        override, msg = _message(e)
+        override, msg = error_message(e)
         field = ".".join(x for x in (_loc_to_field(tuple(e.get("loc", ())), drop_tag), override) if x)
         out.append(QuizProblem(file, question, field or None, msg))
     return out
@@ -241,7 +244,7 @@ def load_quiz_file(path: str | os.PathLike) -> QuizFile | ReleaseFile:
     """
     path = Path(path)
     name = path.name
-    raw = _read_yaml(path)
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise QuizError([QuizProblem(name, None, None, "최상위는 notebook, title, questions 키를 가진 매핑이어야 합니다")])
     problems: list[QuizProblem] = []
@@ -279,7 +282,7 @@ def load_quiz_file(path: str | os.PathLike) -> QuizFile | ReleaseFile:
 
 
 def quizzes_dir(path: str | os.PathLike | None = None) -> Path:
-    """The quiz folder: ``path``, else ``$DECODELAB_QUIZZES``, else ``<repo>/quizzes``.
+    """The quiz folder: ``path``, else ``$DECODELAB_QUIZZES``, else the bundled practice quiz bank.
 
     Raises:
         FileNotFoundError: (Korean message) the folder does not exist.
@@ -289,11 +292,11 @@ def quizzes_dir(path: str | os.PathLike | None = None) -> Path:
     elif os.environ.get(QUIZZES_ENV):
         p, how = Path(os.environ[QUIZZES_ENV]), f"환경 변수 {QUIZZES_ENV}"
     else:
-        p, how = Path(__file__).resolve().parents[2] / "quizzes", "저장소의 quizzes/ (편집 가능 설치)"
+        p, how = QUIZZES_DIR, "패키지에 든 연습 퀴즈"
     if not p.is_dir():
         raise FileNotFoundError(
-            f"퀴즈 폴더를 찾을 수 없습니다: {p} ({how}). 저장소에서 `pip install -e .`로 설치했는지 확인하거나, "
-            f"환경 변수 {QUIZZES_ENV}에 quizzes 폴더 경로를 지정하세요."
+            f"퀴즈 폴더를 찾을 수 없습니다: {p} ({how}). 있는 퀴즈 폴더를 지정하세요 "
+            f"(환경 변수 {QUIZZES_ENV} 또는 --quizzes)."
         )
     return p
 
