@@ -112,7 +112,8 @@ def compare_proposers(target, tokenizer, methods: dict, prompts, max_new_tokens:
     Raises:
         RuntimeError: a greedy speculative output differed from target-only decoding.
     """
-    from .decoding import encode_prompt, generate
+    from .decoding import generate
+    from .models import format_prompt
     from .latency import expected_speedup
     from .speculative import SpecDecodingStats, measure_costs, speculative_generate
 
@@ -136,7 +137,7 @@ def compare_proposers(target, tokenizer, methods: dict, prompts, max_new_tokens:
                 if r == 0:
                     stats[name].merge(s.stats)
             for name, fn in (extra or {}).items():
-                ids = encode_prompt(tokenizer, p)
+                ids = format_prompt(tokenizer, p)
                 t0 = time.perf_counter()
                 out = fn(ids, max_new_tokens)
                 spent[name] += (time.perf_counter() - t0) * 1000.0 / len(out)
