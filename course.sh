@@ -3,6 +3,8 @@
 #   bash course.sh lab     -> open the course in JupyterLab (notebooks/01_decode_phase.ipynb)
 #   bash course.sh test    -> run the whole test suite (unit tests, nbval on every notebook, browser test)
 #   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and its dependencies)
+# `test` also installs configurable-http-proxy from npm into .venv/bin (scripts/install_hub.sh), for
+# the JupyterHub test; Node.js comes from apt when it is missing and the machine allows it.
 # Asks nothing. System packages (chromium and a Hangul font, for the browser test) are installed
 # only when told: CI=true or DECODELAB_INSTALL_SYSTEM=1 (scripts/install_browser.sh, needs root).
 #
@@ -76,6 +78,8 @@ case "$cmd" in
     ;;
   test)
     setup
+    # configurable-http-proxy (npm) for the JupyterHub test, into $VENV/bin; a warning when it cannot
+    bash scripts/install_hub.sh "$VENV"
     if system_packages_wanted; then
       bash scripts/install_browser.sh "$VENV/bin/python"
     else
