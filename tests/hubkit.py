@@ -68,15 +68,16 @@ class Hub:
                 self.proc.wait()
 
 
-def init_course(course: Path, students: list[str], *, lecturer: str = "lecturer") -> None:
-    """``decodelab classroom init course --demo-users ...`` with this Python; raises on failure."""
+def init_course(course: Path, students: list[str] | None, *, lecturer: str = "lecturer", args: list[str] = ()) -> None:
+    """``decodelab classroom init course --demo-users ...`` (class mode when ``students`` is None)
+    with this Python; raises on failure."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    subprocess.run([sys.executable, "-m", "decodelab", "classroom", "init", str(course),
-                    "--demo-users", ",".join(students), "--lecturer", lecturer],
-                   check=True, env=env, capture_output=True)
+    demo = ["--demo-users", ",".join(students)] if students else []
+    subprocess.run([sys.executable, "-m", "decodelab", "classroom", "init", str(course), *demo,
+                    "--lecturer", lecturer, *args], check=True, env=env, capture_output=True)
 
 
-def start_hub(course: Path, password: str, admin_password: str, *, extra_args: list[str] = (),
+def start_hub(course: Path, password: str | None = None, admin_password: str | None = None, *, extra_args: list[str] = (),
               env_extra: dict[str, str] | None = None) -> Hub:
     """Start ``decodelab classroom hub course`` on free loopback ports and wait until it answers.
 
@@ -85,13 +86,17 @@ def start_hub(course: Path, password: str, admin_password: str, *, extra_args: l
     """
     port, hub_port, api_port = free_port(), free_port(), free_port()
     env = dict(os.environ)
-    env.update(DECODELAB_HUB_PASSWORD=password, DECODELAB_HUB_ADMIN_PASSWORD=admin_password,
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    for key, value in (("DECODELAB_HUB_PASSWORD", password), ("DECODELAB_HUB_ADMIN_PASSWORD", admin_password)):
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
                PYTHONHASHSEED="0", PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
     env.pop("DECODELAB_ANSWERS_DIR", None)
     env.update(env_extra or {})
     log = course / "hub.log"
-    cmd = [sys.executable, "-m", "decodelab", "classroom", "hub", str(course), "--port", str(port),
+    cmd = [sys.executable, "-m", "decodelab", "classroom", "hub", str(course), "--port", str(port), "--ip=127.0.0.1",
            f"--JupyterHub.hub_port={hub_port}", f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{api_port}",
            f"--ConfigurableHTTPProxy.command={proxy_command()}", *extra_args]
     fh = open(log, "wb")

@@ -10,7 +10,7 @@
 
 Two modes:
 
-- **class** (default): NativeAuthenticator (students sign up, the lecturer approves them at
+- **class** (default): NativeAuthenticator (:mod:`decodelab.classroom.auth`; students sign up, the lecturer approves them at
   ``/hub/authorize``; ``--roster FILE`` limits sign-up to the names of a CSV column ``username``)
   and LocalProcessSpawner with one system user per student (created on first spawn when the hub
   runs as root, home ``/home/<name>`` mode 0700), so students cannot read each other's files.
@@ -255,7 +255,8 @@ c.Spawner.pre_spawn_hook = decodelab_hub.pre_spawn_hook(COURSE / "notebooks", sy
 
 _CLASS = '''
 # ---- class mode: students sign up, the lecturer approves them at /hub/authorize
-c.JupyterHub.authenticator_class = "native"
+# nativeauthenticator 1.3 with its login page adapted to JupyterHub 6 (decodelab/classroom/auth.py)
+c.JupyterHub.authenticator_class = "decodelab.classroom.auth.NativeAuthenticator"
 c.NativeAuthenticator.open_signup = False
 c.NativeAuthenticator.minimum_password_length = 10
 c.NativeAuthenticator.check_common_password = True
