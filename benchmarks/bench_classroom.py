@@ -65,10 +65,11 @@ def first_model_cell() -> str:
     raise RuntimeError(f"no model-loading cell in {NOTEBOOK}")
 
 
-def server_processes(user: str) -> list[psutil.Process]:
-    """The single-user server of ``user`` and its kernels (``JUPYTERHUB_USER`` in their environment)."""
+def server_processes(user: str, hub_pid: int) -> list[psutil.Process]:
+    """The single-user server of ``user`` under the hub ``hub_pid`` and its kernels (``JUPYTERHUB_USER``
+    in their environment)."""
     out = []
-    for p in psutil.process_iter(["pid"]):
+    for p in psutil.Process(hub_pid).children(recursive=True):
         try:
             if p.environ().get("JUPYTERHUB_USER") == user:
                 out.append(p)
@@ -77,9 +78,9 @@ def server_processes(user: str) -> list[psutil.Process]:
     return out
 
 
-def memory_of(user: str) -> tuple[float, float]:
+def memory_of(user: str, hub_pid: int) -> tuple[float, float]:
     rss = uss = 0.0
-    for p in server_processes(user):
+    for p in server_processes(user, hub_pid):
         try:
             info = p.memory_full_info()
         except (psutil.AccessDenied, psutil.NoSuchProcess):
@@ -135,8 +136,8 @@ def run_load(n: int, cell: str, root: Path) -> dict:
         for t in threads:
             t.join()
         start = t0[0] or start
-        mem = {name: memory_of(name) for name in names}
-        servers = {p.pid for name in names for p in server_processes(name)}
+        mem = {name: memory_of(name, hub.proc.pid) for name in names}
+        servers = {p.pid for name in names for p in server_processes(name, hub.proc.pid)}
         hub_tree = [psutil.Process(hub.proc.pid), *psutil.Process(hub.proc.pid).children(recursive=True)]
         hub_rss = sum(p.memory_info().rss for p in hub_tree if p.pid not in servers) / MIB
         avail_after = psutil.virtual_memory().available / MIB
@@ -196,7 +197,7 @@ def run_fault(root: Path) -> dict:
         if out["status"] != "ok":
             raise RuntimeError(out["error"])
         given = json.loads(out["stdout"].strip().splitlines()[-1])
-        procs = server_processes("s01")
+        procs = server_processes("s01", hub.proc.pid)
         groups = {os.getpgid(p.pid) for p in procs}
         for g in groups:
             os.killpg(g, signal.SIGKILL)

@@ -59,6 +59,14 @@ class Hub:
         return self.log.read_text(errors="replace")
 
     def stop(self) -> None:
+        """SIGTERM to the hub (it stops the proxy and the students' servers), then SIGKILL to
+        whatever of its process tree is left after 30 s."""
+        import psutil
+
+        try:
+            tree = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            tree = []
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -66,6 +74,12 @@ class Hub:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        _, alive = psutil.wait_procs(tree, timeout=5)
+        for p in alive:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
 
 
 def init_course(course: Path, students: list[str] | None, *, lecturer: str = "lecturer", args: list[str] = ()) -> None:

@@ -386,7 +386,10 @@ def init_main(argv: list[str]) -> int:
 
 def hub_main(argv: list[str]) -> int:
     """``decodelab classroom hub DIR [--port P] [jupyterhub options]``: run JupyterHub on the course
-    directory (in DIR, so relative paths of the config resolve there); returns its exit code."""
+    directory (in DIR, so relative paths of the config resolve there). On POSIX this process becomes
+    ``jupyterhub`` (exec), so stopping it stops the hub, its proxy and the students' servers; elsewhere
+    returns jupyterhub's exit code. Returns 2 (before starting anything) without the config or
+    configurable-http-proxy."""
     p = argparse.ArgumentParser(prog="decodelab classroom hub",
                                 description="jupyterhub -f DIR/jupyterhub_config.py 를 실행합니다 (나머지 옵션은 jupyterhub에 그대로).")
     p.add_argument("dir", type=Path, help="decodelab classroom init으로 만든 강좌 폴더")
@@ -405,4 +408,9 @@ def hub_main(argv: list[str]) -> int:
     if args.port is not None:
         cmd.append(f"--port={args.port}")
     cmd += rest
-    return subprocess.call(cmd, cwd=config.parent)
+    os.chdir(config.parent)
+    if os.name == "posix":  # become jupyterhub: its signals (Ctrl-C, SIGTERM) stop the hub and the servers
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, cmd)
+    return subprocess.call(cmd)
