@@ -264,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fault: killed {f['processes_killed']} processes mid-quiz; {f['answers_after_restart']}/"
                   f"{f['answers_given']} submitted answers there after the restart ({f['restart_s']} s); "
                   f"unsubmitted answer kept: {f['unsubmitted_kept']}; survived: {f['survived']}")
+    base = next((r for r in results["load"] if r["n"] == min(args.n) and r["last_done_s"]), None)
+    for r in results["load"]:
+        if base and r["last_done_s"] and r is not base:
+            r["slowdown_vs_n%d" % base["n"]] = round(r["last_done_s"] / base["last_done_s"], 2)
+            print(f"N={r['n']} vs N={base['n']}: last cell done {r['slowdown_vs_n%d' % base['n']]:.2f}x later")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
     return 1 if failed else 0

@@ -47,14 +47,35 @@ def test_config_yaml_matches_the_image_and_the_guide():
     assert f"{dest}/*.ipynb" in " ".join(single["lifecycleHooks"]["postStart"]["exec"]["command"])
     first = single["defaultUrl"].removeprefix("/lab/tree/")
     assert (REPO / "notebooks" / first).is_file()
-    assert values["hub"]["config"]["JupyterHub"]["authenticator_class"] == "native"
     assert values["hub"]["config"]["NativeAuthenticator"]["open_signup"] is False
+    # the hub pod gets decodelab/classroom/auth.py as the module extraConfig names
+    mount = Path(values["hub"]["extraFiles"]["decodelab-auth"]["mountPath"])
+    snippet = values["hub"]["extraConfig"]["decodelab-auth"]
+    assert f'sys.path.insert(0, "{mount.parent}")' in snippet
+    assert f'authenticator_class = "{mount.stem}.NativeAuthenticator"' in snippet
+    assert "--set-file hub.extraFiles.decodelab-auth.stringData=decodelab/classroom/auth.py" in GUIDE.read_text(encoding="utf-8")
     assert values["cull"]["enabled"] is True
     # the sizes the guide derives from the benchmark are the ones deployed
     guide = GUIDE.read_text(encoding="utf-8")
     for key in ("guarantee", "limit"):
         assert f"memory.{key}: {single['memory'][key]}" in guide, key
         assert f"cpu.{key}: {single['cpu'][key]}" in guide, key
+
+
+def test_auth_module_is_standalone_and_lti_class_path_is_real():
+    """auth.py runs in the chart's hub image (no decodelab there): it imports only nativeauthenticator;
+    the LTI 1.3 class named in the config comments exists with the options they set."""
+    import importlib
+
+    source = (REPO / "decodelab" / "classroom" / "auth.py").read_text(encoding="utf-8")
+    imports = set(re.findall(r"^(?:from|import) (\S+)", source, re.MULTILINE))
+    assert imports == {"__future__", "nativeauthenticator"}, imports
+    for text in ((CLASSROOM / "config.yaml").read_text(), (REPO / "decodelab" / "classroom" / "hub.py").read_text()):
+        (path,) = set(re.findall(r"(ltiauthenticator\.\S+LTI13Authenticator)", text))
+        module, name = path.rsplit(".", 1)
+        cls = getattr(importlib.import_module(module), name)
+        for option in ("issuer", "authorize_url", "jwks_endpoint", "client_id", "username_key"):
+            assert cls.class_traits(config=True).get(option) is not None, option
 
 
 def _wheel(tmp: Path) -> Path:

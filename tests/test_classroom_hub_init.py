@@ -77,6 +77,7 @@ def test_init_class_mode_with_a_roster(tmp_path):
     assert cfg.Authenticator.admin_users == {"prof"}
     assert cfg.JupyterHub.spawner_class == "localprocess"
     assert not (course / "homes").exists()
+    assert course.stat().st_mode & 0o077 == 0  # students (other system users) cannot look inside
 
 
 @pytest.mark.parametrize("args, message", [

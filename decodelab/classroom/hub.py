@@ -13,7 +13,8 @@ Two modes:
 - **class** (default): NativeAuthenticator (:mod:`decodelab.classroom.auth`; students sign up, the lecturer approves them at
   ``/hub/authorize``; ``--roster FILE`` limits sign-up to the names of a CSV column ``username``)
   and LocalProcessSpawner with one system user per student (created on first spawn when the hub
-  runs as root, home ``/home/<name>`` mode 0700), so students cannot read each other's files.
+  runs as root, home ``/home/<name>`` mode 0700), so students cannot read each other's files; the
+  course directory itself is made mode 0700 (the hub's only).
 - **demo** (``--demo-users alice,bob,carol``): for trying it out and for tests, never for a class.
   JupyterHub's ``SharedPasswordAuthenticator`` (one password for all students, read from
   ``$DECODELAB_HUB_PASSWORD`` when the hub starts, never written to a file; the lecturer's from
@@ -272,7 +273,7 @@ c.Spawner.pre_spawn_hook = decodelab_hub.pre_spawn_hook(COURSE / "notebooks", sy
 # c.SystemdSpawner.mem_limit = "1G"
 # c.SystemdSpawner.cpu_limit = 1.0
 # LTI 1.3 launch from Moodle/Canvas instead of sign-up (jupyterhub-ltiauthenticator):
-# c.JupyterHub.authenticator_class = "ltiauthenticator.lti13.authenticator.LTI13Authenticator"
+# c.JupyterHub.authenticator_class = "ltiauthenticator.lti13.auth.LTI13Authenticator"
 # c.LTI13Authenticator.issuer = "https://moodle.example.ac.kr"
 # c.LTI13Authenticator.authorize_url = "https://moodle.example.ac.kr/mod/lti/auth.php"
 # c.LTI13Authenticator.jwks_endpoint = "https://moodle.example.ac.kr/mod/lti/certs.php"
@@ -368,6 +369,8 @@ def init_main(argv: list[str]) -> int:
         shutil.copyfile(nb, course / "notebooks" / nb.name)
     if demo:
         (course / "homes").mkdir(exist_ok=True)
+    else:  # students run as their own system users: the course directory (nbgrader sources, the
+        course.chmod(0o700)  # hub's database) is the hub's only; the hook copies notebooks as root
     path = write_config(course, demo_users=demo, lecturer=args.lecturer, python=args.python,
                         roster=roster, idle_timeout=args.idle_timeout)
     from . import assignments
