@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.resources
 import os
 import re
 import shutil
@@ -173,22 +172,18 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool) -> Calla
 
 
 def course_notebooks_dir() -> Path:
-    """The course notebooks: the package's own ``decodelab/notebooks`` (a wheel install), else the
-    source checkout's ``notebooks/``.
+    """The course notebooks bundled with the package (:data:`decodelab._paths.NOTEBOOKS_DIR`; in a
+    source checkout a link to ``notebooks/``).
 
     Raises:
-        FileNotFoundError: (Korean) neither holds ``01_decode_phase.ipynb``; names ``--notebooks-dir``.
+        FileNotFoundError: (Korean) it holds no ``01_decode_phase.ipynb``; names ``--notebooks-dir``.
     """
-    try:
-        packaged = Path(str(importlib.resources.files("decodelab") / "notebooks"))
-        if (packaged / FIRST_NOTEBOOK).is_file():
-            return packaged
-    except (ModuleNotFoundError, TypeError):
-        pass
-    repo = Path(__file__).resolve().parents[2] / "notebooks"
-    if (repo / FIRST_NOTEBOOK).is_file():
-        return repo
-    raise FileNotFoundError(f"강좌 노트북({FIRST_NOTEBOOK})을 찾지 못했습니다: --notebooks-dir로 노트북 폴더를 지정하세요.")
+    from .._paths import NOTEBOOKS_DIR
+
+    if (NOTEBOOKS_DIR / FIRST_NOTEBOOK).is_file():
+        return NOTEBOOKS_DIR
+    raise FileNotFoundError(f"강좌 노트북({FIRST_NOTEBOOK})을 찾지 못했습니다({NOTEBOOKS_DIR}): "
+                            "--notebooks-dir로 노트북 폴더를 지정하세요.")
 
 
 def read_roster(path: str | os.PathLike) -> list[str]:
@@ -375,7 +370,11 @@ def init_main(argv: list[str]) -> int:
                         roster=roster, idle_timeout=args.idle_timeout)
     from . import assignments
 
-    assignments.write_course(course)
+    try:
+        assignments.write_course(course)
+    except assignments.ExamError as e:
+        print(f"decodelab classroom init: 허브 설정은 만들었지만 nbgrader 과제는 만들지 못했습니다: {e}", file=sys.stderr)
+        return 2
     print(f"[decodelab] 강좌 폴더를 만들었습니다: {course} ({path.name}, 노트북 {len(notebooks)}개)")
     if demo:
         print(DEMO_BANNER)
