@@ -113,6 +113,8 @@ def test_dockerfile_install_steps_in_a_plain_venv(tmp_path):
                                            text=True).strip())
     # the test's packages (torch, transformers, jupyterlab, ...) visible after the venv's own
     (purelib / "zz-test-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    # the venv's own (older) setuptools would hide the test's: torch requires a newer one
+    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "setuptools"], capture_output=True, timeout=120)
     dest = tmp_path / "srv" / "notebooks"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")}
     env.update(DECODELAB_TORCH="", PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
