@@ -237,6 +237,67 @@ def start_kernel(hub: Hub, user: str, token: str, notebook: str = "01_decode_pha
     return r.json()["kernel"]["id"]
 
 
+@dataclass
+class SingleUserEnv:
+    """A virtualenv built by ``classroom/install-singleuser.sh`` from a freshly built wheel."""
+
+    python: Path
+    purelib: Path
+    wheel: Path
+    notebooks: Path
+    log: str
+
+
+def build_wheel(tmp: Path) -> Path:
+    """The decodelab wheel, built from a copy of this checkout (the build writes build/ and
+    *.egg-info, which must not land in the checkout)."""
+    src = tmp / "src"
+    shutil.copytree(REPO, src, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "artifacts", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints"))
+    out = tmp / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(src)],
+                   check=True, capture_output=True, timeout=600)
+    (wheel,) = out.glob("decodelab-*.whl")
+    return wheel
+
+
+def singleuser_env(tmp: Path) -> SingleUserEnv:
+    """Run the single-user image's install steps (``classroom/install-singleuser.sh``) into a plain
+    virtualenv, offline: ``PIP_NO_INDEX`` and no torch step, with this Python's packages visible
+    after the virtualenv's own (a ``.pth`` line; their Jupyter data/config folders linked in), so every dependency the wheel declares must be
+    there already and nothing downloads. decodelab itself is the wheel's copy, in the virtualenv.
+
+    Raises:
+        RuntimeError: the script failed (its output in the message).
+    """
+    import sysconfig
+
+    wheel = build_wheel(tmp)
+    venv = tmp / "venv"
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    purelib = Path(subprocess.check_output([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                           text=True).strip())
+    (purelib / "zz-test-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    # and Jupyter's data and config files of those packages (server extensions such as JupyterLab,
+    # lab extensions such as ipywidgets'), found under sys.prefix as a real install puts them
+    for sub in ("etc/jupyter", "share/jupyter"):
+        if (Path(sys.prefix) / sub).is_dir():
+            (venv / sub).parent.mkdir(parents=True, exist_ok=True)
+            (venv / sub).symlink_to(Path(sys.prefix) / sub)
+    # the venv's own (older) setuptools would hide this Python's: torch requires a newer one
+    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "setuptools"], capture_output=True, timeout=120)
+    dest = tmp / "srv" / "notebooks"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")}
+    env.update(DECODELAB_TORCH="", PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    proc = subprocess.run(["bash", str(REPO / "classroom" / "install-singleuser.sh"), str(py), str(wheel), str(dest)],
+                          env=env, capture_output=True, text=True, timeout=900, cwd=tmp)
+    if proc.returncode != 0:
+        raise RuntimeError(f"install-singleuser.sh failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return SingleUserEnv(py, purelib, wheel, dest, proc.stdout)
+
+
 def notebook_code_cells(path: Path) -> list[str]:
     return ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
             if c["cell_type"] == "code"]

@@ -1,13 +1,21 @@
 """The course on a real JupyterHub (real configurable-http-proxy) on loopback, demo mode.
 
-One hub for the whole module (``decodelab classroom init --demo-users alice,bob,carol`` then
-``decodelab classroom hub``): three students log in over HTTP with the login form, their servers
-spawn, and each server's contents API lists that student's own copies of notebooks 01-07. Alice,
-in headless Chromium (Playwright), opens notebook 01, runs its quiz cell and answers a question
-through the widget: the answer lands in ``homes/alice/.decodelab/answers`` under her hub name, in
-the choice order of her hub name. Alice's cookie does not reach Bob's server, files or hub model;
-the admin page is the lecturer's only; a wrong password is refused; the demo passwords appear in
-no log.
+One hub for the whole module. The students' environment is what the single-user image gets: the
+image's install steps (``classroom/install-singleuser.sh``, run by ``classroom/Dockerfile``) run
+into a plain virtualenv on a freshly built wheel, offline; ``decodelab classroom init
+--demo-users alice,bob,carol --python <that venv>`` then ``decodelab classroom hub``. Checked:
+
+- three students log in over HTTP with the login form, their servers spawn, and each server's
+  contents API lists that student's own copies of notebooks 01-07;
+- their kernels run the wheel's decodelab (not this checkout), with the login as
+  ``JUPYTERHUB_USER``, answers folder in their own home, and no hub password in the environment;
+  no file of the graded exam bank (``classroom/exam/``) is in the wheel;
+- Alice, in headless Chromium (Playwright), opens notebook 01, runs its quiz cell and answers a
+  question through the widget: the answer lands in ``homes/alice/.decodelab/answers`` under her
+  hub name, in the choice order of her hub name;
+- Alice's cookie and token do not reach Bob's server, files or hub model; the admin page is the
+  lecturer's only; a wrong password and a name outside the list are refused; the demo passwords
+  appear in no log.
 
 Needs node + configurable-http-proxy (``bash scripts/install_hub.sh``) and, for the browser part,
 ``/usr/bin/chromium`` + playwright (``scripts/install_browser.sh``); without them the tests skip
@@ -16,6 +24,7 @@ Needs node + configurable-http-proxy (``bash scripts/install_hub.sh``) and, for 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -23,6 +32,7 @@ import re
 import secrets
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -54,12 +64,20 @@ def _unavailable(reason: str):
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory):
+def singleuser(tmp_path_factory):
+    """The students' environment, built by the single-user image's install steps."""
+    if hubkit.shutil.which("bash") is None:
+        _unavailable("bash is not available")
+    return hubkit.singleuser_env(tmp_path_factory.mktemp("singleuser"))
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory, singleuser):
     missing = hubkit.missing_parts()
     if missing:
         _unavailable("missing: " + ", ".join(missing))
     course = tmp_path_factory.mktemp("classroom") / "course"
-    hubkit.init_course(course, STUDENTS, lecturer=LECTURER)
+    hubkit.init_course(course, STUDENTS, lecturer=LECTURER, args=["--python", str(singleuser.python)])
     # window.jupyterapp for the browser part (as tests/test_browser.py does for a plain lab)
     h = hubkit.start_hub(course, PASSWORD, ADMIN_PASSWORD,
                          extra_args=[f"--Spawner.args={a}" for a in [*root_args(), "--LabApp.expose_app_in_browser=True"]])
@@ -94,6 +112,37 @@ def test_each_student_gets_own_server_with_the_course_notebooks(hub, students):
         assert sorted(p.name for p in home.glob("*.ipynb")) == NOTEBOOKS
         # the student's own copy, made from the course directory's
         assert (home / NOTEBOOKS[0]).read_bytes() == (hub.course / "notebooks" / NOTEBOOKS[0]).read_bytes()
+
+
+STUDENT_PROBE = """
+import json, os, decodelab
+from decodelab.quiz.store import answers_root
+from decodelab.classroom.hub import course_notebooks_dir
+print(json.dumps({"module": decodelab.__file__, "notebooks": str(course_notebooks_dir()), "user": os.environ.get("JUPYTERHUB_USER"),
+                  "answers": str(answers_root()), "cwd": os.getcwd(),
+                  "secrets": sorted(k for k in os.environ if "PASSWORD" in k or k == "PYTHONPATH")}))
+"""
+
+
+def test_student_servers_run_the_wheel_with_the_login_as_identity(hub, students, singleuser):
+    with zipfile.ZipFile(singleuser.wheel) as z:
+        inside = {hashlib.sha256(z.read(n)).hexdigest() for n in z.namelist() if not n.endswith("/")}
+        assert not [n for n in z.namelist() if n.startswith("classroom/") or "/exam/" in n]
+    bank = [p for p in (hubkit.REPO / "classroom" / "exam").rglob("*") if p.is_file()]
+    assert bank and not {hashlib.sha256(p.read_bytes()).hexdigest() for p in bank} & inside
+    assert sorted(p.name for p in singleuser.notebooks.glob("*.ipynb")) == NOTEBOOKS  # the image's copy
+    for name in ("alice", "bob"):
+        token = students[name].token()
+        kernel = hubkit.start_kernel(hub, name, token)
+        out = hubkit.run_code(hub, name, token, kernel, STUDENT_PROBE)
+        assert out["status"] == "ok", out
+        got = json.loads(out["stdout"].strip().splitlines()[-1])
+        home = hub.course / "homes" / name
+        assert Path(got["module"]).is_relative_to(singleuser.purelib), got  # the wheel, not this checkout
+        assert Path(got["notebooks"]).is_relative_to(singleuser.purelib), got
+        assert (got["user"], got["answers"], got["cwd"]) == (name, str(home / ".decodelab" / "answers"), str(home))
+        assert got["secrets"] == [], got  # no hub password, no PYTHONPATH of the hub
+        assert hubkit.server_api(hub, name, token, "DELETE", f"/kernels/{kernel}").status_code == 204
 
 
 def test_wrong_password_is_refused(hub):

@@ -26,7 +26,9 @@ Both modes run the idle culler (``jupyterhub-idle-culler``, servers idle for ``-
 seconds are stopped; the student's files stay) and give each student, on every spawn, the course
 notebooks that are missing from their home (a student's own edited copy is never overwritten).
 The single-user servers run ``PYTHON -m jupyterhub.singleuser`` (``--python``, default: this
-Python) and open ``01_decode_phase.ipynb`` in JupyterLab; the quiz and exercise widgets take the
+Python; of the hub's environment they keep only ``LANG``/``LC_ALL``, and ``PATH`` starts at that
+Python's folder, so a student's server uses the students' environment, never the hub's
+``PYTHONPATH``) and open ``01_decode_phase.ipynb`` in JupyterLab; the quiz and exercise widgets take the
 student's name from ``$JUPYTERHUB_USER`` (set by JupyterHub) and save into
 ``~/.decodelab/answers`` of that student's home.
 
@@ -280,6 +282,9 @@ _COMMON = '''
 # ---- every mode: the single-user server, the course notebooks, the idle culler
 c.Spawner.cmd = [{python!r}, "-m", "jupyterhub.singleuser"]
 c.Spawner.args = decodelab_hub.root_args()
+# the students' own environment (--python), nothing of the hub's: no PYTHONPATH, no virtualenv
+c.Spawner.env_keep = ["LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
+c.Spawner.environment = {{"PATH": {path!r}}}
 c.Spawner.default_url = "/lab/tree/{first}"
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 180
@@ -316,10 +321,11 @@ def write_config(course_dir: Path, *, demo_users: list[str] | None, lecturer: st
                 f"c.Authenticator.allowed_users = {{{_names(roster)}}}" if roster else
                 "# no roster: anyone may sign up; the lecturer approves each name at /hub/authorize")
         text += _CLASS.format(roster=line)
-    text += _COMMON.format(python=python, first=FIRST_NOTEBOOK, idle=int(idle_timeout))
-    path = course_dir / CONFIG_NAME
-    path.write_text(text, encoding="utf-8")
-    return path
+    path = os.pathsep.join([str(Path(python).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+    text += _COMMON.format(python=python, path=path, first=FIRST_NOTEBOOK, idle=int(idle_timeout))
+    config = course_dir / CONFIG_NAME
+    config.write_text(text, encoding="utf-8")
+    return config
 
 
 def init_main(argv: list[str]) -> int:
