@@ -108,6 +108,7 @@ def start_hub(course: Path, password: str | None = None, admin_password: str | N
     env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
                PYTHONHASHSEED="0", PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
     env.pop("DECODELAB_ANSWERS_DIR", None)
+    env["NBGRADER_EXCHANGE_ROOT"] = str(course / "exchange")  # never the machine's /srv/nbgrader
     env.update(env_extra or {})
     log = course / "hub.log"
     cmd = [sys.executable, "-m", "decodelab", "classroom", "hub", str(course), "--port", str(port), "--ip=127.0.0.1",

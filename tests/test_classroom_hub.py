@@ -9,6 +9,7 @@ into a plain virtualenv on a freshly built wheel, offline; ``decodelab classroom
   contents API lists that student's own copies of notebooks 01-07;
 - their kernels run the wheel's decodelab (not this checkout), with the login as
   ``JUPYTERHUB_USER``, answers folder in their own home, and no hub password in the environment;
+  nbgrader in a student's server finds the course id and the exchange folder the hub wrote;
   no file of the graded exam bank (``classroom/exam/``) is in the wheel;
 - Alice, in headless Chromium (Playwright), opens notebook 01, runs its quiz cell and answers a
   question through the widget: the answer lands in ``homes/alice/.decodelab/answers`` under her
@@ -124,6 +125,13 @@ print(json.dumps({"module": decodelab.__file__, "notebooks": str(course_notebook
 """
 
 
+NBGRADER_LIST = """
+import subprocess, sys
+r = subprocess.run([sys.executable, "-m", "nbgrader", "list"], capture_output=True, text=True, timeout=120)
+print(f"rc={r.returncode}", r.stdout, r.stderr)
+"""
+
+
 def test_student_servers_run_the_wheel_with_the_login_as_identity(hub, students, singleuser):
     with zipfile.ZipFile(singleuser.wheel) as z:
         inside = {hashlib.sha256(z.read(n)).hexdigest() for n in z.namelist() if not n.endswith("/")}
@@ -142,6 +150,9 @@ def test_student_servers_run_the_wheel_with_the_login_as_identity(hub, students,
         assert Path(got["notebooks"]).is_relative_to(singleuser.purelib), got
         assert (got["user"], got["answers"], got["cwd"]) == (name, str(home / ".decodelab" / "answers"), str(home))
         assert got["secrets"] == [], got  # no hub password, no PYTHONPATH of the hub
+        if name == "alice":  # the Assignments tab's nbgrader finds the course and the exchange the hub set up
+            out = hubkit.run_code(hub, name, token, kernel, NBGRADER_LIST)
+            assert out["status"] == "ok" and "rc=0" in out["stdout"] and "Released assignments" in out["stdout"], out
         assert hubkit.server_api(hub, name, token, "DELETE", f"/kernels/{kernel}").status_code == 204
 
 

@@ -109,7 +109,8 @@ def test_hub_without_a_course_directory(tmp_path, capsys):
     assert "decodelab classroom init" in capsys.readouterr().err
 
 
-def test_pre_spawn_hook_gives_missing_notebooks_and_keeps_the_students_copy(tmp_path):
+def test_pre_spawn_hook_gives_missing_notebooks_and_keeps_the_students_copy(tmp_path, monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXCHANGE_ROOT", str(tmp_path / "exchange"))
     src = tmp_path / "notebooks"
     src.mkdir()
     for name in ("01_a.ipynb", "02_b.ipynb"):
@@ -123,6 +124,14 @@ def test_pre_spawn_hook_gives_missing_notebooks_and_keeps_the_students_copy(tmp_
     assert (home / "01_a.ipynb").read_text() == "alice's edits"
     assert (home / "02_b.ipynb").read_text() == "02_b.ipynb"
     assert spawner.environment == {"KEEP": "1", "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers")}
+    # the student side of nbgrader: course, exchange (created, world-writable + sticky), login as student id
+    assert (tmp_path / "exchange").stat().st_mode & 0o7777 == 0o1777
+    from traitlets.config.loader import PyFileConfigLoader
+
+    monkeypatch.setenv("JUPYTERHUB_USER", "alice")
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(home / ".jupyter")).load_config()
+    assert (cfg.CourseDirectory.course_id, cfg.Exchange.root, cfg.CourseDirectory.student_id) == (
+        "decodelab", str(tmp_path / "exchange"), "alice")
 
 
 # ---------------------------------------------------------------- identity from the hub

@@ -139,7 +139,42 @@ def _ensure_system_user(name: str, log) -> tuple[int, int, Path]:
     return pw.pw_uid, pw.pw_gid, home
 
 
-def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool) -> Callable:
+#: the student side of nbgrader (Assignments tab: fetch, submit), written into each student's home
+STUDENT_NBGRADER_CONFIG = """\
+# nbgrader, student side: written by the decodelab hub at every spawn (lecturer/grading.md)
+import os
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = {course_id!r}
+c.Exchange.root = {exchange!r}
+# the submitter is the hub login, also when every server runs as one system user (demo mode)
+c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
+"""
+EXCHANGE_ENV = "NBGRADER_EXCHANGE_ROOT"
+DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+
+
+def exchange_root() -> Path:
+    """nbgrader's exchange folder: ``$NBGRADER_EXCHANGE_ROOT`` of the hub, else ``/srv/nbgrader/exchange``
+    (the same rule as the course's ``nbgrader_config.py``)."""
+    return Path(os.environ.get(EXCHANGE_ENV) or DEFAULT_EXCHANGE)
+
+
+def _write_student_nbgrader(home: Path, owner: tuple[int, int] | None, course_id: str) -> None:
+    exchange = exchange_root()
+    if not exchange.is_dir():  # world-writable with the sticky bit, as nbgrader's docs set it up
+        exchange.mkdir(parents=True, exist_ok=True)
+        os.chmod(exchange, 0o1777)
+    conf = home / ".jupyter"
+    conf.mkdir(exist_ok=True)
+    path = conf / "nbgrader_config.py"
+    path.write_text(STUDENT_NBGRADER_CONFIG.format(course_id=course_id, exchange=str(exchange)), encoding="utf-8")
+    if owner is not None:
+        os.chown(conf, *owner)
+        os.chown(path, *owner)
+
+
+def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_id: str = "decodelab") -> Callable:
     """A ``Spawner.pre_spawn_hook`` that prepares the student's home before each spawn.
 
     Args:
@@ -150,7 +185,10 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool) -> Calla
             SimpleLocalProcessSpawner (home from ``spawner.home_dir``).
 
     The hook also sets ``DECODELAB_ANSWERS_DIR`` to ``<home>/.decodelab/answers`` in the server's
-    environment, so answers stay in that student's home whatever the hub's own environment holds.
+    environment, so answers stay in that student's home whatever the hub's own environment holds,
+    and writes the student side of nbgrader, ``<home>/.jupyter/nbgrader_config.py`` (``course_id``,
+    the exchange folder of :func:`exchange_root`, created mode 1777 if missing, and the hub login as
+    nbgrader's student id).
     """
     src = Path(notebooks)
 
@@ -162,6 +200,7 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool) -> Calla
         else:
             home, owner = Path(spawner.home_dir), None
         copied = _copy_missing(src, home, owner)
+        _write_student_nbgrader(home, owner, course_id)
         if copied:
             spawner.log.info("decodelab: gave %s %d course notebooks", name, len(copied))
         spawner.environment = {**spawner.environment,
