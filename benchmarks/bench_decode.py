@@ -3,7 +3,7 @@
 Both decode greedily with a KV cache on the bundled target, on the same prompts, interleaved
 (so machine noise hits both alike). Reports medians and their ratio, plus the "bandwidth
 achieved" (weight bytes x decode tokens/s, as gpt-fast prints it) next to this machine's
-memory bandwidth measured by a large numpy copy (``decodelab.latency.measure_this_computer``, the
+memory bandwidth measured by a large numpy copy (``decodelab.profiles.measure_this_computer``, the
 one place the course measures it).
 
 Run: ``decodelab bench decode`` or ``python benchmarks/bench_decode.py [--tokens 64 --repeats 3]``.
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import decodelab
-    from decodelab import latency
+    from decodelab import profiles
     from decodelab.models import bundled
 
     pair = bundled()
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
             lengths.append(len(r.token_ids))
 
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    bw = latency.measure_this_computer(copy_mib=COPY_MIB).bandwidth / 1e9  # GB/s, best of 5 copies
+    bw = profiles.measure_this_computer(copy_mib=COPY_MIB).bandwidth / 1e9  # GB/s, best of 5 copies
     tps = 1000 / st.median(ours_tpot)
     print(f"bundled target: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, "
           f"{weight_bytes / 1e6:.1f} MB in {next(model.parameters()).dtype}; up to {n} new tokens "

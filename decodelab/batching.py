@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ._check import fail, integer
-from .decoding import check_budget, encode_prompt, forward, new_cache
+from ._check import check, fail
+from .decoding import check_budget, forward, new_cache
+from .models import format_prompt
 
 __all__ = ["BatchResult", "COURSE_PROMPTS", "batch_figure", "batch_generate", "batch_sweep", "same_length_prompts"]
 
@@ -86,7 +87,7 @@ def _validate(model, tokenizer, prompts, max_new_tokens) -> list[list[int]]:
                    allowed, TypeError)
     if len(prompts) == 0:
         raise fail("prompts", prompts, "프롬프트 목록이 비어 있습니다", allowed)
-    ids = [encode_prompt(tokenizer, p) for p in prompts]
+    ids = [format_prompt(tokenizer, p) for p in prompts]
     lengths = sorted({len(i) for i in ids})
     if len(lengths) > 1:
         raise fail("prompts", prompts, f"프롬프트의 토큰 길이가 서로 다릅니다 ({lengths})", allowed)
@@ -156,17 +157,15 @@ def same_length_prompts(tokenizer, n: int, candidates: Sequence[str] = COURSE_PR
         TypeError: ``n`` is not an int. ValueError: ``n < 1``, or fewer than ``n`` candidates share
             a length.
     """
-    integer("n", n, "프롬프트 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
+    n = check("n", n, "프롬프트 수", low=1, integer=True)
     by_len: dict[int, list[str]] = {}
     for p in candidates:
-        by_len.setdefault(len(encode_prompt(tokenizer, p)), []).append(p)
+        by_len.setdefault(len(format_prompt(tokenizer, p)), []).append(p)
     counts = Counter({k: len(v) for k, v in by_len.items()})
     length = min(counts, key=lambda k: (-counts[k], k))
     if counts[length] < n:
-        raise ValueError(
-            f"n={n}: 토큰 길이가 같은 후보가 {counts[length]}개뿐입니다 (허용: {counts[length]} 이하, "
-            "또는 candidates에 프롬프트를 더 넣으세요)."
-        )
+        raise fail("n", n, f"토큰 길이가 같은 후보가 {counts[length]}개뿐입니다",
+                   f"{counts[length]} 이하, 또는 candidates에 프롬프트를 더 넣으세요")
     return by_len[length][:n]
 
 
@@ -198,17 +197,16 @@ def batch_sweep(
         ``.tpot_ms`` (per request), ``.prefill_ms`` (TTFT of every request in the batch).
 
     Raises:
-        TypeError: a batch size, ``max_new_tokens`` or ``repeats`` is not an int.
-        ValueError: invalid ``batch_sizes``, ``max_new_tokens < 2``, ``repeats < 1``, too few
+        TypeError: a batch size, ``max_new_tokens`` or ``repeats`` is not a number.
+        ValueError: invalid ``batch_sizes`` (not whole numbers >= 1), ``max_new_tokens < 2``, ``repeats < 1``, too few
             prompts, or the errors of :func:`batch_generate`.
     """
     sizes = list(batch_sizes)
     if not sizes:
         raise fail("batch_sizes", batch_sizes, "배치 크기 목록이 비어 있습니다", "1 이상의 정수 목록, 예: (1, 2, 4, 8, 16)")
-    for b in sizes:
-        integer("batch_sizes", b, "배치 크기는 1 이상의 정수여야 합니다", "1 이상의 정수 목록, 예: (1, 2, 4, 8, 16)", low=1)
-    integer("max_new_tokens", max_new_tokens, "요청마다 만들 토큰 수는 2 이상의 정수여야 합니다", "2 이상의 정수", low=2)
-    integer("repeats", repeats, "반복 횟수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
+    sizes = [check("batch_sizes", b, "배치 크기", low=1, integer=True, hint="예: (1, 2, 4, 8, 16)") for b in sizes]
+    max_new_tokens = check("max_new_tokens", max_new_tokens, "요청마다 만들 토큰 수", low=2, integer=True)
+    repeats = check("repeats", repeats, "반복 횟수", low=1, integer=True)
     biggest = max(sizes)
     if prompts is None:
         prompts = same_length_prompts(tokenizer, biggest)

@@ -42,7 +42,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from ._check import fail, integer
+from ._check import check
 from ._cli import ArgumentParser
 from ._paths import NOTEBOOKS_DIR
 
@@ -81,11 +81,7 @@ class PortInUseError(RuntimeError):
 
 def _check_port(port) -> int:
     """The one port check of ``decodelab lab`` (TypeError for a non-integer, ValueError outside 1-65535)."""
-    why = "포트(--port)는 1~65535 사이의 정수여야 합니다"
-    p = integer("port", port, why, "1~65535", low=1)
-    if p > 65535:
-        raise fail("port", port, why, "1~65535")
-    return p
+    return check("port", port, "포트(--port)", low=1, high=65535, integer=True)
 
 def port_is_free(port: int, host: str = DEFAULT_HOST) -> bool:
     """Whether a TCP server could listen on ``host:port`` right now.
@@ -313,15 +309,15 @@ def pair_env(target: Path | None, draft: Path | None) -> dict[str, str]:
         ValueError: ``--draft`` without ``--target``.
         FileNotFoundError: a folder is missing or has no config.json.
     """
-    from .models import ENV_DRAFT, ENV_TARGET, _check_folder
+    from .models import ENV_DRAFT, ENV_TARGET, check_folder
 
     if target is None:
         if draft is not None:
             raise ValueError("--draft만 주었습니다: 초안 모델은 대상 모델과 함께 쓰니 --target 폴더도 주세요.")
         return {}
-    env = {ENV_TARGET: str(_check_folder(target, "대상(target)").resolve())}
+    env = {ENV_TARGET: str(check_folder(target, "대상(target)").resolve())}
     if draft is not None:
-        env[ENV_DRAFT] = str(_check_folder(draft, "초안(draft)").resolve())
+        env[ENV_DRAFT] = str(check_folder(draft, "초안(draft)").resolve())
     return env
 
 

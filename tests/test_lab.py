@@ -222,7 +222,7 @@ def test_port_outside_range_is_rejected_not_replaced(tmp_path, capsys, monkeypat
     assert lab.main(["--dry-run", "--port", port]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # no command: 0 must not silently become 8888
-    assert f"port={port}" in captured.err and "포트(--port)는 1~65535" in captured.err
+    assert f"port={port}" in captured.err and "포트(--port)" in captured.err and "65535 이하인 정수" in captured.err
 
 
 # ------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ it is (``generate_assignment`` -> ``release_assignment`` -> students ``fetch_ass
 ``submit`` -> ``collect`` -> ``autograde`` -> formgrader -> ``generate_feedback``):
 
 - ``nbgrader_config.py`` (course id, Korean stubs, the review step of :mod:`.review`);
+- ``student/nbgrader_config.py`` for the students' servers (:data:`STUDENT_CONFIG`);
 - ``exam/``: a copy of the bank, read by the hidden tests at autograde time (never released);
 - ``source/exam-NN/exam-NN.ipynb`` for each notebook NN of the bank:
 
@@ -64,6 +65,21 @@ _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
 _steps.insert(_steps.index(SaveAutoGrades) + 1, "decodelab.classroom.review.MarkForReview")
 c.Autograde.autograde_preprocessors = _steps
 '''
+
+
+STUDENT_CONFIG = '''\
+# nbgrader 설정, 학생 서버 쪽 (decodelab classroom init이 만든 파일). JupyterHub의 학생 서버가 읽게 두세요
+# (예: /etc/jupyter/nbgrader_config.py, 또는 JUPYTER_CONFIG_PATH에 이 폴더).
+import os
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = {course_id!r}
+c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE_ROOT", "/srv/nbgrader/exchange")
+# 제출자는 허브에 로그인한 사용자: 학생 서버가 모두 같은 시스템 사용자로 돌아도 (데모 모드) 허브 이름으로 제출합니다
+if os.environ.get("JUPYTERHUB_USER"):
+    c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
+'''
+"""The student servers' ``nbgrader_config.py`` (written as ``student/nbgrader_config.py`` of the course)."""
 
 
 def assignment_name(notebook: str) -> str:
@@ -142,7 +158,8 @@ def write_notebook(bank, notebook: str):
             cells.append(_md(f"{head}\n\n아래 칸을 실행하면 나만의 수치로 문항이 나옵니다. "
                              "decodelab의 함수(decodelab.latency)를 써서 계산해도 됩니다.", f"{item.id}-prompt", locked=True))
             cells.append(_code(f"show({pub})", f"{item.id}-show", locked=True))
-            cells.append(_answer_cell(item.id, f"None  # 학생마다 다릅니다: decodelab classroom variant DIR {item.id} 학생ID",
+            q = item.question("source")  # the source notebook's own run (nbgrader validate) grades as "source"
+            cells.append(_answer_cell(item.id, json.dumps(f"{q.answer:.6g} {q.unit}".strip(), ensure_ascii=False),
                                       HOW["numeric"] + f", 단위 {item.unit}"))
             cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))
         elif isinstance(item, Task):
@@ -166,8 +183,9 @@ def write_notebook(bank, notebook: str):
 
 
 def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: str = "decodelab") -> None:
-    """Write the nbgrader part of a course directory: ``nbgrader_config.py``, ``exam/`` (the bank)
-    and ``source/exam-NN/exam-NN.ipynb``. Safe to run again (files are rewritten; the gradebook
+    """Write the nbgrader part of a course directory: ``nbgrader_config.py``, ``exam/`` (the bank),
+    ``source/exam-NN/exam-NN.ipynb`` and ``student/nbgrader_config.py`` (for the students' servers:
+    course id, exchange, and the hub login as nbgrader's student id). Safe to run again (files are rewritten; the gradebook
     and students' work are left alone).
 
     Raises:
@@ -183,6 +201,9 @@ def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: s
         shutil.copyfile(src / f, course_dir / "exam" / f)
     (course_dir / "nbgrader_config.py").write_text(
         NBGRADER_CONFIG.format(course_id=course_id, code_stub=ANSWER_STUB, text_stub=TEXT_STUB), encoding="utf-8")
+    (course_dir / "student").mkdir(exist_ok=True)
+    (course_dir / "student" / "nbgrader_config.py").write_text(STUDENT_CONFIG.format(course_id=course_id),
+                                                                encoding="utf-8")
     bank = load_bank(course_dir / "exam")
     for nb in bank.notebooks:
         name = assignment_name(nb)

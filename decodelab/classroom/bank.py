@@ -97,6 +97,7 @@ class Task:
     reference: Callable[..., float]
     points: float = 1.0
     rel_tol: float = 1e-6
+    explanation: str = ""
 
 
 @dataclass
@@ -277,4 +278,6 @@ def grade_code(task_id: str, func: Any, *, cwd: str | os.PathLike | None = None)
         passed += ok
         print(f"{task.function}{tuple(args)} = {got!r} ({'맞음' if ok else f'틀림, 기대값 {want:.6g}'})")
     print(f"{passed}/{len(task.cases)} 사례 통과")
+    if task.explanation:
+        print(f"해설: {task.explanation}")
     return round(task.points * passed / len(task.cases), 6)
