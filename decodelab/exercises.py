@@ -56,9 +56,9 @@ from typing import Any, Literal, Union
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from .quiz.loading import (QuizError, QuizProblem, _message, _read_yaml, load_quizzes, notebook_id, quizzes_dir,
+from .quiz.loading import (QuizError, QuizProblem, error_message, load_quizzes, notebook_id, quizzes_dir, read_yaml,
                            validate_entries)
-from .quiz.schema import NOTEBOOK_IDS, Option, _Identified, _Strict, field_error
+from .quiz.schema import NOTEBOOK_IDS, Identified, Option, Strict, field_error
 from .quiz.store import AnswerStore, text_problem
 from .quiz.submission import MAX_ANSWER_TEXT
 
@@ -109,7 +109,7 @@ class ExerciseError(QuizError):
 ExerciseChoice = Option
 
 
-class Prediction(_Identified):
+class Prediction(Identified):
     """Predict, then run: a number (with ``unit``) or a choice, committed before the measuring cell."""
 
     prompt: str = Field(min_length=5)
@@ -134,7 +134,7 @@ class Prediction(_Identified):
         return self
 
 
-class Written(_Identified):
+class Written(Identified):
     """An explanation in the student's own words: never scored automatically; after submitting, the
     student sees ``model_answer`` and ``rubric``."""
 
@@ -153,7 +153,7 @@ class Written(_Identified):
 Scalar = Union[float, str]
 
 
-class TaskCheck(_Strict):
+class TaskCheck(Strict):
     """``op`` and ``value`` of a task: ``<``, ``<=``, ``>``, ``>=`` (a number), ``==``, ``!=`` (a number or
     a text), ``between`` (``[lo, hi]``, both inclusive, lo <= hi), ``in`` (a non-empty list)."""
 
@@ -180,7 +180,7 @@ class TaskCheck(_Strict):
         return self
 
 
-class Task(_Identified):
+class Task(Identified):
     """Change the code and observe: ``check`` decides whether the student's value reaches ``goal``."""
 
     goal: str = Field(min_length=5)
@@ -189,7 +189,7 @@ class Task(_Identified):
     hint: str = Field(min_length=2)
 
 
-class ExerciseFile(_Strict):
+class ExerciseFile(Strict):
     """One ``quizzes/exercises/NN.yaml``: ``notebook`` and its ``predictions``, ``written``, ``tasks``."""
 
     notebook: Literal["01", "02", "03", "04", "05", "06", "07"]
@@ -226,7 +226,7 @@ def exercises_dir(path: str | os.PathLike | None = None) -> Path:
 def _problems(err: ValidationError, file: str, label: str | None, prefix: str = "") -> list[QuizProblem]:
     out = []
     for e in err.errors():
-        override, msg = _message(e)
+        override, msg = error_message(e)
         loc = ".".join(str(x) for x in e.get("loc", ()))
         field = ".".join(x for x in (prefix, loc, override) if x)
         out.append(QuizProblem(file, label, field or None, msg))
@@ -243,7 +243,7 @@ def load_exercise_file(path: str | os.PathLike) -> ExerciseFile:
     path = Path(path)
     name = f"exercises/{path.name}"
     try:
-        raw = _read_yaml(path)
+        raw = read_yaml(path)
     except QuizError as e:
         raise ExerciseError([QuizProblem(name, p.question, p.field, p.message) for p in e.problems]) from None
     if not isinstance(raw, dict):
