@@ -280,6 +280,18 @@ def test_normalize_text_folds_nfd_spaces_punctuation_fullwidth():
         ("1/3분", "s", 20.0),
         ("1,000/4 tokens/s", "tokens/s", 250.0),
         ("1/0.5", "", 2.0),
+        # issue 17: trailing Korean words, a trailing dot, ns and MiB
+        ("21.9ms입니다", "ms", 21.9),
+        ("22 ms 정도", "ms", 22.0),
+        ("22.", "ms", 22.0),
+        ("3333 ns", "µs", 3.333),
+        ("약 22ms쯤", "ms", 22.0),
+        ("150초 걸립니다", "s", 150.0),
+        ("103개입니다", "개", 103.0),
+        ("0.75입니다", "", 0.75),
+        ("512 MiB", "MB", 536.870912),
+        ("1 GiB", "GB", 1.073741824),
+        ("2 KiB", "B", 2048.0),
     ],
 )
 def test_parse_quantity(text, unit, value):
@@ -296,6 +308,8 @@ def test_parse_quantity(text, unit, value):
     ("1e999", "s", "너무 큽니다"),
     (10**400, "s", "너무 큽니다"),  # float(int) would raise OverflowError, not ResponseError
     (-(10**400), "", "너무 큽니다"),
+    ("22 ms보다 작다", "ms", "알 수 없습니다"),  # a comparison is not a value
+    ("22 ms 이상", "ms", "알 수 없습니다"),
     ("1/0", "", "분모가 0"),
     ("2/0.0 s", "s", "분모가 0"),
     ("1/2/3", "", "알 수 없습니다"),
