@@ -33,6 +33,8 @@ from decodelab.classroom.bank import ExamError, Parametric, Task, Written, grade
 from decodelab.classroom.lms import export  # noqa: E402
 from decodelab.classroom.student import draw  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 A = "exam-02"
 STUDENTS = ("alice", "bob")
@@ -163,6 +165,9 @@ def course(tmp_path_factory):
         state["second"] = _grades(course)
         r = api.generate_feedback(A)
         assert r["success"], r["log"]
+        # nbgrader's own CSV export, run as a lecturer does: `nbgrader export` in the course folder
+        _nbgrader(["export", f"--to={base / 'nbgrader.csv'}"], course, dict(os.environ))
+        state["nbgrader-csv"] = list(csv.DictReader((base / "nbgrader.csv").open(encoding="utf-8")))
         yield state
     finally:
         mp.undo()
@@ -268,6 +273,12 @@ def test_manual_grades_survive_autograde_again(course):
     pts_multiple = b["02-e-what-is-read"][3]
     assert second["bob"]["score"] == pytest.approx(1.0 + pts_multiple / 2)
     assert second["alice"]["score"] == pytest.approx(course["first"]["alice"]["score"] + 2.5)
+
+
+def test_nbgrader_export_reads_the_same_gradebook(course):
+    rows = {(r["assignment"], r["student_id"]): r for r in course["nbgrader-csv"]}
+    for sid in STUDENTS:
+        assert float(rows[(A, sid)]["raw_score"]) == pytest.approx(course["second"][sid]["score"])
 
 
 def test_feedback_in_korean_with_explanations(course):
