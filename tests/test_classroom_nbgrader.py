@@ -28,6 +28,7 @@ from nbgrader.api import Gradebook  # noqa: E402
 from nbgrader.apps import NbGraderAPI  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
+from decodelab.classroom import hub  # noqa: E402
 from decodelab.classroom.assignments import ANSWER_STUB, variant_main, write_course  # noqa: E402
 from decodelab.classroom.bank import ExamError, Parametric, Task, Written, grade_cell, load_bank, variant  # noqa: E402
 from decodelab.classroom.lms import export  # noqa: E402
@@ -92,8 +93,9 @@ def course(tmp_path_factory):
         for sid in STUDENTS:
             home = base / sid
             home.mkdir()
-            # the student's server: the course's student config (hub login = nbgrader student id)
-            env = {**os.environ, "JUPYTERHUB_USER": sid, "JUPYTER_CONFIG_PATH": str(course / "student")}
+            # the student's server as the hub prepares it: ~/.jupyter/nbgrader_config.py (hub login = student id)
+            hub._write_student_nbgrader(home, None, "decodelab")
+            env = {**os.environ, "JUPYTERHUB_USER": sid, "HOME": str(home)}
             _nbgrader(["fetch_assignment", A, *flags], home, env)
             path = home / A / f"{A}.ipynb"
             nb = nbformat.read(path, as_version=4)
