@@ -28,13 +28,17 @@ from nbgrader.api import Gradebook  # noqa: E402
 from nbgrader.apps import NbGraderAPI  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
+from decodelab.classroom import hub  # noqa: E402
 from decodelab.classroom.assignments import ANSWER_STUB, variant_main, write_course  # noqa: E402
 from decodelab.classroom.bank import ExamError, Parametric, Task, Written, grade_cell, load_bank, variant  # noqa: E402
 from decodelab.classroom.lms import export  # noqa: E402
 from decodelab.classroom.student import draw  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 A = "exam-02"
+ALL = ("exam-02", "exam-03", "exam-04", "exam-05")  # generated; exam-02 goes through the whole lifecycle
 STUDENTS = ("alice", "bob")
 CHEAT = "mallory"  # replaces the grading function in her own kernel
 BOB_SHORT = "프롬프트를 읽는 데 드는 시간"  # neither accepted nor a listed misconception: review
@@ -84,14 +88,15 @@ def course(tmp_path_factory):
         cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()  # the course's own config
         assert cfg.Exchange.root == str(exchange) and cfg.CourseDirectory.root == str(course)
         api = NbGraderAPI(config=cfg)
-        for step in (api.generate_assignment(A), api.release_assignment(A)):
+        for step in (*(api.generate_assignment(a) for a in ALL), api.release_assignment(A)):
             assert step["success"], step["log"] + str(step.get("error"))
         flags = ["--course", "decodelab", f"--Exchange.root={exchange}"]
         for sid in STUDENTS:
             home = base / sid
             home.mkdir()
-            # the student's server: the course's student config (hub login = nbgrader student id)
-            env = {**os.environ, "JUPYTERHUB_USER": sid, "JUPYTER_CONFIG_PATH": str(course / "student")}
+            # the student's server as the hub prepares it: ~/.jupyter/nbgrader_config.py (hub login = student id)
+            hub._write_student_nbgrader(home, None, "decodelab")
+            env = {**os.environ, "JUPYTERHUB_USER": sid, "HOME": str(home)}
             _nbgrader(["fetch_assignment", A, *flags], home, env)
             path = home / A / f"{A}.ipynb"
             nb = nbformat.read(path, as_version=4)
@@ -163,6 +168,9 @@ def course(tmp_path_factory):
         state["second"] = _grades(course)
         r = api.generate_feedback(A)
         assert r["success"], r["log"]
+        # nbgrader's own CSV export, run as a lecturer does: `nbgrader export` in the course folder
+        _nbgrader(["export", f"--to={base / 'nbgrader.csv'}"], course, dict(os.environ))
+        state["nbgrader-csv"] = list(csv.DictReader((base / "nbgrader.csv").open(encoding="utf-8")))
         yield state
     finally:
         mp.undo()
@@ -234,12 +242,16 @@ def test_parametric_numbers_differ_and_are_the_students_own(course):
     assert len(listed) >= 20 and {i[:2] for i in listed} == {"02", "03", "04", "05"}
 
 
-def test_release_holds_no_hidden_test_or_key(course):
-    bank, release = course["bank"], course["dir"] / "release" / A
-    assert sorted(p.name for p in release.rglob("*") if p.is_file()) == [f"{A}.ipynb"]
-    for text in (course["fetched-alice"], (release / f"{A}.ipynb").read_text(encoding="utf-8")):
+@pytest.mark.parametrize("assignment", ALL)
+def test_release_holds_no_hidden_test_or_key(course, assignment):
+    bank, release = course["bank"], course["dir"] / "release" / assignment
+    assert sorted(p.name for p in release.rglob("*") if p.is_file()) == [f"{assignment}.ipynb"]
+    texts = [(release / f"{assignment}.ipynb").read_text(encoding="utf-8")]
+    if assignment == A:
+        texts.append(course["fetched-alice"])
+    for text in texts:
         assert "HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text and "grade_cell" not in text
-        for item in bank.items("02"):
+        for item in bank.items(assignment[-2:]):
             if isinstance(item, Written):
                 assert item.rubric.splitlines()[0][:30] not in text
             elif isinstance(item, Task):
@@ -270,6 +282,12 @@ def test_manual_grades_survive_autograde_again(course):
     assert second["alice"]["score"] == pytest.approx(course["first"]["alice"]["score"] + 2.5)
 
 
+def test_nbgrader_export_reads_the_same_gradebook(course):
+    rows = {(r["assignment"], r["student_id"]): r for r in course["nbgrader-csv"]}
+    for sid in STUDENTS:
+        assert float(rows[(A, sid)]["raw_score"]) == pytest.approx(course["second"][sid]["score"])
+
+
 def test_feedback_in_korean_with_explanations(course):
     bank = course["bank"]
     page = (course["dir"] / "feedback" / "alice" / A / f"{A}.html").read_text(encoding="utf-8")
@@ -282,13 +300,14 @@ def test_feedback_in_korean_with_explanations(course):
 
 
 def test_lms_export_reports_pending_and_unknown(course, tmp_path):
-    before = course["report_before"]
+    bank, before = course["bank"], course["report_before"]
     # before the lecturer's decisions: bob's short answer and both written answers await review
     assert before.pending == {("alice", A): 1, ("bob", A): 2, (CHEAT, A): 8}
+    assert set(before.missing) == {(s, a) for s in (*STUDENTS, CHEAT) for a in ALL[1:]}  # not submitted: reported
     rows = list(csv.reader((course["base"] / "before.csv").open(encoding="utf-8")))
-    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", A]  # one column, no total
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *ALL]  # one column each, no total
     bob = next(r for r in rows if r[3] == "bob")
-    assert bob[5] == ""  # pending: left empty, not 0
+    assert bob[5:] == ["", "", "", ""]  # pending (exam-02) and not submitted: left empty, not 0
     roster = tmp_path / "roster.csv"
     roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\nAlice Kim,lti-1001,,,A\n",
                       encoding="utf-8")
@@ -298,11 +317,12 @@ def test_lms_export_reports_pending_and_unknown(course, tmp_path):
     rows = list(csv.reader(out.open(encoding="utf-8")))
     total = course["second"]["alice"]["score"]
     assert rows[1][0].strip() == "Points Possible" and float(rows[1][5]) == pytest.approx(course["second"]["alice"]["max"])
+    assert [float(x) for x in rows[1][5:]] == pytest.approx([sum(bank.points(i) for i in bank.items(a[-2:])) for a in ALL])
     assert rows[2][:2] == ["Alice Kim", "lti-1001"] and float(rows[2][5]) == pytest.approx(total)
     out = tmp_path / "moodle.csv"
     report = export(course["dir"], "moodle", out)
     rows = list(csv.reader(out.open(encoding="utf-8")))
-    assert rows[0] == ["username", "idnumber", A]
+    assert rows[0] == ["username", "idnumber", *ALL]
     assert {r[0]: float(r[2]) for r in rows[1:] if r[0] != CHEAT} == pytest.approx(
         {s: course["second"][s]["score"] for s in STUDENTS})
     assert [r[2] for r in rows if r[0] == CHEAT] == [""]  # flagged scores wait for the lecturer
