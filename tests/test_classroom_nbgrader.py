@@ -13,7 +13,6 @@ import html
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 from contextlib import redirect_stdout
