@@ -273,7 +273,7 @@ def format_prompt(tokenizer, prompt) -> list[int]:
 
     Args:
         tokenizer: a transformers tokenizer.
-        prompt: a non-empty str (tokenised without special tokens, as the course always did),
+        prompt: a non-empty str (tokenised without special tokens, so no BOS is added),
             or a non-empty list of messages ``[{"role": "user", "content": "..."}, ...]``
             (instruct models): rendered with the tokenizer's chat template and
             ``add_generation_prompt=True``, so the model answers as the assistant.

@@ -9,10 +9,10 @@ feedback; then the LMS export. One course directory for the module (kernels are 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 from contextlib import redirect_stdout
@@ -27,13 +27,17 @@ from nbgrader.api import Gradebook  # noqa: E402
 from nbgrader.apps import NbGraderAPI  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
+from decodelab.classroom import hub  # noqa: E402
 from decodelab.classroom.assignments import ANSWER_STUB, variant_main, write_course  # noqa: E402
 from decodelab.classroom.bank import ExamError, Parametric, Task, Written, grade_cell, load_bank, variant  # noqa: E402
 from decodelab.classroom.lms import export  # noqa: E402
 from decodelab.classroom.student import draw  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 A = "exam-02"
+ALL = ("exam-02", "exam-03", "exam-04", "exam-05")  # generated; exam-02 goes through the whole lifecycle
 STUDENTS = ("alice", "bob")
 CHEAT = "mallory"  # replaces the grading function in her own kernel
 BOB_SHORT = "프롬프트를 읽는 데 드는 시간"  # neither accepted nor a listed misconception: review
@@ -83,27 +87,38 @@ def course(tmp_path_factory):
         cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()  # the course's own config
         assert cfg.Exchange.root == str(exchange) and cfg.CourseDirectory.root == str(course)
         api = NbGraderAPI(config=cfg)
-        for step in (api.generate_assignment(A), api.release_assignment(A)):
+        for step in (*(api.generate_assignment(a) for a in ALL), api.release_assignment(A)):
             assert step["success"], step["log"] + str(step.get("error"))
         flags = ["--course", "decodelab", f"--Exchange.root={exchange}"]
         for sid in STUDENTS:
             home = base / sid
             home.mkdir()
-            # the student's server: the course's student config (hub login = nbgrader student id)
-            env = {**os.environ, "JUPYTERHUB_USER": sid, "JUPYTER_CONFIG_PATH": str(course / "student")}
+            # the student's server as the hub prepares it: ~/.jupyter/nbgrader_config.py (hub login = student id)
+            hub._write_student_nbgrader(home, None, "decodelab")
+            env = {**os.environ, "JUPYTERHUB_USER": sid, "HOME": str(home)}
             _nbgrader(["fetch_assignment", A, *flags], home, env)
             path = home / A / f"{A}.ipynb"
             nb = nbformat.read(path, as_version=4)
             state[f"fetched-{sid}"] = path.read_text(encoding="utf-8")
-            # the student runs the notebook: the parametric cells print this student's numbers
+            # the student runs the notebook (the parametric cells print this student's numbers) and
+            # answers one item in its widget: the cell below does what a click does, in the same kernel
+            widget_id = "02-e-what-is-read" if sid == "alice" else "02-e-bandwidth-chip"
+            q = bank.questions[widget_id]
+            value = tuple(q.answer) if sid == "alice" else next(c.id for c in q.choices if c.id != q.answer)
+            nb.cells.append(nbformat.v4.new_code_cell(
+                f"from decodelab.classroom.student import BOXES\nBOXES[{widget_id!r}].value = {value!r}"))
             mp.setenv("JUPYTERHUB_USER", sid)
             NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(home / A)}}).execute()
             mp.delenv("JUPYTERHUB_USER")
+            nb.cells.pop()
+            state[f"widget-{sid}"] = json.loads((home / A / "answers.json").read_text(encoding="utf-8"))
             state[f"shown-{sid}"] = {gid[: -len("-show")]: "".join(o.get("text", "") for o in c.outputs)
                                      for gid, c in ((c.metadata["nbgrader"]["grade_id"], c) for c in nb.cells
                                                     if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("-show"))}
             answers = _cells(nb, "-answer")
             for item in bank.items("02"):
+                if item.id == widget_id:
+                    continue  # answered in the widget; the answer cell stays as released
                 cell = answers.get(item.id)
                 if isinstance(item, Written):
                     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == item.id)
@@ -152,6 +167,9 @@ def course(tmp_path_factory):
         state["second"] = _grades(course)
         r = api.generate_feedback(A)
         assert r["success"], r["log"]
+        # nbgrader's own CSV export, run as a lecturer does: `nbgrader export` in the course folder
+        _nbgrader(["export", f"--to={base / 'nbgrader.csv'}"], course, dict(os.environ))
+        state["nbgrader-csv"] = list(csv.DictReader((base / "nbgrader.csv").open(encoding="utf-8")))
         yield state
     finally:
         mp.undo()
@@ -190,6 +208,15 @@ def test_autograde_scores_each_student_against_own_numbers(course):
     assert first["alice"]["max"] == pytest.approx(sum(bank.points(i) for i in items))
 
 
+def test_widget_answers_are_submitted_and_graded(course):
+    assert course["widget-alice"] == {"02-e-what-is-read": ["a", "b"]}
+    assert list(course["widget-bob"]) == ["02-e-bandwidth-chip"]
+    for sid in STUDENTS:
+        assert (course["dir"] / "submitted" / sid / A / "answers.json").is_file()
+    # graded as if typed (see the scores test): alice's full set, bob's wrong choice; no review flag
+    assert course["first"]["alice"]["grades"]["02-e-what-is-read"][2] is False
+
+
 def test_parametric_numbers_differ_and_are_the_students_own(course):
     bank = course["bank"]
     shown_a, shown_b = course["shown-alice"], course["shown-bob"]
@@ -214,12 +241,16 @@ def test_parametric_numbers_differ_and_are_the_students_own(course):
     assert len(listed) >= 20 and {i[:2] for i in listed} == {"02", "03", "04", "05"}
 
 
-def test_release_holds_no_hidden_test_or_key(course):
-    bank, release = course["bank"], course["dir"] / "release" / A
-    assert sorted(p.name for p in release.rglob("*") if p.is_file()) == [f"{A}.ipynb"]
-    for text in (course["fetched-alice"], (release / f"{A}.ipynb").read_text(encoding="utf-8")):
+@pytest.mark.parametrize("assignment", ALL)
+def test_release_holds_no_hidden_test_or_key(course, assignment):
+    bank, release = course["bank"], course["dir"] / "release" / assignment
+    assert sorted(p.name for p in release.rglob("*") if p.is_file()) == [f"{assignment}.ipynb"]
+    texts = [(release / f"{assignment}.ipynb").read_text(encoding="utf-8")]
+    if assignment == A:
+        texts.append(course["fetched-alice"])
+    for text in texts:
         assert "HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text and "grade_cell" not in text
-        for item in bank.items("02"):
+        for item in bank.items(assignment[-2:]):
             if isinstance(item, Written):
                 assert item.rubric.splitlines()[0][:30] not in text
             elif isinstance(item, Task):
@@ -250,25 +281,32 @@ def test_manual_grades_survive_autograde_again(course):
     assert second["alice"]["score"] == pytest.approx(course["first"]["alice"]["score"] + 2.5)
 
 
+def test_nbgrader_export_reads_the_same_gradebook(course):
+    rows = {(r["assignment"], r["student_id"]): r for r in course["nbgrader-csv"]}
+    for sid in STUDENTS:
+        assert float(rows[(A, sid)]["raw_score"]) == pytest.approx(course["second"][sid]["score"])
+
+
 def test_feedback_in_korean_with_explanations(course):
     bank = course["bank"]
-    html = (course["dir"] / "feedback" / "alice" / A / f"{A}.html").read_text(encoding="utf-8")
-    assert "정답입니다" in html and "채점 기준" in html
-    for item in bank.items("02"):
-        if not isinstance(item, (Parametric, Task)):
-            assert item.explanation[:20] in html, item.id
-    assert "[alice]" in html  # the student's own numbers, shown again
+    page = (course["dir"] / "feedback" / "alice" / A / f"{A}.html").read_text(encoding="utf-8")
+    assert "정답입니다" in page and "채점 기준" in page
+    for item in bank.items("02"):  # every item's explanation; a parametric one with alice's numbers
+        text = item.question("alice").explanation if isinstance(item, Parametric) else item.explanation
+        assert html.escape(text[:20], quote=False) in page, item.id
+    assert "[alice]" in page  # the student's own numbers, shown again
     assert (course["dir"] / "feedback" / "bob" / A / f"{A}.html").is_file()
 
 
 def test_lms_export_reports_pending_and_unknown(course, tmp_path):
-    before = course["report_before"]
+    bank, before = course["bank"], course["report_before"]
     # before the lecturer's decisions: bob's short answer and both written answers await review
     assert before.pending == {("alice", A): 1, ("bob", A): 2, (CHEAT, A): 8}
+    assert set(before.missing) == {(s, a) for s in (*STUDENTS, CHEAT) for a in ALL[1:]}  # not submitted: reported
     rows = list(csv.reader((course["base"] / "before.csv").open(encoding="utf-8")))
-    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", A]  # one column, no total
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *ALL]  # one column each, no total
     bob = next(r for r in rows if r[3] == "bob")
-    assert bob[5] == ""  # pending: left empty, not 0
+    assert bob[5:] == ["", "", "", ""]  # pending (exam-02) and not submitted: left empty, not 0
     roster = tmp_path / "roster.csv"
     roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\nAlice Kim,lti-1001,,,A\n",
                       encoding="utf-8")
@@ -278,11 +316,12 @@ def test_lms_export_reports_pending_and_unknown(course, tmp_path):
     rows = list(csv.reader(out.open(encoding="utf-8")))
     total = course["second"]["alice"]["score"]
     assert rows[1][0].strip() == "Points Possible" and float(rows[1][5]) == pytest.approx(course["second"]["alice"]["max"])
+    assert [float(x) for x in rows[1][5:]] == pytest.approx([sum(bank.points(i) for i in bank.items(a[-2:])) for a in ALL])
     assert rows[2][:2] == ["Alice Kim", "lti-1001"] and float(rows[2][5]) == pytest.approx(total)
     out = tmp_path / "moodle.csv"
     report = export(course["dir"], "moodle", out)
     rows = list(csv.reader(out.open(encoding="utf-8")))
-    assert rows[0] == ["username", "idnumber", A]
+    assert rows[0] == ["username", "idnumber", *ALL]
     assert {r[0]: float(r[2]) for r in rows[1:] if r[0] != CHEAT} == pytest.approx(
         {s: course["second"][s]["score"] for s in STUDENTS})
     assert [r[2] for r in rows if r[0] == CHEAT] == [""]  # flagged scores wait for the lecturer

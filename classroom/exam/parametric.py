@@ -4,7 +4,7 @@ Never shipped to students (not in the decodelab package, not in a release): ``de
 init`` copies this folder into the course directory, where the hidden tests of the graded
 notebooks read it. Each student sees the item with numbers drawn from the ``params`` space, seeded
 by the item id and the student's nbgrader id (:func:`decodelab.classroom.student.draw`); the key is
-``answer(p)``, computed by decodelab's own latency model (:mod:`decodelab.latency`), so the numbers
+``answer(p)``, computed by decodelab's own latency model (:mod:`decodelab.latency` on :mod:`decodelab.profiles`), so the numbers
 differ per student and a copied result helps nobody.
 
 ITEMS: dicts with ``id``, ``notebook``, ``prompt`` (``{name}`` fields), ``params``, ``unit``
@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from decodelab import latency as L
+from decodelab.profiles import get_model
 
 MODELS = ["Llama-3-8B", "Llama-3-70B", "Qwen3-32B"]
 GPUS = ["H100", "H200", "B200"]
@@ -39,7 +40,7 @@ ITEMS = [
                  "context": {"range": [1024, 32768], "step": 1024}},
          prompt="{model}을(를) {dtype} 가중치로 {hardware} 한 장에서 배치 1, 맥락 {context} 토큰으로 디코드합니다. "
                 "루프라인 모델(메모리 용량은 따지지 않음)로 어림한 디코드 스텝 하나의 시간은 몇 ms인가요?",
-         answer=lambda p: L.estimate_decode_step_ms(L.get_model(p["model"], p["dtype"]), p["hardware"], p["context"]),
+         answer=lambda p: L.estimate_decode_step_ms(get_model(p["model"], p["dtype"]), p["hardware"], p["context"]),
          explanation="스텝마다 가중치 전체와 맥락 {context} 토큰의 KV 캐시를 한 번씩 읽고, 그 바이트 ÷ 메모리 대역폭이 "
                      "연산 시간보다 길어 시간을 정합니다: 약 {answer} ms "
                      "(decodelab.latency.estimate_decode_step_ms로 확인할 수 있습니다)."),
@@ -47,14 +48,14 @@ ITEMS = [
          params={"model": MODELS, "context": {"range": [500, 40000], "step": 500}},
          prompt="{model}(KV 캐시 BF16)의 요청 하나가 맥락 {context} 토큰을 KV 캐시에 담고 있습니다. KV 캐시는 몇 MB인가요? "
                 "(1 MB = 10^6 바이트)",
-         answer=lambda p: L.kv_bytes_per_token(L.get_model(p["model"])) * p["context"] / 1e6,
+         answer=lambda p: L.kv_bytes_per_token(get_model(p["model"])) * p["context"] / 1e6,
          explanation="토큰 하나의 KV 캐시는 2(K와 V) × 층 수 × KV 헤드 수 × 헤드 차원 × 2바이트이고, "
                      "여기에 {context} 토큰을 곱하면 약 {answer} MB입니다."),
     dict(id="02-x-prefill-time", notebook="02", unit="ms", points=2, rel_tol=0.02,
          params={"model": MODELS, "hardware": GPUS, "prompt_tokens": {"range": [1000, 16000], "step": 250}},
          prompt="{model}(BF16)이 {hardware} 한 장에서 프롬프트 {prompt_tokens} 토큰을 프리필(prefill)합니다. "
                 "활용률 100%의 루프라인 모델로 어림한 프리필 시간은 몇 ms인가요?",
-         answer=lambda p: L.estimate_prefill_ms(L.get_model(p["model"]), p["hardware"], p["prompt_tokens"]),
+         answer=lambda p: L.estimate_prefill_ms(get_model(p["model"]), p["hardware"], p["prompt_tokens"]),
          explanation="프리필은 연산 한계라서 시간은 FLOP ÷ FLOP/s입니다: 2 × 매개변수 수 × {prompt_tokens}에 "
                      "어텐션 항을 더한 계산량으로 약 {answer} ms입니다."),
     dict(id="02-x-batch-intensity", notebook="02", unit="FLOP/byte", points=1, rel_tol=0.01,
@@ -68,8 +69,8 @@ ITEMS = [
          params={"model": MODELS, "hardware": GPUS, "prompt_tokens": {"range": [1000, 12000], "step": 500},
                  "queue_ms": {"range": [0, 400], "step": 25}},
          prompt="{model}(BF16)을 {hardware} 한 장에서 서빙합니다. 요청이 큐에서 {queue_ms} ms를 기다린 뒤 프롬프트 "
-                "{prompt_tokens} 토큰을 프리필합니다. 루프라인 모델로 어림한 첫 토큰까지의 시간(TTFT)은 몇 ms인가요?",
-         answer=lambda p: L.estimate_ttft_ms(L.get_model(p["model"]), p["hardware"], p["prompt_tokens"],
+                "{prompt_tokens} 토큰을 프리필합니다. 루프라인 모델로 어림하면, 요청이 도착해서 첫 출력 토큰이 나오기까지 몇 ms인가요?",
+         answer=lambda p: L.estimate_ttft_ms(get_model(p["model"]), p["hardware"], p["prompt_tokens"],
                                              queue_ms=p["queue_ms"]),
          explanation="TTFT = 대기 {queue_ms} ms + 프리필 시간이라 약 {answer} ms입니다."),
     # ---- 03: agent loops -------------------------------------------------------------------
@@ -153,21 +154,21 @@ ITEMS = [
          params={"model": MODELS, "tokens": {"range": [1000, 32000], "step": 1000}, "link": ["NVLink", "400G-NIC"]},
          prompt="분리 서빙(disaggregated serving)에서 {model}(KV 캐시 BF16) 요청의 KV 캐시 {tokens} 토큰을 "
                 "{link}로 디코드 칩에 보냅니다. 전송 시간은 몇 ms인가요? (decodelab의 링크 프로필을 쓰세요)",
-         answer=lambda p: L.kv_transfer_ms(L.get_model(p["model"]), p["tokens"], p["link"]),
+         answer=lambda p: L.kv_transfer_ms(get_model(p["model"]), p["tokens"], p["link"]),
          explanation="KV 바이트(토큰당 바이트 × {tokens}) ÷ 링크 대역폭 + 링크 지연 ≈ {answer} ms입니다."),
     dict(id="05-x-chips-needed", notebook="05", unit="개", points=1, rel_tol=0.0, abs_tol=0.0,
          params={"model": ["Llama-3-70B", "Qwen3-32B", "Llama-3-8B"], "hardware": ["Groq3-LPU", "H100"],
                  "batch": {"range": [1, 64]}, "context": {"range": [1000, 16000], "step": 1000}},
          prompt="{model}(BF16)의 가중치와 배치 {batch}개 요청의 KV 캐시(요청마다 맥락 {context} 토큰)를 {hardware} 칩들의 "
                 "메모리에 담으려면 칩이 적어도 몇 개 필요한가요?",
-         answer=lambda p: L.chips_needed(L.get_model(p["model"]), p["hardware"], p["context"], p["batch"]),
+         answer=lambda p: L.chips_needed(get_model(p["model"]), p["hardware"], p["context"], p["batch"]),
          explanation="(가중치 + 배치 × 맥락 × 토큰당 KV 바이트) ÷ 칩 하나의 메모리를 올림하면 {answer}개입니다."),
     dict(id="05-x-batch-throughput", notebook="05", unit="tokens/s", points=1, rel_tol=0.02,
          params={"model": MODELS, "hardware": ["H100", "H200", "B200", "Rubin"], "batch": {"range": [1, 128]},
                  "context": {"range": [1024, 8192], "step": 512}},
          prompt="{model}(BF16)을 {hardware} 한 장에서 배치 {batch}, 요청마다 맥락 {context} 토큰으로 디코드합니다. "
                 "루프라인 모델로 어림한 전체 처리량(배치 전체가 1초에 만드는 토큰)은 몇 tokens/s인가요?",
-         answer=lambda p: p["batch"] * 1e3 / L.estimate_decode_step_ms(L.get_model(p["model"]), p["hardware"],
+         answer=lambda p: p["batch"] * 1e3 / L.estimate_decode_step_ms(get_model(p["model"]), p["hardware"],
                                                                        p["context"], p["batch"]),
          explanation="스텝 하나가 요청마다 토큰 하나, 모두 {batch}개를 냅니다: {batch} ÷ 스텝 시간 ≈ {answer} tokens/s. "
                      "가중치는 한 번만 읽으므로 배치를 키우면 처리량이 늘어납니다."),
@@ -176,15 +177,15 @@ ITEMS = [
                  "link": ["NVLink", "400G-NIC"], "hardware": GPUS},
          prompt="{model}(BF16)의 프롬프트 {prompt_tokens} 토큰을 {hardware} 한 장에서 프리필한 뒤 KV 캐시를 {link}로 보냅니다. "
                 "KV 전송 시간은 프리필 시간의 몇 %인가요? (루프라인 모델, decodelab의 링크 프로필)",
-         answer=lambda p: 100 * L.kv_transfer_ms(L.get_model(p["model"]), p["prompt_tokens"], p["link"])
-         / L.estimate_prefill_ms(L.get_model(p["model"]), p["hardware"], p["prompt_tokens"]),
+         answer=lambda p: 100 * L.kv_transfer_ms(get_model(p["model"]), p["prompt_tokens"], p["link"])
+         / L.estimate_prefill_ms(get_model(p["model"]), p["hardware"], p["prompt_tokens"]),
          explanation="전송 시간 ÷ 프리필 시간 ≈ {answer}%. 실제 시스템은 층마다 전송을 프리필과 겹칩니다."),
     dict(id="05-x-multi-chip-step", notebook="05", unit="ms", points=2, rel_tol=0.02,
          params={"model": ["Llama-3-70B", "Qwen3-32B"], "hardware": GPUS, "n_chips": [2, 4, 8],
                  "comm_ms": [0.5, 1.0, 2.0], "context": {"range": [2048, 16384], "step": 1024}},
          prompt="{model}(BF16)을 {hardware} {n_chips}장에 나눠(텐서 병렬) 배치 1, 맥락 {context} 토큰으로 디코드합니다. "
                 "칩 사이 통신이 스텝마다 {comm_ms} ms 더해진다고 가정하면 디코드 스텝 하나는 몇 ms인가요?",
-         answer=lambda p: L.estimate_decode_step_ms(L.get_model(p["model"]), p["hardware"], p["context"],
+         answer=lambda p: L.estimate_decode_step_ms(get_model(p["model"]), p["hardware"], p["context"],
                                                     n_chips=p["n_chips"], comm_ms=p["comm_ms"]),
          explanation="칩 {n_chips}장이 바이트를 나눠 읽어 메모리 시간이 1/{n_chips}로 줄고, 통신 {comm_ms} ms가 더해져 "
                      "약 {answer} ms입니다."),
@@ -197,6 +198,7 @@ TASKS = [
          stub="def decode_step_ms(weight_gb, kv_gb, bandwidth_tbs):\n    ### SOLUTION\n",
          solution="    return (weight_gb + kv_gb) * 1e9 / (bandwidth_tbs * 1e12) * 1e3\n",
          cases=[(70.6, 2.68, 3.35), (16.1, 0.5, 4.8), (140.0, 10.0, 8.0)],
+         explanation="메모리 한계 스텝은 읽을 바이트 ÷ 대역폭입니다: (가중치 + KV 캐시) GB × 10^9 ÷ (TB/s × 10^12) 초를 ms로 바꿉니다.",
          reference=lambda w, kv, bw: (w + kv) * 1e9 / (bw * 1e12) * 1e3),
     dict(id="03-c-loop-total", notebook="03", function="loop_total_s", points=3, rel_tol=1e-6,
          prompt="에이전트 작업 시간(초)을 구하는 함수를 완성하세요: 호출 `depth`번, 호출마다 출력 `tokens` 토큰(첫 토큰은 프리필이 "
@@ -204,6 +206,7 @@ TASKS = [
          stub="def loop_total_s(depth, tokens, tpot_ms, tool_ms):\n    ### SOLUTION\n",
          solution="    return depth * ((tokens - 1) * tpot_ms + tool_ms) / 1e3\n",
          cases=[(50, 300, 20, 2000), (10, 100, 1, 500), (1, 1, 30, 0)],
+         explanation="호출 하나 = (출력 토큰 − 1) × TPOT + 도구 시간이고, 이것을 호출 수만큼 더합니다(첫 토큰은 프리필이 냅니다).",
          reference=lambda d, n, t, tool: L.agent_loop(d, n, tool, decode_ms_per_token=t,
                                                       prefill_tokens_per_s=math.inf).total_s),
     dict(id="04-c-tokens-per-call", notebook="04", function="tokens_per_call", points=3, rel_tol=1e-6,
@@ -212,6 +215,7 @@ TASKS = [
          stub="def tokens_per_call(alpha, gamma):\n    ### SOLUTION\n",
          solution="    if alpha == 1:\n        return gamma + 1\n    return (1 - alpha ** (gamma + 1)) / (1 - alpha)\n",
          cases=[(0.75, 7), (0.5, 3), (1.0, 4), (0.0, 5)],
+         explanation="기대 토큰 수는 1 + α + α² + … + α^γ = (1 − α^(γ+1)) ÷ (1 − α)이고, α = 1이면 γ + 1입니다.",
          reference=lambda a, g: L.expected_tokens_per_call(a, g)),
     dict(id="05-c-kv-bytes", notebook="05", function="kv_bytes_per_token", points=3, rel_tol=1e-9,
          prompt="토큰 하나의 KV 캐시 바이트 수를 돌려주는 함수를 완성하세요: 층 수 `n_layers`, KV 헤드 수 `n_kv_heads`, "
@@ -219,5 +223,6 @@ TASKS = [
          stub="def kv_bytes_per_token(n_layers, n_kv_heads, d_head, bytes_per_value):\n    ### SOLUTION\n",
          solution="    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value\n",
          cases=[(80, 8, 128, 2), (32, 8, 128, 2), (64, 8, 128, 1)],
+         explanation="토큰 하나마다 층마다 K와 V를 KV 헤드 수 × 헤드 차원만큼 저장하므로 2 × 층 수 × KV 헤드 수 × 헤드 차원 × 바이트입니다.",
          reference=lambda n, h, d, b: 2.0 * n * h * d * b),
 ]

@@ -6,7 +6,6 @@ it is (``generate_assignment`` -> ``release_assignment`` -> students ``fetch_ass
 ``submit`` -> ``collect`` -> ``autograde`` -> formgrader -> ``generate_feedback``):
 
 - ``nbgrader_config.py`` (course id, Korean stubs, the review step of :mod:`.review`);
-- ``student/nbgrader_config.py`` for the students' servers (:data:`STUDENT_CONFIG`);
 - ``exam/``: a copy of the bank, read by the hidden tests at autograde time (never released);
 - ``source/exam-NN/exam-NN.ipynb`` for each notebook NN of the bank:
 
@@ -38,7 +37,7 @@ import nbformat
 
 from .bank import ExamError, Parametric, Task, Written, load_bank, variant
 
-__all__ = ["assignment_name", "default_bank", "export_main", "variant_main", "write_course", "write_notebook"]
+__all__ = ["ExamError", "assignment_name", "default_bank", "export_main", "variant_main", "write_course", "write_notebook"]
 
 BANK_FILES = ("items.yaml", "parametric.py")
 ANSWER_STUB = "None  # 여기에 답을 적으세요"
@@ -67,19 +66,6 @@ c.Autograde.autograde_preprocessors = _steps
 '''
 
 
-STUDENT_CONFIG = '''\
-# nbgrader 설정, 학생 서버 쪽 (decodelab classroom init이 만든 파일). JupyterHub의 학생 서버가 읽게 두세요
-# (예: /etc/jupyter/nbgrader_config.py, 또는 JUPYTER_CONFIG_PATH에 이 폴더).
-import os
-
-c = get_config()  # noqa: F821 (nbgrader provides it)
-c.CourseDirectory.course_id = {course_id!r}
-c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE_ROOT", "/srv/nbgrader/exchange")
-# 제출자는 허브에 로그인한 사용자: 학생 서버가 모두 같은 시스템 사용자로 돌아도 (데모 모드) 허브 이름으로 제출합니다
-if os.environ.get("JUPYTERHUB_USER"):
-    c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
-'''
-"""The student servers' ``nbgrader_config.py`` (written as ``student/nbgrader_config.py`` of the course)."""
 
 
 def assignment_name(notebook: str) -> str:
@@ -120,7 +106,8 @@ HOW = {
 
 
 def _answer_cell(item_id: str, solution: str, how: str):
-    src = (f"# {how}\n답[{item_id!r}] = (\n    ### BEGIN SOLUTION\n    {solution}\n    ### END SOLUTION\n)")
+    src = (f"# 위 칸에서 답하거나 여기에 적으세요 (여기 적은 답이 우선): {how}\n"
+           f"답[{item_id!r}] = (\n    ### BEGIN SOLUTION\n    {solution}\n    ### END SOLUTION\n)")
     return _code(src, f"{item_id}-answer", solution=True)
 
 
@@ -148,7 +135,7 @@ def write_notebook(bank, notebook: str):
             "위에서부터 차례로 실행한 뒤 제출(Submit)하세요. 이름이나 학번은 적지 않습니다: 제출한 계정이 곧 학생입니다. "
             "수치 문항의 숫자는 학생마다 다릅니다. 채점과 해설은 제출 뒤 강의자가 돌려줍니다(피드백).",
             "header", locked=True),
-        _code("from decodelab.classroom.student import show\n\n답 = {}", "setup", locked=True),
+        _code("from decodelab.classroom.student import answer_box, show\n\n답 = {}", "setup", locked=True),
     ]
     for n, item in enumerate(bank.items(notebook), 1):
         pts = bank.points(item)
@@ -158,7 +145,9 @@ def write_notebook(bank, notebook: str):
             cells.append(_md(f"{head}\n\n아래 칸을 실행하면 나만의 수치로 문항이 나옵니다. "
                              "decodelab의 함수(decodelab.latency)를 써서 계산해도 됩니다.", f"{item.id}-prompt", locked=True))
             cells.append(_code(f"show({pub})", f"{item.id}-show", locked=True))
-            cells.append(_answer_cell(item.id, f"None  # 학생마다 다릅니다: decodelab classroom variant DIR {item.id} 학생ID",
+            cells.append(_code(f"answer_box({item.id!r}, 'numeric')", f"{item.id}-box", locked=True))
+            q = item.question("source")  # the source notebook's own run (nbgrader validate) grades as "source"
+            cells.append(_answer_cell(item.id, json.dumps(f"{q.answer:.6g} {q.unit}".strip(), ensure_ascii=False),
                                       HOW["numeric"] + f", 단위 {item.unit}"))
             cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))
         elif isinstance(item, Task):
@@ -172,6 +161,9 @@ def write_notebook(bank, notebook: str):
                              solution=True, points=pts))
         else:  # a keyed quiz question (decodelab.quiz.schema)
             cells.append(_md(f"{head}\n\n{_question_text(item)}", f"{item.id}-prompt", locked=True))
+            ids = [c.id for c in getattr(item, "choices", []) or []] or None
+            cells.append(_code(f"answer_box({item.id!r}, {item.kind!r}" + (f", {ids!r})" if ids else ")"),
+                               f"{item.id}-box", locked=True))
             key = item.answer
             cells.append(_answer_cell(item.id, json.dumps(key, ensure_ascii=False), HOW[item.kind]))
             cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))
@@ -182,9 +174,9 @@ def write_notebook(bank, notebook: str):
 
 
 def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: str = "decodelab") -> None:
-    """Write the nbgrader part of a course directory: ``nbgrader_config.py``, ``exam/`` (the bank),
-    ``source/exam-NN/exam-NN.ipynb`` and ``student/nbgrader_config.py`` (for the students' servers:
-    course id, exchange, and the hub login as nbgrader's student id). Safe to run again (files are rewritten; the gradebook
+    """Write the nbgrader part of a course directory: ``nbgrader_config.py``, ``exam/`` (the bank)
+    and ``source/exam-NN/exam-NN.ipynb``. (The students' side of nbgrader is written into each
+    student's home by the hub: :func:`decodelab.classroom.hub.pre_spawn_hook`.) Safe to run again (files are rewritten; the gradebook
     and students' work are left alone).
 
     Raises:
@@ -200,9 +192,6 @@ def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: s
         shutil.copyfile(src / f, course_dir / "exam" / f)
     (course_dir / "nbgrader_config.py").write_text(
         NBGRADER_CONFIG.format(course_id=course_id, code_stub=ANSWER_STUB, text_stub=TEXT_STUB), encoding="utf-8")
-    (course_dir / "student").mkdir(exist_ok=True)
-    (course_dir / "student" / "nbgrader_config.py").write_text(STUDENT_CONFIG.format(course_id=course_id),
-                                                                encoding="utf-8")
     bank = load_bank(course_dir / "exam")
     for nb in bank.notebooks:
         name = assignment_name(nb)
