@@ -1,5 +1,5 @@
-"""Shared fixtures: the bundled model pair, the browser tests' JupyterLab server and Chromium are
-each started once per test session. The session-wide settings (temporary answers folder, one
+"""Shared fixtures: the bundled model pair and the browser tests' JupyterLab server are each started
+once per test session (Chromium once per browser-test module). The session-wide settings (temporary answers folder, one
 torch thread, offline) are in the repository's top-level conftest.py."""
 
 from __future__ import annotations
@@ -52,9 +52,11 @@ def lab_server(tmp_path_factory):
     yield from _course_browser().start_lab_server(tmp_path_factory)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One headless Chromium for all browser tests (skipped without Chromium, except under CI)."""
+    """Headless Chromium for the browser tests of one module (skipped without Chromium, except under
+    CI). Module scope, unlike ``lab_server``: Playwright's sync API runs an event loop in this thread
+    while it is open, and later modules (e.g. tests/test_classroom_hub.py) start their own."""
     yield from _course_browser().launch_browser()
 
 
