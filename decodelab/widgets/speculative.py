@@ -10,7 +10,7 @@ import html
 import ipywidgets as W
 
 from .. import speculative as spec
-from .decode import _visible
+from .decode import _visible, plot_label
 
 #: colours of the four outcomes of a drafted token (+ the prefill token and plain steps)
 COLOURS = {
@@ -172,7 +172,7 @@ def exactness_figure(exp: dict, tokenizer):
 
     n = int(exp["target_counts"].sum())
     b = exp["binned"]
-    labels = [tokenizer.decode([int(i)]).replace(" ", "␣").replace("\n", "⏎") or "▯" for i in exp["top"]] + ["나머지"]
+    labels = [plot_label(tokenizer, int(i)) for i in exp["top"]] + ["나머지"]
     series = [
         ("대상 모델 p (정확한 값)", b["p"].tolist(), "#111827"),
         ("초안 모델 q", b["q"].tolist(), "#d1d5db"),

@@ -1,0 +1,28 @@
+"""What students see: byte pieces, the one space marker, the CSS the widgets carry."""
+
+from __future__ import annotations
+
+from decodelab.widgets.decode import SPACE, byte_pieces, plot_label, tokens_html
+
+
+def _ids(tok, text):
+    return tok(text, add_special_tokens=False)["input_ids"]
+
+
+def test_partial_tokens_show_as_byte_pieces(pair):
+    tok = pair.tokenizer
+    ids = _ids(tok, "똠")                                   # U+B620 = EB 98 A0 in UTF-8, unseen by this model
+    assert [byte_pieces(tok, i) for i in ids] == ["<0xEB>", "<0x98>", "<0xA0>"]
+    assert [plot_label(tok, i) for i in ids] == ["<0xEB>", "<0x98>", "<0xA0>"]
+    html = tokens_html(tok, "똠방각하 😀")
+    assert "&lt;0xF0&gt;" in html and "&lt;0x9F&gt;" in html    # 😀 = F0 9F 98 80
+    for letter in "ëĺłðŁĢ":                                   # the byte alphabet never reaches the page
+        assert letter not in html
+
+
+def test_one_space_marker(pair):
+    tok = pair.tokenizer
+    html = tokens_html(tok, "국회는 법률을 제정한다.")
+    assert SPACE == "␣" and SPACE in html and "·" not in html
+    spaces = [i for i in _ids(tok, "하 😀") if tok.decode([i]) == " "]
+    assert spaces and all(plot_label(tok, i) == SPACE for i in spaces)
