@@ -26,3 +26,23 @@ def test_one_space_marker(pair):
     assert SPACE == "␣" and SPACE in html and "·" not in html
     spaces = [i for i in _ids(tok, "하 😀") if tok.decode([i]) == " "]
     assert spaces and all(plot_label(tok, i) == SPACE for i in spaces)
+
+
+def test_every_notebook_carries_the_course_styles():
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from decodelab.widgets.styles import DECK_BODY_PX, METADATA_KEY, NOTEBOOK_STYLES
+
+    assert DECK_BODY_PX >= 20                                       # projector-sized deck text
+    assert NOTEBOOK_STYLES[".jp-Cell.jp-deck-mod-onscreen"]["--jp-content-font-size1"] == "20px"
+    root = Path(__file__).resolve().parents[1] / "notebooks"
+    for ipynb in sorted(root.glob("*.ipynb")):
+        meta = json.loads(ipynb.read_text(encoding="utf-8"))["metadata"]
+        assert meta.get(METADATA_KEY, {}).get("styles") == NOTEBOOK_STYLES, ipynb.name
+        src = (root / "src" / f"{ipynb.stem}.md").read_text(encoding="utf-8")
+        header = yaml.safe_load(src.split("\n---\n", 1)[0].removeprefix("---\n"))
+        assert header[METADATA_KEY]["styles"] == NOTEBOOK_STYLES, f"{ipynb.stem}.md"   # the one source
+        assert METADATA_KEY in header["jupytext"]["notebook_metadata_filter"]

@@ -370,7 +370,7 @@ class LatencyExplorer:
                                    style=style, layout=W.Layout(width="360px"), continuous_update=False)
         self.summary = W.HTML()
         self.source = W.HTML()
-        self.output = W.Output(layout=W.Layout(min_height="340px", width="100%"))
+        self.output = W.Output(layout=W.Layout(min_height="340px", width="auto"))
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         # ~960 x 340 px: the notebook's full width; dpi 120 draws 8-pt labels at 10 pt of a 96-dpi screen
