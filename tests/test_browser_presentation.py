@@ -1,0 +1,228 @@
+"""What a lecturer sees in the browser: notebook 03 at 1400 px, in jupyterlab-deck, and RISE's page.
+
+Uses the JupyterLab server and Chromium fixtures of ``tests/test_browser.py``.
+
+* ``test_notebook_03_at_1400_px``: opening a notebook does not mark it modified; after Run All
+  no code cell and no output scrolls sideways at a 1400 px window (long code lines wrap: the
+  notebook-level styles of :mod:`decodelab.widgets.styles`; the agent-loop explorer fits its
+  cell); the chosen option of a quiz question is a filled dark-blue button
+  (``decodelab.quiz.widget.QUIZ_STYLE``). Screenshots ``artifacts/screenshots/present-03-*.png``.
+* ``test_deck_text_size_and_keys_after_a_slider``: the same notebook as a jupyterlab-deck
+  slideshow: body text on a slide is at least 20 px; after a slider is moved with the keyboard
+  the arrow keys belong to the slider (the deck does not move), and the recovery that
+  lecturer/README.md describes (``Esc``, then the arrow keys) moves the slides again.
+  Screenshots ``artifacts/screenshots/present-deck-*.png``.
+* ``test_rise_has_no_add_a_cell_box``: RISE's slideshow page loads ``notebooks/rise.css``, so
+  JupyterLab's "Click to add a cell." footer is not on any slide.
+
+Run: ``pytest -m browser tests/test_browser_presentation.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+_spec = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
+_tb = sys.modules.setdefault("course_browser", importlib.util.module_from_spec(_spec))
+if not hasattr(_tb, "lab_server"):
+    _spec.loader.exec_module(_tb)
+
+lab_server = _tb.lab_server
+browser = _tb.browser
+
+NOTEBOOK = "03_agent_loops.ipynb"
+SHOTS = _tb.SCREENSHOTS
+WIDE = {"width": 1400, "height": 900}
+QUIZ_BLUE = "rgb(29, 78, 216)"  # #1d4ed8
+
+JS_DIRTY = "() => window.__nb.context.model.dirty"
+
+#: elements that scroll sideways: code editors and anything inside outputs
+JS_SIDEWAYS = """
+() => {
+  const out = [];
+  const nb = window.__nb.node;
+  const cells = Array.from(nb.querySelectorAll('.jp-Cell'));
+  const check = (e, what) => {
+    if (e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0) {
+      const ov = getComputedStyle(e).overflowX;
+      if (ov === 'auto' || ov === 'scroll') {
+        out.push({what, cell: cells.indexOf(e.closest('.jp-Cell')), cls: e.className.toString().slice(0, 60),
+                  over: e.scrollWidth - e.clientWidth});
+      }
+    }
+  };
+  nb.querySelectorAll('.jp-CodeCell .cm-scroller').forEach(e => check(e, 'code'));
+  nb.querySelectorAll('.jp-OutputArea, .jp-OutputArea *').forEach(e => check(e, 'output'));
+  return out;
+}
+"""
+
+JS_QUIZ_PICK = """
+() => {
+  const b = window.__nb.node.querySelector('[class*="decodelab-quiz-"] .widget-toggle-button');
+  if (!b) return null;
+  b.scrollIntoView({block: 'center'});
+  b.click();
+  return true;
+}
+"""
+
+JS_QUIZ_ACTIVE = """
+() => {
+  const b = window.__nb.node.querySelector('[class*="decodelab-quiz-"] .widget-toggle-button.mod-active');
+  if (!b) return null;
+  const s = getComputedStyle(b);
+  return {background: s.backgroundColor, color: s.color, weight: s.fontWeight};
+}
+"""
+
+JS_DECK_STATE = """
+() => {
+  const w = window.__nb;
+  const cells = Array.from(w.content.node.querySelectorAll('.jp-Cell'));
+  const on = cells.filter(c => c.classList.contains('jp-deck-mod-onscreen') && c.getBoundingClientRect().height > 0);
+  const p = on.map(c => c.querySelector('.jp-RenderedMarkdown p, .jp-RenderedMarkdown li')).find(Boolean);
+  return {
+    presenting: document.body.dataset.jpDeckMode || null,
+    active: w.content.activeCellIndex,
+    onscreen: on.map(c => cells.indexOf(c)),
+    bodyPx: p ? parseFloat(getComputedStyle(p).fontSize) : null,
+    focus: document.activeElement ? document.activeElement.className.toString().slice(0, 60) : null,
+  };
+}
+"""
+
+JS_TO_CELL = """
+(i) => {
+  const n = window.__nb.content;
+  n.activeCellIndex = i;
+  n.mode = 'command';
+  n.node.focus();
+}
+"""
+
+
+def _shot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"present-{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def _open(page, server, notebook: str) -> None:
+    page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+    assert page.evaluate(_tb.JS_OPEN, notebook) == "python3"
+    _tb._wait_idle(page, _tb.RUN_ALL_S)
+
+
+def _run_all(page) -> None:
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    time.sleep(0.5)
+    _tb._wait_idle(page, _tb.RUN_ALL_S)
+    report = _tb.Report(NOTEBOOK)
+    _tb._wait_widgets_loaded(page, report)
+    _tb._check_outputs(page, report)
+    assert report.problems == [], "\n".join(map(str, report.problems))
+
+
+def _explorer_cell(page) -> int:
+    i = page.evaluate(_tb.JS_CELL_INDEX, "latency_explorer()")
+    assert i >= 0
+    return i
+
+
+@pytest.fixture(scope="module")
+def page_03(browser, lab_server):
+    """Notebook 03 opened at 1400 px (dirty state recorded before anything runs), then run."""
+    context = browser.new_context(viewport=WIDE, locale="ko-KR")
+    page = context.new_page()
+    page.set_default_timeout(_tb.RUN_ALL_S * 1000)
+    _open(page, lab_server, NOTEBOOK)
+    time.sleep(3.0)  # kernel info, widget manager, styles: anything that would touch the model
+    dirty_after_open = page.evaluate(JS_DIRTY)
+    _run_all(page)
+    yield page, dirty_after_open
+    context.close()
+
+
+def test_notebook_03_at_1400_px(page_03):
+    page, dirty_after_open = page_03
+    assert dirty_after_open is False, "opening the notebook marked it modified"
+    sideways = page.evaluate(JS_SIDEWAYS)
+    explorer = _explorer_cell(page)
+    page.evaluate("(i) => window.__nb.content.widgets[i].node.scrollIntoView()", explorer)
+    time.sleep(0.5)
+    _shot(page, "03-explorer")
+    assert sideways == [], f"scrolls sideways at 1400 px: {sideways}"
+
+    assert page.evaluate(JS_QUIZ_PICK), "no single-choice quiz question in notebook 03"
+    time.sleep(0.8)
+    active = page.evaluate(JS_QUIZ_ACTIVE)
+    _shot(page, "03-quiz-choice")
+    assert active == {"background": QUIZ_BLUE, "color": "rgb(255, 255, 255)", "weight": "700"}, active
+
+
+def test_deck_text_size_and_keys_after_a_slider(page_03):
+    page, _ = page_03
+    explorer = _explorer_cell(page)
+    page.evaluate(JS_TO_CELL, 0)
+    page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
+    page.wait_for_function("() => document.body.dataset.jpDeckMode === 'presenting'")
+    time.sleep(1.5)
+    page.evaluate(JS_TO_CELL, None if False else 0)
+    first = page.evaluate(JS_DECK_STATE)
+    _shot(page, "deck-01")
+    assert first["bodyPx"] is not None and first["bodyPx"] >= 20, first
+
+    # to the explorer's slide, put the keyboard on a slider and move it
+    page.evaluate(JS_TO_CELL, explorer)
+    time.sleep(1.0)
+    page.evaluate("(i) => window.__nb.content.widgets[i].node.querySelector('.widget-slider .noUi-handle').focus()", explorer)
+    before = page.evaluate(JS_DECK_STATE)
+    page.keyboard.press("ArrowRight")
+    time.sleep(1.0)
+    _tb._wait_idle(page, _tb.RUN_ALL_S)
+    after_slider = page.evaluate(JS_DECK_STATE)
+    _shot(page, "deck-slider")
+    assert after_slider["active"] == before["active"] == explorer, (before, after_slider)  # the slider took the key
+
+    # the recovery lecturer/README.md gives: Esc, then the arrow keys move the slides again
+    page.keyboard.press("Escape")
+    time.sleep(0.5)
+    page.keyboard.press("ArrowRight")
+    time.sleep(1.0)
+    moved = page.evaluate(JS_DECK_STATE)
+    _shot(page, "deck-after-esc")
+    assert moved["presenting"] == "presenting" and moved["active"] > explorer, (after_slider, moved)
+    page.evaluate("() => window.jupyterapp.commands.execute('deck:stop')")
+
+
+def test_rise_has_no_add_a_cell_box(browser, lab_server, page_03):
+    page, _ = page_03
+    page.evaluate("async () => { await window.__nb.context.save(); }")
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="ko-KR")
+    rise = context.new_page()
+    try:
+        rise.goto(f"{lab_server.url}/rise/{NOTEBOOK}?token={lab_server.token}", wait_until="domcontentloaded")
+        rise.wait_for_function("() => document.querySelector('.reveal .slides section.present') !== null",
+                               timeout=90_000)
+        time.sleep(2.0)
+        rise.keyboard.press("End")
+        time.sleep(1.5)
+        _shot(rise, "rise-last")
+        shown = rise.evaluate("""() => Array.from(document.querySelectorAll('.jp-Notebook-footer'))
+                                   .filter(e => e.getBoundingClientRect().height > 0).length""")
+        loaded = rise.evaluate("() => !!document.getElementById('rise-custom-css')")
+        assert loaded, "RISE did not load notebooks/rise.css"
+        assert shown == 0, "the 'Click to add a cell.' box is on a slide"
+    finally:
+        context.close()
