@@ -101,11 +101,11 @@ class SpeculativeExplorer(W.VBox):
 
         self.target, self.draft, self.tokenizer = target, draft, tokenizer
         self.prompt, self.max_new_tokens, self.seed = prompt, max_new_tokens, seed
-        style = {"description_width": "150px"}
+        style = {"description_width": "11.5em"}   # em: grows with the slide's widget font
         self.gamma = W.IntSlider(value=gamma, min=1, max=8, description="초안 토큰 수 γ", continuous_update=False,
-                                 style=style, layout=W.Layout(width="420px"))
+                                 style=style, layout=W.Layout(width="32em"))
         self.temperature = W.FloatSlider(value=0.0, min=0.0, max=1.5, step=0.1, description="온도(temperature)",
-                                         continuous_update=False, style=style, layout=W.Layout(width="420px"))
+                                         continuous_update=False, style=style, layout=W.Layout(width="32em"))
         self.text = W.HTML()
         self.metrics = W.HTML()
         self.table = W.HTML()

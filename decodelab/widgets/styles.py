@@ -12,7 +12,7 @@ exactly :data:`NOTEBOOK_STYLES`.
   20 px (JupyterLab's 14 px is too small for a projector; headings scale with it, they are set
   in ``em``), code and outputs 18 px, widget labels 18 px.
 * **Long code lines wrap** instead of scrolling sideways (CodeMirror 6 keeps ``white-space: pre``
-  unless line wrapping is on; this is the CSS of its ``lineWrapping`` option).
+  unless line wrapping is on; this is the CSS of its ``lineWrapping`` option, ``EditorView.lineWrapping``).
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ NOTEBOOK_STYLES: dict = {
         "--jp-ui-font-size1": f"{DECK_WIDGET_PX}px",
     },
     ".jp-CodeCell .cm-content": {
-        "white-space": "pre-wrap",
+        "white-space": "break-spaces",
         "word-break": "break-word",
         "overflow-wrap": "anywhere",
+        "flex-shrink": "1",
     },
 }
