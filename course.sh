@@ -2,7 +2,9 @@
 # decodelab course launcher: set-up is done by the command itself and is safe to run again.
 #   bash course.sh lab     -> open the course in JupyterLab (notebooks/01_decode_phase.ipynb)
 #   bash course.sh test    -> run the whole test suite (unit tests, nbval on every notebook, browser test)
-#   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and its dependencies)
+#   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and everything the course uses)
+# `lab` installs decodelab with its lab extra (JupyterLab, slides, the serving tools notebook 07 uses);
+# `test` and `setup` install the test extra (every extra plus pytest, nbval, playwright).
 # Asks nothing. System packages (chromium and a Hangul font, for the browser test) are installed
 # only when told: CI=true or DECODELAB_INSTALL_SYSTEM=1 (scripts/install_browser.sh, needs root).
 #
@@ -39,7 +41,8 @@ install_torch() {  # $1: the virtualenv's python
   "$vpy" -m pip install -q "$TORCH_REQ"
 }
 
-setup() {
+setup() {  # $1: the extra to install: lab or test (default)
+  local extra=${1:-test}
   if [ ! -x "$VENV/bin/python" ]; then
     echo "[decodelab] 가상환경을 만듭니다: $VENV"
     "$PY" -m venv "$VENV"
@@ -49,10 +52,14 @@ setup() {
   if ! "$vpy" -c 'import torch' >/dev/null 2>&1; then
     install_torch "$vpy"
   fi
-  local stamp="$VENV/.decodelab-installed"
+  # the test extra holds the lab extra: a venv set up for `test` needs nothing more for `lab`
+  local stamp="$VENV/.decodelab-installed-$extra"
+  if [ "$extra" = lab ] && [ -f "$VENV/.decodelab-installed-test" ] && ! [ pyproject.toml -nt "$VENV/.decodelab-installed-test" ]; then
+    stamp="$VENV/.decodelab-installed-test"
+  fi
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    echo "[decodelab] decodelab과 의존성을 설치합니다"
-    "$vpy" -m pip install -q -e ".[test]"
+    echo "[decodelab] decodelab과 의존성을 설치합니다 (.[$extra])"
+    "$vpy" -m pip install -q -e ".[$extra]"
     touch "$stamp"
   fi
 }
@@ -71,11 +78,11 @@ case "$cmd" in
     setup
     ;;
   lab)
-    setup
+    setup lab
     exec "$VENV/bin/decodelab" lab "$@"
     ;;
   test)
-    setup
+    setup test
     if system_packages_wanted; then
       bash scripts/install_browser.sh "$VENV/bin/python"
     else

@@ -3,7 +3,7 @@
 Both decode greedily with a KV cache on the bundled target, on the same prompts, interleaved
 (so machine noise hits both alike). Reports medians and their ratio, plus the "bandwidth
 achieved" (weight bytes x decode tokens/s, as gpt-fast prints it) next to this machine's
-memory bandwidth measured by a large numpy copy (``decodelab.latency.measure_this_computer``, the
+memory bandwidth measured by a large numpy copy (``decodelab.profiles.measure_this_computer``, the
 one place the course measures it).
 
 Run: ``decodelab bench decode`` or ``python benchmarks/bench_decode.py [--tokens 64 --repeats 3]``.
@@ -11,7 +11,6 @@ Run: ``decodelab bench decode`` or ``python benchmarks/bench_decode.py [--tokens
 
 from __future__ import annotations
 
-import argparse
 import statistics as st
 import time
 
@@ -24,13 +23,18 @@ COPY_MIB = 512  # far beyond any CPU cache: main-memory bandwidth
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--repeats", type=int, default=3)
+    from decodelab._cli import ArgumentParser, positive_int
+
+    ap = ArgumentParser(prog="decodelab bench decode",
+                        description="decodelab.generate와 transformers generate의 토큰당 ms를 같은 실행에서 비교합니다.")
+    ap.add_argument("--tokens", type=positive_int, default=64, metavar="N",
+                    help="프롬프트마다 새로 만들 최대 토큰 수, 1 이상 (기본 64)")
+    ap.add_argument("--repeats", type=positive_int, default=3, metavar="N",
+                    help="프롬프트 5개를 몇 번 돌릴지, 1 이상 (기본 3; 결과는 중앙값)")
     args = ap.parse_args(argv)
 
     import decodelab
-    from decodelab import latency
+    from decodelab import profiles
     from decodelab.models import bundled
 
     pair = bundled()
@@ -53,7 +57,7 @@ def main(argv=None) -> int:
             lengths.append(len(r.token_ids))
 
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    bw = latency.measure_this_computer(copy_mib=COPY_MIB).bandwidth / 1e9  # GB/s, best of 5 copies
+    bw = profiles.measure_this_computer(copy_mib=COPY_MIB).bandwidth / 1e9  # GB/s, best of 5 copies
     tps = 1000 / st.median(ours_tpot)
     print(f"bundled target: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, "
           f"{weight_bytes / 1e6:.1f} MB in {next(model.parameters()).dtype}; up to {n} new tokens "

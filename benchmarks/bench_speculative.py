@@ -43,15 +43,10 @@ import torch  # noqa: E402
 
 from decodelab import generate, load_models  # noqa: E402
 from decodelab._torch import set_threads  # noqa: E402
-from decodelab.decoding import encode_prompt  # noqa: E402
+from decodelab.latency import expected_speedup, expected_tokens_per_call  # noqa: E402
+from decodelab.models import format_prompt  # noqa: E402
 from decodelab.proposers import DraftModelProposer, NGramProposer  # noqa: E402
-from decodelab.speculative import (  # noqa: E402
-    expected_speedup,
-    expected_tokens_per_call,
-    measure_costs,
-    speculative_generate,
-    speedup_sweep,
-)
+from decodelab.speculative import measure_costs, speculative_generate, speedup_sweep  # noqa: E402
 
 # half LibreOffice-help style (the bundled models often loop there: high acceptance), half
 # legal / FAQ style (more varied output: acceptance about 0.5 at gamma 4)
@@ -120,7 +115,7 @@ def main(argv=None) -> int:
         generate(t, tok, p, 8, top_candidates=0, stop_at_eos=False)
         speculative_generate(t, d, tok, p, 8, stop_at_eos=False)
         if not args.no_hf:
-            hf_generate(t, encode_prompt(tok, p), 8, d)
+            hf_generate(t, format_prompt(tok, p), 8, d)
 
     st = measure_costs(t, d, tok, prompts[0], gammas=sorted(set(gammas) | {4, 8}), reps=40)
     c = st["c"]
@@ -147,7 +142,7 @@ def main(argv=None) -> int:
         round_ms.append(statistics.mean(spec.itl_ms))
         if args.no_hf:
             return
-        out, ms = _time(lambda: hf_generate(t, encode_prompt(tok, p), n, d))
+        out, ms = _time(lambda: hf_generate(t, format_prompt(tok, p), n, d))
         hf_ms.append(ms / len(out))
         exact[0] &= out == refs[p]
 

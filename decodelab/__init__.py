@@ -36,8 +36,8 @@ _LAZY = {
     "ModelPair": "models",
     "load_models": "models",
     "SpeculativeResult": "speculative",
-    "expected_speedup": "speculative",
-    "expected_tokens_per_call": "speculative",
+    "expected_speedup": "latency",
+    "expected_tokens_per_call": "latency",
     "speculative_generate": "speculative",
 }
 

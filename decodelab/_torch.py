@@ -1,15 +1,15 @@
 """Torch's intra-op thread count: the one helper that sets it (and restores it).
 
-A tiny model's decode step is dominated by per-call overhead; on a busy 2-core machine two
-OpenMP threads waiting for each other made single steps 10-50x slower at random (measured on
-this course's machines), so the course runs its tiny models on one thread.
+A tiny model's decode step is dominated by per-call overhead, and OpenMP threads waiting for
+each other on a busy machine make single steps many times slower at random, so the course runs
+its tiny models on one thread.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from ._check import integer
+from ._check import check
 
 __all__ = ["set_threads", "threads"]
 
@@ -23,7 +23,7 @@ def set_threads(n: int, *, name: str = "threads") -> int:
     """
     import torch
 
-    n = integer(name, n, "torch 스레드 수는 1 이상의 정수여야 합니다", "1 이상의 정수 (작은 모델은 1이 가장 빠름)", low=1)
+    n = check(name, n, "torch 스레드 수", low=1, integer=True, hint="작은 모델은 1이 가장 빠름")
     old = torch.get_num_threads()
     torch.set_num_threads(n)
     return old

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 
 import torch
 
-from ._check import fail, integer
+from ._check import check, fail
 from ._torch import threads
-from .decoding import check_budget, encode_prompt, new_cache
+from .decoding import check_budget, new_cache
+from .models import format_prompt
 
 __all__ = ["BatchResult", "COURSE_PROMPTS", "MIXED_PROMPTS", "ContinuousResult", "Request", "RequestTrace", "batch_figure",
            "batch_generate", "batch_sweep", "continuous_batching", "continuous_figure", "demo_requests",
@@ -106,7 +107,7 @@ def _prompt_list(tokenizer, prompts, example: str) -> list[list[int]]:
                    allowed, TypeError)
     if len(prompts) == 0:
         raise fail("prompts", prompts, "프롬프트 목록이 비어 있습니다", allowed)
-    return [encode_prompt(tokenizer, p) for p in prompts]
+    return [format_prompt(tokenizer, p) for p in prompts]
 
 
 def _validate(model, tokenizer, prompts, max_new_tokens) -> list[list[int]]:
@@ -258,17 +259,15 @@ def same_length_prompts(tokenizer, n: int, candidates: Sequence[str] = COURSE_PR
         TypeError: ``n`` is not an int. ValueError: ``n < 1``, or fewer than ``n`` candidates share
             a length.
     """
-    integer("n", n, "프롬프트 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
+    n = check("n", n, "프롬프트 수", low=1, integer=True)
     by_len: dict[int, list[str]] = {}
     for p in candidates:
-        by_len.setdefault(len(encode_prompt(tokenizer, p)), []).append(p)
+        by_len.setdefault(len(format_prompt(tokenizer, p)), []).append(p)
     counts = Counter({k: len(v) for k, v in by_len.items()})
     length = min(counts, key=lambda k: (-counts[k], k))
     if counts[length] < n:
-        raise ValueError(
-            f"n={n}: 토큰 길이가 같은 후보가 {counts[length]}개뿐입니다 (허용: {counts[length]} 이하, "
-            "또는 candidates에 프롬프트를 더 넣으세요)."
-        )
+        raise fail("n", n, f"토큰 길이가 같은 후보가 {counts[length]}개뿐입니다",
+                   f"{counts[length]} 이하, 또는 candidates에 프롬프트를 더 넣으세요")
     return by_len[length][:n]
 
 
@@ -300,17 +299,16 @@ def batch_sweep(
         ``.tpot_ms`` (per request), ``.prefill_ms`` (TTFT of every request in the batch).
 
     Raises:
-        TypeError: a batch size, ``max_new_tokens`` or ``repeats`` is not an int.
-        ValueError: invalid ``batch_sizes``, ``max_new_tokens < 2``, ``repeats < 1``, too few
+        TypeError: a batch size, ``max_new_tokens`` or ``repeats`` is not a number.
+        ValueError: invalid ``batch_sizes`` (not whole numbers >= 1), ``max_new_tokens < 2``, ``repeats < 1``, too few
             prompts, or the errors of :func:`batch_generate`.
     """
     sizes = list(batch_sizes)
     if not sizes:
         raise fail("batch_sizes", batch_sizes, "배치 크기 목록이 비어 있습니다", "1 이상의 정수 목록, 예: (1, 2, 4, 8, 16)")
-    for b in sizes:
-        integer("batch_sizes", b, "배치 크기는 1 이상의 정수여야 합니다", "1 이상의 정수 목록, 예: (1, 2, 4, 8, 16)", low=1)
-    integer("max_new_tokens", max_new_tokens, "요청마다 만들 토큰 수는 2 이상의 정수여야 합니다", "2 이상의 정수", low=2)
-    integer("repeats", repeats, "반복 횟수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
+    sizes = [check("batch_sizes", b, "배치 크기", low=1, integer=True, hint="예: (1, 2, 4, 8, 16)") for b in sizes]
+    max_new_tokens = check("max_new_tokens", max_new_tokens, "요청마다 만들 토큰 수", low=2, integer=True)
+    repeats = check("repeats", repeats, "반복 횟수", low=1, integer=True)
     biggest = max(sizes)
     if prompts is None:
         prompts = same_length_prompts(tokenizer, biggest)
@@ -455,13 +453,13 @@ def demo_requests(n: int = 6, *, seed: int = 0, max_new_tokens: tuple[int, int] 
         TypeError / ValueError: ``n`` not an int in [1, len(MIXED_PROMPTS)], a bad range, a
             negative ``arrival_every``.
     """
-    integer("n", n, "요청 수는 1 이상의 정수여야 합니다", f"1 이상 {len(MIXED_PROMPTS)} 이하의 정수", low=1)
+    n = check("n", n, "요청 수", low=1, integer=True)
     if n > len(MIXED_PROMPTS):
         raise fail("n", n, f"준비된 프롬프트가 {len(MIXED_PROMPTS)}개뿐입니다", f"{len(MIXED_PROMPTS)} 이하의 정수")
     lo, hi = max_new_tokens
-    integer("max_new_tokens", lo, "출력 토큰 수 범위의 아래 끝은 1 이상의 정수여야 합니다", "(1 이상, 아래 끝 이상)", low=1)
-    integer("max_new_tokens", hi, "출력 토큰 수 범위의 위 끝은 아래 끝 이상이어야 합니다", f"{lo} 이상의 정수", low=lo)
-    integer("arrival_every", arrival_every, "도착 간격(반복 수)은 0 이상의 정수여야 합니다", "0 이상의 정수", low=0)
+    lo = check("max_new_tokens", lo, "출력 토큰 수 범위의 아래 끝", low=1, integer=True)
+    hi = check("max_new_tokens", hi, "출력 토큰 수 범위의 위 끝(아래 끝 이상)", low=lo, integer=True)
+    arrival_every = check("arrival_every", arrival_every, "도착 간격(반복 수)", low=0, integer=True)
     gen = torch.Generator().manual_seed(seed)
     lengths = torch.randint(lo, hi + 1, (n,), generator=gen).tolist()
     return [Request(p, int(m), i * arrival_every) for i, (p, m) in enumerate(zip(MIXED_PROMPTS, lengths))]
@@ -503,11 +501,12 @@ def continuous_batching(model, tokenizer, requests: Sequence[Request], *,
     if not requests:
         raise fail("requests", requests, "요청 목록이 비어 있습니다", allowed)
     if max_batch_size is not None:
-        integer("max_batch_size", max_batch_size, "배치 크기 한도는 1 이상의 정수여야 합니다", "1 이상의 정수 또는 None", low=1)
+        max_batch_size = check("max_batch_size", max_batch_size, "배치 크기 한도", low=1, integer=True,
+                               hint="또는 None(한도 없음)")
     ids = _prompt_list(tokenizer, [r.prompt for r in requests], '["헌법은"]')
     for r, i in zip(requests, ids):
         check_budget(model, len(i), r.max_new_tokens)
-        integer("arrival_step", r.arrival_step, "도착 반복 번호는 0 이상의 정수여야 합니다", "0 이상의 정수", low=0)
+        check("arrival_step", r.arrival_step, "도착 반복 번호", low=0, integer=True)
     with threads(num_threads, name="num_threads"):
         return _serve(model, tokenizer, requests, ids, max_batch_size)
 

@@ -7,11 +7,12 @@ gamma = 1, 2, 4, 8 (Leviathan et al. 2023 / vLLM definitions) and three sample g
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 from pathlib import Path
 
 from ._atomic import atomic_write_text
+from ._cli import ArgumentParser
 from ._paths import MODELS_DIR
 
 CARD_PROMPTS = ["대한민국은 민주공화국이다.", "문서를 저장하려면", "표의 셀을 선택한 다음", "데비안 패키지는",
@@ -40,7 +41,7 @@ def write_card(folder: Path = MODELS_DIR) -> str:
 
     from . import generate
     from .models import load_models
-    from .speculative import expected_tokens_per_call
+    from .latency import expected_tokens_per_call
 
     log = json.loads((folder / "train_log.json").read_text(encoding="utf-8"))
     pair = load_models(folder / "target", folder / "draft")
@@ -144,10 +145,45 @@ incoherent, and often repeats. No safety tuning; it knows no facts worth quoting
     return text
 
 
+#: What a folder made by ``decodelab train`` holds (what :func:`write_card` reads).
+TRAIN_FILES = ("train_log.json", "target/config.json", "target/model.safetensors", "draft/config.json",
+               "draft/model.safetensors")
+
+
+def check_train_folder(folder: Path) -> Path:
+    """``folder`` if it is a model-pair folder made by ``decodelab train`` (:data:`TRAIN_FILES`).
+
+    Raises:
+        FileNotFoundError: (Korean) ``folder`` is missing, is a file, or lacks one of the files.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        what = "파일입니다" if folder.exists() else "없습니다"
+        raise FileNotFoundError(f"--folder {folder}: 폴더가 {what}. `decodelab train`이 만든 모델 쌍 폴더를 주세요 "
+                                f"(기본: 번들 모델 {MODELS_DIR}).")
+    missing = [f for f in TRAIN_FILES if not (folder / f).is_file()]
+    if missing:
+        raise FileNotFoundError(f"--folder {folder}: `decodelab train`이 만든 모델 쌍 폴더가 아닙니다 "
+                                f"(없는 파일: {', '.join(missing)}). 모델 카드는 학습 기록(train_log.json)과 "
+                                "target/, draft/ 모델로 만듭니다.")
+    return folder
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``decodelab card [--folder DIR]``: re-measure and rewrite the model card; returns 0."""
-    ap = argparse.ArgumentParser(prog="decodelab card", description="번들 모델의 MODEL_CARD.md를 측정해 다시 씁니다.")
-    ap.add_argument("--folder", type=Path, default=MODELS_DIR)
+    """``decodelab card [--folder DIR]``: re-measure and rewrite the model card.
+
+    Returns:
+        0 written; 2 (Korean message on stderr) when ``--folder`` is not a folder made by
+        ``decodelab train`` (:func:`check_train_folder`) or for bad arguments.
+    """
+    ap = ArgumentParser(prog="decodelab card", description="모델 쌍 폴더의 MODEL_CARD.md를 측정해 다시 씁니다.")
+    ap.add_argument("--folder", type=Path, default=MODELS_DIR, metavar="DIR",
+                    help="`decodelab train`이 만든 모델 쌍 폴더 (train_log.json, target/, draft/; 기본: 번들 모델)")
     args = ap.parse_args(argv)
-    print(write_card(args.folder))
+    try:
+        folder = check_train_folder(args.folder)
+    except FileNotFoundError as e:
+        print(f"decodelab card: 오류: {e}", file=sys.stderr)
+        return 2
+    print(write_card(folder))
     return 0

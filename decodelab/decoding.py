@@ -16,14 +16,13 @@ distribution transformers' logits warpers define (:mod:`decodelab.sampling`).
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
 
-from ._check import fail, integer
+from ._check import check, fail
 from .models import format_prompt
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
@@ -99,7 +98,7 @@ def crop_cache(cache, length: int) -> None:
         TypeError: ``length`` is not an int.
         ValueError: ``length`` is negative.
     """
-    length = integer("length", length, "남길 캐시 위치 수는 0 이상의 정수여야 합니다", "0 이상의 정수", low=0)
+    length = check("length", length, "남길 캐시 위치 수", integer=True)
     n = cache_length(cache)
     if n > length:
         cache.crop(length - n)
@@ -254,27 +253,41 @@ def tpot(e2e_ms: float, ttft_ms: float, n_tokens: int) -> float:
     return (e2e_ms - ttft_ms) / (n_tokens - 1) if n_tokens > 1 else 0.0
 
 
-def encode_prompt(tokenizer, prompt) -> list[int]:
-    """Token ids of ``prompt``: a str (no special tokens added), or a list of chat messages
-    ``[{"role": "user", "content": "..."}]`` rendered by the tokenizer's chat template; see
-    :func:`decodelab.models.format_prompt`, which raises TypeError/ValueError for bad input.
-    """
-    return format_prompt(tokenizer, prompt)
-
-
-def check_budget(model, n_prompt: int, max_new_tokens: int) -> None:
-    """Validate ``max_new_tokens`` and the context length.
+def check_budget(model, n_prompt: int, max_new_tokens: int) -> int:
+    """``max_new_tokens`` checked against the context length; returned as an int.
 
     Raises:
-        TypeError: ``max_new_tokens`` is not an int. ValueError: it is < 1, or prompt + new tokens
-            exceeds the model's context length (:func:`context_length`).
+        TypeError: ``max_new_tokens`` is not a number. ValueError: it is not a whole number >= 1,
+            or prompt + new tokens exceeds the model's context length (:func:`context_length`).
     """
-    integer("max_new_tokens", max_new_tokens, "만들 토큰 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
+    max_new_tokens = check("max_new_tokens", max_new_tokens, "만들 토큰 수(max_new_tokens)", low=1, integer=True)
     limit = context_length(model)
     if limit is not None and n_prompt + max_new_tokens > limit:
         raise fail("max_new_tokens", max_new_tokens,
                    f"프롬프트({n_prompt} 토큰) + 새 토큰이 모델의 맥락 길이(context length) {limit} 토큰을 넘습니다; "
                    f"max_new_tokens나 프롬프트를 줄이세요", f"{max(1, limit - n_prompt)} 이하")
+    return max_new_tokens
+
+
+def check_prompt_ids(model, tokenizer, ids: list[int]) -> None:
+    """Refuse token ids the model has no embedding row for.
+
+    A tokenizer with tokens added after training (``tokenizer.add_special_tokens``, e.g. 20 new
+    special tokens) gives ids ``>= `` the model's rows; the embedding lookup would fail with
+    torch's ``IndexError``.
+
+    Raises:
+        ValueError: an id in ``ids`` is ``>=`` the rows of the model's input embeddings.
+    """
+    rows = int(model.get_input_embeddings().weight.shape[0])
+    bad = sorted({int(t) for t in ids if int(t) >= rows})
+    if bad:
+        shown = ", ".join(f"{t} {tokenizer.convert_ids_to_tokens(t)!r}" for t in bad[:5])
+        raise fail("prompt", bad[:8],
+                   f"프롬프트에 모델의 임베딩 행({rows}행)에 없는 토큰 번호가 있습니다 ({shown}): 토크나이저에 "
+                   f"추가한 특수 토큰(added special tokens)은 모델이 학습하지 않은 토큰입니다 (토크나이저 {len(tokenizer)}개 토큰)",
+                   f"번호가 {rows} 미만인 토큰만 든 프롬프트; 추가한 특수 토큰을 빼거나, "
+                   f"model.resize_token_embeddings(len(tokenizer))로 행을 늘리고 학습한 모델")
 
 
 class _Detok:
@@ -283,9 +296,8 @@ class _Detok:
     It decodes only the tokens since the last point where the text was complete (one earlier
     token is decoded with them as context, for decoders that treat a first token specially), so
     a step costs the same at token 1000 as at token 1. The pieces are those of re-decoding all
-    ids at every step (tested). ``tokenizers.decoders.DecodeStream`` was tried in its place: its
-    pieces differ (it holds a whole token back until it is complete, and drops an incomplete
-    tail at the end, so its pieces do not always join to the text), so the course keeps this.
+    ids at every step (tested) and always join to the text (``tokenizers.decoders.DecodeStream``
+    holds a whole token back and drops an incomplete tail at the end, so its pieces do not).
     """
 
     def __init__(self, tokenizer):
@@ -343,35 +355,11 @@ def eos_ids(model, tokenizer) -> set[int]:
     return {int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos])}
 
 
-def stream(
-    model,
-    tokenizer,
-    prompt: str | list[dict],
-    max_new_tokens: int,
-    *,
-    temperature: float = 0.0,
-    top_k: int | None = None,
-    top_p: float | None = None,
-    use_cache: bool = True,
-    seed: int | None = None,
-    stop_at_eos: bool = True,
-    top_candidates: int = 5,
-    _prompt_ids: list[int] | None = None,
-) -> Iterator[Step]:
-    """Generate token by token, yielding each :class:`Step` as soon as it exists.
-
-    Same arguments as :func:`generate`. Use it for live display::
-
-        for step in decodelab.stream(model, tok, "대한민국의 수도는", 20):
-            print(step.piece, end="")
-    """
-    cfg = SamplingConfig(temperature, top_k, top_p)
-    n_top = integer("top_candidates", top_candidates, "기록할 후보 수는 0 이상의 정수여야 합니다", "0 이상의 정수, 기본 5", low=0)
-    # generate() passes the ids it already has, so the prompt is tokenised once
-    ids = encode_prompt(tokenizer, prompt) if _prompt_ids is None else _prompt_ids
-    check_budget(model, len(ids), max_new_tokens)
-    gen = make_generator(seed, model.device)
-    stop = eos_ids(model, tokenizer) if stop_at_eos else set()
+def _steps(model, tokenizer, ids: list[int], *, max_new_tokens: int, cfg: SamplingConfig, use_cache: bool,
+           gen: torch.Generator | None, stop: set[int], top_candidates: int) -> Iterator[Step]:
+    """The one generation loop behind :func:`stream` and :func:`generate` (arguments checked):
+    prefill ``ids``, then a decode step per token; yields each :class:`Step` (``ms``: forward pass
+    + choosing the token)."""
     detok = _Detok(tokenizer)
     t0 = time.perf_counter()
     state = prefill(model, torch.tensor([ids]), use_cache=use_cache)
@@ -381,25 +369,60 @@ def stream(
             state = decode_step(model, state, tid)
         tid = choose(state.logits, cfg, gen)
         ms = (time.perf_counter() - t0) * 1000.0
-        top = top_tokens(state.logits, cfg, tokenizer, n_top)
+        top = top_tokens(state.logits, cfg, tokenizer, top_candidates)
         last = tid in stop or i == max_new_tokens - 1
         yield Step(i, tid, tokenizer.convert_ids_to_tokens(tid), detok.push(tid, last), ms, state.position, top)
         if tid in stop:
             return
 
 
-def generate(model, tokenizer, prompt: str | list[dict], max_new_tokens: int, *,
-             on_step: Callable[[Step], None] | None = None, **options) -> GenerationResult:
+def _prepare(model, tokenizer, prompt, max_new_tokens, temperature, top_k, top_p, seed, stop_at_eos, top_candidates):
+    """Check the arguments :func:`stream` and :func:`generate` share; returns the prompt ids and
+    the keyword arguments of :func:`_steps` but ``use_cache``."""
+    cfg = SamplingConfig(temperature, top_k, top_p)
+    n_top = check("top_candidates", top_candidates, "기록할 후보 수", integer=True, hint="기본 5")
+    ids = format_prompt(tokenizer, prompt)
+    check_prompt_ids(model, tokenizer, ids)
+    n = check_budget(model, len(ids), max_new_tokens)
+    stop = eos_ids(model, tokenizer) if stop_at_eos else set()
+    return ids, dict(max_new_tokens=n, cfg=cfg, gen=make_generator(seed, model.device), stop=stop, top_candidates=n_top)
+
+
+def stream(model, tokenizer, prompt: str | list[dict], max_new_tokens: int, *, temperature: float = 0.0,
+           top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, seed: int | None = None,
+           stop_at_eos: bool = True, top_candidates: int = 5) -> Iterator[Step]:
+    """Generate token by token, yielding each :class:`Step` as soon as it exists.
+
+    Arguments, errors and output: as :func:`generate` (without the timing summary). Use it for
+    live display::
+
+        for step in decodelab.stream(model, tok, "대한민국의 수도는", 20):
+            print(step.piece, end="")
+
+    The arguments are checked at the call, before the first step.
+    """
+    ids, run = _prepare(model, tokenizer, prompt, max_new_tokens, temperature, top_k, top_p, seed, stop_at_eos,
+                        top_candidates)
+    return _steps(model, tokenizer, ids, use_cache=use_cache, **run)
+
+
+def generate(model, tokenizer, prompt: str | list[dict], max_new_tokens: int, *, temperature: float = 0.0,
+             top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, seed: int | None = None,
+             stop_at_eos: bool = True, top_candidates: int = 5,
+             on_step: Callable[[Step], None] | None = None) -> GenerationResult:
     """Generate up to ``max_new_tokens`` tokens after ``prompt``: one prefill, then decode steps.
 
     Args:
         model: a transformers causal LM (e.g. ``load_models().target``).
         tokenizer: its tokenizer.
-        prompt: non-empty text, or a list of chat messages (see :func:`encode_prompt`).
+        prompt: non-empty text, or a list of chat messages (see
+            :func:`decodelab.models.format_prompt`).
         max_new_tokens: int >= 1; prompt + new tokens must fit the context length.
         temperature: 0 (default) = greedy: the argmax token, exactly like
             ``model.generate(do_sample=False)``. > 0: sample from softmax(logits / temperature)
-            after top-k and top-p filtering, in transformers' warper order.
+            after top-k and top-p filtering, in transformers' warper order. A temperature so
+            small that logits / temperature overflows float32 is its limit, greedy
+            (:mod:`decodelab.sampling`).
         top_k: keep only the k most likely tokens (None = off).
         top_p: keep the smallest most-likely set with probability >= top_p (None = off).
         use_cache: with the KV cache (default) each decode step processes 1 new token; without
@@ -408,33 +431,32 @@ def generate(model, tokenizer, prompt: str | list[dict], max_new_tokens: int, *,
         stop_at_eos: stop after the EOS token (it is included in ``token_ids``).
         top_candidates: how many top candidates to record per step (0 = none, slightly faster).
         on_step: called with each :class:`Step` as it is produced (streaming callback).
-        **options: the keyword arguments above, passed on to :func:`stream` (its signature).
 
     Returns:
         :class:`GenerationResult` with ``token_ids``, ``text``, ``steps``, ``ttft_ms``,
-        ``tpot_ms`` (ms; definitions as in vLLM's benchmark), ``e2e_ms``.
+        ``tpot_ms`` (ms; definitions as in vLLM's benchmark), ``e2e_ms``. The timings count
+        tokenisation, forward passes and choosing tokens, not the candidates' bookkeeping or
+        ``on_step``.
 
     Raises:
         TypeError: an argument of the wrong type (e.g. a prompt that is not a str).
         ValueError: empty prompt, ``max_new_tokens < 1``, ``temperature`` negative or not
             finite, ``top_k < 1``, ``top_p`` outside (0, 1], ``seed < 0``,
-            ``top_candidates < 0``, prompt + ``max_new_tokens`` beyond the context length.
+            ``top_candidates < 0``, prompt + ``max_new_tokens`` beyond the context length, a
+            prompt token the model has no row for (:func:`check_prompt_ids`).
     """
     t0 = time.perf_counter()
-    prompt_ids = encode_prompt(tokenizer, prompt)
+    ids, run = _prepare(model, tokenizer, prompt, max_new_tokens, temperature, top_k, top_p, seed, stop_at_eos,
+                        top_candidates)
     tokenize_ms = (time.perf_counter() - t0) * 1000.0
     steps: list[Step] = []
-    for step in stream(model, tokenizer, prompt, max_new_tokens, _prompt_ids=prompt_ids, **options):
+    for step in _steps(model, tokenizer, ids, use_cache=use_cache, **run):
         steps.append(step)
         if on_step is not None:
             on_step(step)
-    # Timings count the model's work only (tokenisation, forward passes, choosing tokens), not
-    # the top-candidate bookkeeping or the caller's display in on_step.
     ttft = tokenize_ms + steps[0].ms
     e2e = ttft + sum(s.ms for s in steps[1:])
-    stop = eos_ids(model, tokenizer) if options.get("stop_at_eos", True) else set()
-    return GenerationResult(steps=steps, **result_fields(tokenizer, prompt_ids, [s.token_id for s in steps],
-                                                         ttft, e2e, stop))
+    return GenerationResult(steps=steps, **result_fields(tokenizer, ids, [s.token_id for s in steps], ttft, e2e, run["stop"]))
 
 
 def result_fields(tokenizer, prompt_ids: list[int], token_ids: list[int], ttft_ms: float, e2e_ms: float,
@@ -445,10 +467,3 @@ def result_fields(tokenizer, prompt_ids: list[int], token_ids: list[int], ttft_m
     return dict(prompt_ids=prompt_ids, token_ids=token_ids, text=tokenizer.decode(token_ids, skip_special_tokens=True),
                 ttft_ms=ttft_ms, tpot_ms=tpot(e2e_ms, ttft_ms, len(token_ids)), e2e_ms=e2e_ms,
                 stopped_by="eos" if token_ids and token_ids[-1] in stop else "max_new_tokens")
-
-
-_sig = inspect.signature(stream)  # generate takes stream's arguments (less the internal one) and on_step
-generate.__signature__ = _sig.replace(
-    parameters=[p for p in _sig.parameters.values() if p.name != "_prompt_ids"]
-    + [inspect.Parameter("on_step", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Callable[[Step], None] | None")],
-    return_annotation="GenerationResult")

@@ -59,7 +59,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from .quiz.loading import (QuizError, QuizProblem, _message, _read_yaml, load_quizzes, notebook_id, quizzes_dir,
                            validate_entries)
 from .quiz.schema import NOTEBOOK_IDS, Option, _Identified, _Strict, field_error
-from .quiz.store import AnswerStore
+from .quiz.store import AnswerStore, text_problem
 from .quiz.submission import MAX_ANSWER_TEXT
 
 __all__ = [
@@ -469,6 +469,16 @@ def _display(obj: Any) -> None:
     display(obj)
 
 
+def _corrupt_notice(store: AnswerStore, exercise_id: str) -> str | None:
+    """The warning a widget shows when its own saved record cannot be read (None when it can):
+    the store's Korean problem line, and that answering again replaces the record."""
+    store.load()
+    for qid, problem in zip(store.problem_ids, store.problems):
+        if qid == exercise_id:
+            return _box(_WARN, f"⚠️ {_esc(problem)}")
+    return None
+
+
 _LIVE_VIEWS: dict[str, "weakref.WeakSet[PredictView]"] = {}
 """Prediction widgets alive in this kernel, by exercise id (so that :func:`reveal` can lock them)."""
 
@@ -500,7 +510,10 @@ class PredictView:
         self.view.add_class(f"decodelab-exercise-{ex.id}")
         _LIVE_VIEWS.setdefault(ex.id, weakref.WeakSet()).add(self)
         rec = self.store.get(ex.id)
-        if rec and rec.get("response") is None and rec.get("revealed") is not None:
+        corrupt = _corrupt_notice(self.store, ex.id)
+        if corrupt is not None:
+            self.feedback.value = corrupt
+        elif rec and rec.get("response") is None and rec.get("revealed") is not None:
             self.closed_without_prediction()
         elif rec and rec.get("response") is not None:
             self.set_value(rec["response"])
@@ -675,7 +688,10 @@ class WrittenView:
                            layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
         self.view.add_class(f"decodelab-exercise-{self.ex.id}")
         rec = self.store.get(self.ex.id)
-        if rec and isinstance(rec.get("response"), str):
+        corrupt = _corrupt_notice(self.store, self.ex.id)
+        if corrupt is not None:
+            self.feedback.value = corrupt
+        elif rec and isinstance(rec.get("response"), str):
             self.text.value = rec["response"]
             self._show_model("💾 저장된 답입니다. 고쳐 쓰고 다시 제출할 수 있습니다.")
 
@@ -694,11 +710,15 @@ class WrittenView:
         """Save the text and show the model answer and the rubric.
 
         Raises:
-            ValueError: (Korean) empty, or longer than 2,000 characters (the text stays in the box).
+            ValueError: (Korean) empty, longer than 2,000 characters, or holding a NUL or a lone
+                surrogate (the text stays in the box; nothing is saved).
         """
         text = self.text.value
         if not text.strip():
             raise ValueError("답이 비어 있습니다: 설명을 쓰고 제출하세요.")
+        why = text_problem(text)
+        if why is not None:
+            raise ValueError(f"연습 {self.ex.id}: {why}. 저장하지 않았습니다.")
         if len(text) > MAX_ANSWER_TEXT:
             raise ValueError(f"연습 {self.ex.id}: 답이 너무 깁니다 ({len(text):,}자): {MAX_ANSWER_TEXT:,}자 이내로 줄이세요. "
                              "저장하지 않았습니다.")

@@ -1,4 +1,9 @@
-"""`decodelab lab`: the lecturer's command. Opens JupyterLab on the course's first notebook.
+"""`decodelab lab`: opens JupyterLab on the course's first notebook (the student's start).
+
+Notebooks folder: ``--notebooks-dir DIR`` if given (it must exist); else the ``notebooks/`` folder
+of a source checkout at or above the current directory; else the student's own copy in
+``./decodelab-notebooks``, made from the notebooks bundled in the package (:func:`student_copy`,
+never overwriting a notebook already there).
 
 Runs JupyterLab's own launcher (``python -m jupyterlab``) with the same Python that runs
 decodelab, so the kernel sees the installed package, the bundled models and the widget
@@ -23,11 +28,11 @@ waits until JupyterLab has shut down and freed the port.
 
 from __future__ import annotations
 
-import argparse
 import errno
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,7 +42,9 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from ._check import fail, integer
+from ._check import check
+from ._cli import ArgumentParser
+from ._paths import NOTEBOOKS_DIR
 
 __all__ = [
     "DEFAULT_PORT",
@@ -51,6 +58,7 @@ __all__ = [
     "new_token",
     "pair_env",
     "port_is_free",
+    "student_copy",
     "url_line",
 ]
 
@@ -58,6 +66,8 @@ DEFAULT_PORT = 8888
 DEFAULT_HOST = "127.0.0.1"
 #: The course's first notebook, relative to the notebooks folder.
 FIRST_NOTEBOOK = "01_decode_phase.ipynb"
+#: Where ``decodelab lab`` puts a student's copy of the bundled notebooks when run outside a checkout.
+STUDENT_DIR = "decodelab-notebooks"
 #: How many ports after the default one are tried before giving up.
 PORT_SEARCH_SPAN = 20
 #: Seconds JupyterLab gets to shut down after a forwarded SIGTERM before it is killed.
@@ -71,11 +81,7 @@ class PortInUseError(RuntimeError):
 
 def _check_port(port) -> int:
     """The one port check of ``decodelab lab`` (TypeError for a non-integer, ValueError outside 1-65535)."""
-    why = "포트(--port)는 1~65535 사이의 정수여야 합니다"
-    p = integer("port", port, why, "1~65535", low=1)
-    if p > 65535:
-        raise fail("port", port, why, "1~65535")
-    return p
+    return check("port", port, "포트(--port)", low=1, high=65535, integer=True)
 
 def port_is_free(port: int, host: str = DEFAULT_HOST) -> bool:
     """Whether a TCP server could listen on ``host:port`` right now.
@@ -161,30 +167,52 @@ def _suggest(after: int, host: str) -> int:
         return sock.getsockname()[1]
 
 
-def find_notebooks_dir(start: str | Path | None = None) -> Path:
-    """Locate the course's ``notebooks/`` folder.
+def find_notebooks_dir(start: str | Path | None = None) -> Path | None:
+    """The course's ``notebooks/`` folder of a source checkout at or above ``start``, if any.
 
-    Looks, in order, in ``start`` (default: the current directory) and each of its parents, for a
-    ``notebooks/`` folder holding the first notebook, then in the source checkout this package
-    was installed from (``<repo>/notebooks``).
+    Looks in ``start`` (default: the current directory) and each of its parents for a
+    ``notebooks/`` folder (or the folder itself) holding the first notebook.
 
     Returns:
-        The absolute path of the folder.
-
-    Raises:
-        FileNotFoundError: none found; the Korean message names ``--notebooks-dir``.
+        The absolute path of the folder, or None when there is none (then :func:`student_copy`
+        makes the student's own copy of the bundled notebooks).
     """
     here = Path(start or Path.cwd()).resolve()
-    candidates = [here, *here.parents, Path(__file__).resolve().parent.parent]
-    for base in candidates:
+    for base in (here, *here.parents):
         for folder in (base / "notebooks", base):
             if (folder / FIRST_NOTEBOOK).is_file():
                 return folder
-    raise FileNotFoundError(
-        f"강좌 노트북 폴더(notebooks/, 첫 노트북 {FIRST_NOTEBOOK})를 찾지 못했습니다 "
-        f"(찾아본 곳: {here} 와 그 상위 폴더). 저장소 폴더에서 실행하거나 "
-        f"--notebooks-dir 로 폴더를 지정하세요."
-    )
+    return None
+
+
+def student_copy(dest: str | Path = STUDENT_DIR) -> tuple[Path, list[str]]:
+    """Copy the course notebooks bundled in the package into ``dest`` (created if missing).
+
+    The notebooks are read from :data:`decodelab._paths.NOTEBOOKS_DIR` (``importlib.resources``),
+    so an installed wheel gives a student the same notebooks as the repository. A notebook already
+    in ``dest`` is never overwritten: the student's work is kept, only missing ones are added.
+
+    Returns:
+        ``(absolute dest, names of the notebooks copied now)``.
+
+    Raises:
+        FileNotFoundError: the package holds no notebooks (Korean message).
+    """
+    bundled = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")) if NOTEBOOKS_DIR.is_dir() else []
+    if not bundled:
+        raise FileNotFoundError(
+            f"패키지에 강좌 노트북이 없습니다({NOTEBOOKS_DIR}). decodelab을 다시 설치하거나 "
+            f"--notebooks-dir 로 노트북 폴더를 지정하세요."
+        )
+    dest = Path(dest).resolve()
+    dest.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for src in bundled:
+        target = dest / src.name
+        if not target.exists():
+            shutil.copyfile(src, target)
+            copied.append(src.name)
+    return dest, copied
 
 
 def new_token() -> str:
@@ -248,8 +276,8 @@ def build_command(
     return cmd
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def _parser() -> ArgumentParser:
+    p = ArgumentParser(
         prog="decodelab lab",
         description="강좌의 첫 노트북(notebooks/01_decode_phase.ipynb)을 JupyterLab에서 엽니다.",
     )
@@ -260,7 +288,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"JupyterLab 포트 (기본 {DEFAULT_PORT}; 기본 포트가 사용 중이면 다음 빈 포트를 씁니다)",
     )
     p.add_argument("--no-browser", action="store_true", help="브라우저를 자동으로 열지 않습니다 (주소만 출력)")
-    p.add_argument("--notebooks-dir", type=Path, default=None, help="노트북 폴더 (기본: 현재 폴더에서 찾은 notebooks/)")
+    p.add_argument("--notebooks-dir", type=Path, default=None, help=f"노트북 폴더 (기본: 현재 폴더나 그 위의 notebooks/, 없으면 ./{STUDENT_DIR}에 패키지의 노트북을 복사)")
     p.add_argument("--notebook", default=FIRST_NOTEBOOK, help=f"처음 열 노트북 파일 이름 (기본 {FIRST_NOTEBOOK})")
     p.add_argument("--target", type=Path, default=None,
                    help="대상 모델 폴더 (모든 노트북이 이 모델을 씀; DECODELAB_TARGET으로 전달)")
@@ -281,15 +309,15 @@ def pair_env(target: Path | None, draft: Path | None) -> dict[str, str]:
         ValueError: ``--draft`` without ``--target``.
         FileNotFoundError: a folder is missing or has no config.json.
     """
-    from .models import ENV_DRAFT, ENV_TARGET, _check_folder
+    from .models import ENV_DRAFT, ENV_TARGET, check_folder
 
     if target is None:
         if draft is not None:
             raise ValueError("--draft만 주었습니다: 초안 모델은 대상 모델과 함께 쓰니 --target 폴더도 주세요.")
         return {}
-    env = {ENV_TARGET: str(_check_folder(target, "대상(target)").resolve())}
+    env = {ENV_TARGET: str(check_folder(target, "대상(target)").resolve())}
     if draft is not None:
-        env[ENV_DRAFT] = str(_check_folder(draft, "초안(draft)").resolve())
+        env[ENV_DRAFT] = str(check_folder(draft, "초안(draft)").resolve())
     return env
 
 
@@ -425,8 +453,24 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     try:
-        folder = args.notebooks_dir.resolve() if args.notebooks_dir else find_notebooks_dir()
-        if not (folder / args.notebook).is_file():
+        if args.notebooks_dir is not None:
+            folder = args.notebooks_dir.resolve()
+            if not folder.is_dir():
+                raise FileNotFoundError(
+                    f"노트북 폴더 {folder} 이(가) 없습니다. --notebooks-dir 에 있는 폴더를 주거나, "
+                    f"이 옵션을 빼면 ./{STUDENT_DIR} 에 강좌 노트북을 복사해 엽니다."
+                )
+        else:
+            folder = find_notebooks_dir()
+            if folder is None and args.dry_run:
+                folder = Path(STUDENT_DIR).resolve()
+                print(f"(--dry-run: 패키지의 강좌 노트북을 {folder} 에 복사할 것입니다)", file=sys.stderr)
+            elif folder is None:
+                folder, copied = student_copy(STUDENT_DIR)
+                if copied:
+                    print(f"강좌 노트북 {len(copied)}개를 {folder} 에 복사했습니다 (내 노트북은 덮어쓰지 않습니다).",
+                          file=sys.stderr)
+        if not (folder / args.notebook).is_file() and not (args.dry_run and (NOTEBOOKS_DIR / args.notebook).is_file()):
             raise FileNotFoundError(
                 f"노트북 {folder / args.notebook} 이(가) 없습니다. --notebook 으로 있는 파일 이름을 주세요 "
                 f"(있는 노트북: {', '.join(sorted(p.name for p in folder.glob('*.ipynb'))) or '없음'})."

@@ -12,8 +12,8 @@ Read top to bottom:
 4. the **agent loop**: prefill, decode, tool call, repeated, on rates (:func:`agent_loop`), with
    :func:`agent_rates` turning a hardware profile into those rates.
 
-The profiles it runs on (:class:`Hardware`, :class:`Link`, :class:`ModelProfile`, ``get_*``) live
-in :mod:`decodelab.profiles` and are re-exported here. The times are lower bounds: no kernel
+The profiles it runs on (:class:`~decodelab.profiles.Hardware`, :class:`~decodelab.profiles.Link`,
+:class:`~decodelab.profiles.ModelProfile`, ``get_*``) live in :mod:`decodelab.profiles`. The times are lower bounds: no kernel
 launch or framework overhead (which dominates tiny models on a CPU), no queueing or scheduler, no
 chip-to-chip time unless passed (``comm_ms``, ``hop_ms``), perfect utilisation unless ``mfu`` /
 ``mbu`` < 1. Units: bytes, bytes/s, FLOP, FLOP/s, tokens, ms (``_ms``), s (``_s``). Bad input:
@@ -23,24 +23,16 @@ TypeError for a non-number, ValueError for a value outside what is allowed, both
 
 from __future__ import annotations
 
-import functools
-import importlib
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._check import check as _check
-from .profiles import (DTYPE_BYTES, HARDWARE_NAMES, LINK_NAMES, MODEL_NAMES, Hardware, Link, ModelProfile,
-                       get_hardware, get_link, get_model, measure_this_computer, model_from_config)
+from ._check import check as _check, check_gamma, fail
+from .profiles import Hardware, Link, ModelProfile, get_hardware, get_link
 
 __all__ = [
-    # profiles (decodelab.profiles)
-    "DTYPE_BYTES", "HARDWARE_NAMES", "LINK_NAMES", "MODEL_NAMES", "Hardware", "Link", "ModelProfile",
-    "get_hardware", "get_link", "get_model", "model_from_config", "measure_this_computer",
-    # the latency model
     "Roofline", "StepEstimate", "DisaggregatedResult", "SpeculativeConfig", "AgentRates", "AgentLoopResult",
     "roofline", "kv_bytes_per_token", "prefill_flops", "estimate_prefill_ms", "estimate_decode_step",
     "estimate_decode_step_ms", "estimate_ttft_ms", "estimate_tpot_ms", "estimate_e2e_ms",
@@ -48,8 +40,6 @@ __all__ = [
     "kv_transfer_ms", "disaggregated", "layer_split_decode_ms",
     "expected_tokens_per_call", "expected_speedup", "optimal_gamma",
     "agent_rates", "agent_loop", "amdahl_speedup",
-    # deprecated aliases (one release)
-    "prefill_ms", "decode_step", "decode_step_ms", "ttft_ms", "tpot_ms", "e2e_ms", "speculative_speedup",
 ]
 
 
@@ -316,7 +306,7 @@ def chips_needed(model: ModelProfile, hardware: Hardware | str, context_tokens=0
     """
     hw = get_hardware(hardware)
     if hw.memory_bytes is None:
-        raise ValueError(f"hardware={hw.name!r}: 메모리 용량(memory_bytes)을 알아야 합니다 (허용: 용량이 있는 프로필)")
+        raise fail("hardware", hw.name, "메모리 용량(memory_bytes)을 알아야 합니다", "용량이 있는 프로필")
     s = _arg("context_tokens", context_tokens)
     b = _arg("batch", batch)
     return int(math.ceil(_decode(model, hw, s, b).bytes / hw.memory_bytes))
@@ -406,7 +396,7 @@ def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lp
     b = _arg("batch", batch)
     hops = 2 * model.n_layers * _check("hop_ms", hop_ms, "칩 사이를 한 번 건너는 시간(ms)")
     if lpu_parallel not in ("pipeline", "ideal"):
-        raise ValueError(f"lpu_parallel={lpu_parallel!r}: LPU가 가중치를 나누는 방식을 골라야 합니다 (허용: pipeline, ideal)")
+        raise fail("lpu_parallel", lpu_parallel, "LPU가 가중치를 나누는 방식을 골라야 합니다", "pipeline, ideal")
     share = l.n_chips if lpu_parallel == "pipeline" else 1
     r = _decode(model, None, s, b)  # the step's FLOPs and bytes, split into its KV and weight parts
     gpu_ms = np.maximum(r.kv_bytes / g.bandwidth, r.attention_flops / g.flops_for(model.kv_dtype)) * 1e3
@@ -422,7 +412,7 @@ def layer_split_decode_ms(model: ModelProfile, gpu: Hardware | str = "Rubin", lp
 
 def _spec_args(alpha, gamma, c=0.0, array=True):
     return (_check("alpha", alpha, "토큰 하나의 수락 확률(alpha)", high=1, array=array),
-            _check("gamma", gamma, "초안 토큰 수(gamma, num_speculative_tokens)", low=1, integer=True, array=True),
+            check_gamma(gamma, array=True),
             _check("c", c, "초안/대상 한 스텝 시간 비(c)", array=array))
 
 
@@ -580,7 +570,7 @@ class AgentLoopResult:
 def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, decode_ms_per_token=None,
                prefill_tokens_per_s=None, transfer_ms_per_call=0.0, initial_context_tokens: int = 0,
                context_growth_per_call: int = 0, prefix_caching: bool = True,
-               speculative: SpeculativeConfig | None = None, **legacy) -> AgentLoopResult:
+               speculative: SpeculativeConfig | None = None) -> AgentLoopResult:
     """An agent loop: ``depth`` times [prefill the new context, decode an answer, run a tool].
 
     Call i starts with ``initial + i x growth`` context tokens and prefills the new ones (with
@@ -597,32 +587,16 @@ def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, dec
             (one per call, e.g. from :func:`agent_rates`).
         initial_context_tokens, context_growth_per_call: integers >= 0 (no sourced default).
         speculative: :class:`SpeculativeConfig`; TPOT is divided by its speed-up.
-        **legacy: deprecated ``model``, ``hardware``, ``decode_hardware``, ``link``, ``mfu``:
-            rates from :func:`agent_rates` (with a DeprecationWarning); explicit rates win.
 
     Returns:
         :class:`AgentLoopResult` (arrays of shape (depth,), ms).
 
     Raises:
-        TypeError: a missing rate, an unknown keyword, a non-number. ValueError: a bad value or shape.
+        TypeError: a missing rate, a non-number. ValueError: a bad value or shape.
     """
-    if legacy:
-        if set(legacy) - {"model", "hardware", "decode_hardware", "link", "mfu"} or None in (
-                legacy.get("model"), legacy.get("hardware")):
-            raise TypeError(f"{', '.join(sorted(legacy))}: agent_loop가 모르는 인자이거나 model·hardware 중 하나가 "
-                            "빠졌습니다 (허용: 속도 인자, 또는 agent_rates(model, hardware, ...).kwargs)")
-        warnings.warn("agent_loop(model=..., hardware=...)는 다음 릴리스에서 없어집니다: "
-                      "agent_loop(..., **agent_rates(model, hardware, depth, n, ...).kwargs)를 쓰세요",
-                      DeprecationWarning, stacklevel=2)
-        r = agent_rates(legacy.pop("model"), legacy.pop("hardware"), depth, output_tokens_per_call, **legacy,
-                        initial_context_tokens=initial_context_tokens, context_growth_per_call=context_growth_per_call,
-                        prefix_caching=prefix_caching)
-        decode_ms_per_token = r.decode_ms_per_token if decode_ms_per_token is None else decode_ms_per_token
-        prefill_tokens_per_s = r.prefill_tokens_per_s if prefill_tokens_per_s is None else prefill_tokens_per_s
-        transfer_ms_per_call = r.transfer_ms_per_call
     for name, v in (("decode_ms_per_token", decode_ms_per_token), ("prefill_tokens_per_s", prefill_tokens_per_s)):
         if v is None:
-            raise TypeError(f"{name}=None: 속도가 있어야 합니다 (허용: 수 또는 호출별 배열; 하드웨어에서 구하려면 agent_rates)")
+            raise fail(name, None, "속도가 있어야 합니다", "수 또는 호출별 배열; 하드웨어에서 구하려면 agent_rates", TypeError)
     n = _arg("output_tokens_per_call", output_tokens_per_call)
     depth, ctx, new, _ = _schedule(depth, initial_context_tokens, context_growth_per_call, prefix_caching)
 
@@ -631,8 +605,8 @@ def agent_loop(depth: int, output_tokens_per_call: int, tool_ms_per_call, *, dec
         try:
             return np.broadcast_to(np.asarray(v, dtype=float), (depth,))
         except ValueError:
-            raise ValueError(f"{name}=array{np.shape(v)}: {what}의 모양이 호출 수와 맞지 않습니다 "
-                             f"(허용: 수 하나 또는 모양 ({depth},))") from None
+            raise fail(name, v, f"{what}의 모양이 호출 수와 맞지 않습니다", f"수 하나 또는 모양 ({depth},)",
+                       shape=True) from None
 
     tool = per_call("tool_ms_per_call", tool_ms_per_call, "호출당 도구 지연(ms)")
     tpot = per_call("decode_ms_per_token", decode_ms_per_token, "토큰당 디코드 지연(ms)")
@@ -658,36 +632,3 @@ def amdahl_speedup(fraction, factor):
     f = _check("fraction", fraction, "빨라지는 부분의 비율(fraction)", high=1, array=True)
     return _out(1.0 / ((1.0 - f) + f / _check("factor", factor, "빨라지는 배수(factor)", strict=True,
                                                                inf=True, array=True)))
-
-
-# ============================================================================================
-# deprecated aliases (one release; the roofline estimates were renamed so that ``decode_step``
-# means one thing, decodelab.decode_step) and names that moved, both resolved on access (PEP 562)
-
-_RENAMED = {"prefill_ms": estimate_prefill_ms, "decode_step": estimate_decode_step,
-            "decode_step_ms": estimate_decode_step_ms, "ttft_ms": estimate_ttft_ms, "tpot_ms": estimate_tpot_ms,
-            "e2e_ms": estimate_e2e_ms, "speculative_speedup": expected_speedup}
-_MOVED = {"rate_presets": "decodelab.widgets.latency", "RatePreset": "decodelab.widgets.latency"}
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    if name not in _RENAMED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    new = _RENAMED[name]
-
-    @functools.wraps(new)  # help() shows the new signature
-    def alias(*args, **kwargs):
-        warnings.warn(f"latency.{name}는 다음 릴리스에서 없어집니다: latency.{new.__name__}를 쓰세요",
-                      DeprecationWarning, stacklevel=2)
-        return new(*args, **kwargs)
-
-    alias.__name__ = alias.__qualname__ = name
-    alias.__doc__ = f"Deprecated alias of :func:`{new.__name__}` (emits DeprecationWarning)."
-    globals()[name] = alias  # made once
-    return alias
-
-
-def __dir__():
-    return sorted([*globals(), *_RENAMED, *_MOVED])

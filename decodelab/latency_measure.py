@@ -28,8 +28,9 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .decoding import decode_step, encode_prompt, prefill
-from ._check import check as _check
+from .decoding import decode_step, prefill
+from .models import format_prompt
+from ._check import check as _check, fail
 from ._torch import threads
 
 __all__ = ["prompt_ids", "measure_ttft", "measure_tpot", "fit_line", "last_level_cache", "matmul_size",
@@ -63,7 +64,7 @@ def prompt_ids(tokenizer, n_tokens: int) -> torch.Tensor:
         TypeError / ValueError: ``n_tokens`` not an integer >= 1.
     """
     n_tokens = _check("n_tokens", n_tokens, "프롬프트 토큰 수", low=1, integer=True)
-    base = encode_prompt(tokenizer, _TEXT)
+    base = format_prompt(tokenizer, _TEXT)
     reps = -(-n_tokens // len(base))
     return torch.tensor([(base * reps)[:n_tokens]], dtype=torch.long)
 
@@ -88,8 +89,8 @@ def measure_ttft(model, tokenizer, prompt_lengths: Sequence[int] = (8, 32, 64, 1
         repeats: timed calls per length (>= 1); the median is reported.
         warmup: untimed calls before timing (>= 0), on the first length.
         num_threads: torch CPU threads while measuring (restored afterwards); default 1, because
-            on a machine shared with other work, idle-spinning worker threads can make a tiny
-            model 10x slower and the timings erratic. ``None`` keeps torch's setting.
+            on a machine shared with other work, idle-spinning worker threads make a tiny
+            model's timings erratic. ``None`` keeps torch's setting.
 
     Returns:
         ``{"prompt_tokens": [S...], "ttft_ms": [median ms...], "all_ms": [[ms per repeat]...]}``:
@@ -195,8 +196,8 @@ def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     """
     xs, ys = (np.atleast_1d(_check(k, v, "점의 좌표", low=-np.inf, array=True)) for k, v in (("x", x), ("y", y)))
     if xs.shape != ys.shape or xs.size < 2:
-        raise ValueError(f"x=array{xs.shape}, y=array{ys.shape}: 두 좌표 목록의 길이가 다릅니다 "
-                         "(허용: 길이가 같고 점이 2개 이상)")
+        raise fail("x", xs, f"두 좌표 목록의 길이가 다르거나 점이 2개보다 적습니다 (y=array{ys.shape})",
+                   "길이가 같고 점이 2개 이상", shape=True)
     slope, intercept = np.polyfit(xs, ys, 1)
     return float(intercept), float(slope)
 

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._check import fail, integer
+from ._check import check, fail
 from ._paths import MODELS_DIR
 from ._torch import set_threads
+from .profiles import dtype_key
 
-#: Folder of the bundled models (``target/``, ``draft/``, ``tokenizer/``, ``MODEL_CARD.md``).
-BUNDLED_DIR = MODELS_DIR
 #: Environment variables that point the whole course at another local pair (see README).
 ENV_TARGET, ENV_DRAFT = "DECODELAB_TARGET", "DECODELAB_DRAFT"
 
@@ -49,8 +48,8 @@ class ModelPair:
     @property
     def is_bundled(self) -> bool:
         """True when both models are the ones shipped in ``decodelab/assets/models``."""
-        return (self.target_path.resolve() == (BUNDLED_DIR / "target").resolve()
-                and self.draft_path.resolve() == (BUNDLED_DIR / "draft").resolve())
+        return (self.target_path.resolve() == (MODELS_DIR / "target").resolve()
+                and self.draft_path.resolve() == (MODELS_DIR / "draft").resolve())
 
     @property
     def shared_vocab_size(self) -> int:
@@ -71,23 +70,25 @@ class ModelPair:
                 f"DECODELAB_TARGET·DECODELAB_DRAFT 또는 직접 지정)")
 
 
-def _check_folder(path, role: str) -> Path:
+def check_folder(path, role: str) -> Path:
+    """``path`` as a ``Path`` to a local Hugging Face model folder (one with ``config.json``);
+    ``role`` names the model in the message (e.g. ``"대상(target)"``).
+
+    Raises:
+        TypeError: ``path`` is neither a str nor a ``PathLike``.
+        FileNotFoundError: no such folder, or no ``config.json`` in it.
+    """
     if not isinstance(path, (str, os.PathLike)):
         raise fail("path", path, f"{role} 모델 경로는 글(str)이나 Path여야 합니다 (받은 것: {type(path).__name__})",
                    "로컬 모델 폴더의 경로 (str 또는 Path)", TypeError)
     path = Path(path).expanduser()
     if not path.is_dir():
-        raise FileNotFoundError(
-            f"{role} 모델 폴더를 찾을 수 없습니다: {str(path)!r}. 로컬 폴더 경로(config.json과 가중치가 든 폴더)를 "
-            f"주세요. decodelab은 허브에서 내려받지 않습니다. / model folder not found: {str(path)!r}"
-        )
+        raise fail("path", str(path), f"{role} 모델 폴더를 찾을 수 없습니다 (decodelab은 허브에서 내려받지 않습니다)",
+                   "config.json과 가중치가 든 로컬 폴더의 경로", FileNotFoundError)
     if not (path / "config.json").is_file():
-        raise FileNotFoundError(
-            f"{str(path)!r}에 config.json이 없습니다: Hugging Face 형식의 모델 폴더가 아닙니다. "
-            f"(save_pretrained로 저장한 폴더를 주세요.) / no config.json in {str(path)!r}"
-        )
+        raise fail("path", str(path), "폴더에 config.json이 없습니다: Hugging Face 형식의 모델 폴더가 아닙니다",
+                   "save_pretrained로 저장한 폴더", FileNotFoundError)
     return path
-
 
 
 def resolve_device(device: str = "auto", *, bundled: bool = False) -> str:
@@ -104,11 +105,11 @@ def resolve_device(device: str = "auto", *, bundled: bool = False) -> str:
     import torch
 
     if not isinstance(device, str):
-        raise TypeError(f"device={device!r}: 장치(device)는 글(str)이어야 합니다 (허용: auto, cpu, cuda, mps).")
+        raise fail("device", device, "장치(device)는 글(str)이어야 합니다", "auto, cpu, cuda, mps", TypeError)
     name = device.strip().lower()
     kind = name.split(":", 1)[0]
     if kind not in ("auto", "cpu", "cuda", "mps"):
-        raise ValueError(f"device={device!r}: 알 수 없는 장치입니다 (허용: auto, cpu, cuda, cuda:N, mps).")
+        raise fail("device", device, "알 수 없는 장치입니다", "auto, cpu, cuda, cuda:N, mps")
     has_mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
     if kind == "auto":
         if bundled:
@@ -121,16 +122,16 @@ def resolve_device(device: str = "auto", *, bundled: bool = False) -> str:
     return name
 
 
-_DTYPE_NAMES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
-                "half": "float16", "fp32": "float32", "float32": "float32", "float": "float32"}
+#: torch names of the number formats weights can have in memory (keys: :func:`decodelab.profiles.dtype_key`)
+_TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
 def resolve_dtype(dtype, device: str):
     """The torch dtype the weights get in memory.
 
     ``None`` or ``"auto"``: float32 on CPU; bfloat16 on a CUDA GPU that supports it (Ampere and
-    later), else float16; float16 on ``mps``. Strings ``"bf16"``/``"fp16"``/``"fp32"`` (or the
-    torch names) and torch dtypes are taken as given.
+    later), else float16; float16 on ``mps``. Strings ``"bf16"``/``"fp16"``/``"fp32"`` (or any
+    name :func:`decodelab.profiles.dtype_key` knows for them) and torch dtypes are taken as given.
 
     Raises:
         TypeError: not None, a str or a ``torch.dtype``.
@@ -143,13 +144,17 @@ def resolve_dtype(dtype, device: str):
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.float16 if device.startswith("mps") else torch.float32
     if isinstance(dtype, str):
-        name = _DTYPE_NAMES.get(dtype.strip().lower().replace("torch.", ""))
+        allowed = "auto, bf16, fp16, fp32 또는 torch dtype"
+        try:
+            name = _TORCH_DTYPES.get(dtype_key(dtype))
+        except ValueError:
+            name = None
         if name is None:
-            raise ValueError(f"dtype={dtype!r}: 알 수 없는 자료형입니다 (허용: auto, bf16, fp16, fp32 또는 torch dtype).")
+            raise fail("dtype", dtype, "알 수 없는 자료형이거나 메모리의 가중치에 쓸 수 없는 자료형입니다", allowed)
         return getattr(torch, name)
     if isinstance(dtype, torch.dtype):
         if not dtype.is_floating_point:
-            raise ValueError(f"dtype={dtype!r}: 가중치 자료형은 부동소수점이어야 합니다 (허용: bf16, fp16, fp32).")
+            raise fail("dtype", dtype, "가중치 자료형은 부동소수점이어야 합니다", "bf16, fp16, fp32")
         return dtype
     raise fail("dtype", dtype, "자료형(dtype)은 None, 글(str) 또는 torch.dtype이어야 합니다", "None, auto, bf16, fp16, fp32 또는 torch dtype",
                TypeError)
@@ -175,21 +180,18 @@ def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
-    folder = _check_folder(Path(path), role)
+    folder = check_folder(Path(path), role)
     was_enabled = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # no "Loading weights" bars in a student's notebook
     try:
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype or torch.float32, local_files_only=True)
     except OSError as exc:  # config.json without weights, or unreadable weight files
-        raise FileNotFoundError(
-            f"{role} 모델 폴더 {str(folder)!r}에서 가중치를 읽지 못했습니다: {exc}. model.safetensors(또는 "
-            f"pytorch_model.bin)까지 모두 내려받았는지 확인하세요 (README \"내 모델로 돌리기\")."
-        ) from exc
+        raise fail("path", str(folder), f"{role} 모델 폴더에서 가중치를 읽지 못했습니다 ({exc})",
+                   'model.safetensors(또는 pytorch_model.bin)까지 모두 내려받은 폴더 (README "내 모델로 돌리기")',
+                   FileNotFoundError) from exc
     except (ValueError, KeyError) as exc:
-        raise ValueError(
-            f"{role} 모델 폴더 {str(folder)!r}를 인과 언어 모델(causal LM)로 읽지 못했습니다: {exc}. "
-            f"AutoModelForCausalLM으로 읽히는 모델(Llama, Qwen2, Mistral, Gemma, GPT-2 등)이어야 합니다."
-        ) from exc
+        raise fail("path", str(folder), f"{role} 모델 폴더를 인과 언어 모델(causal LM)로 읽지 못했습니다 ({exc})",
+                   "AutoModelForCausalLM으로 읽히는 모델 (Llama, Qwen2, Mistral, Gemma, GPT-2 등)") from exc
     finally:
         if was_enabled:
             hf_logging.enable_progress_bar()
@@ -209,7 +211,8 @@ def load_tokenizer(path: str | os.PathLike):
 
     folder = Path(path).expanduser()
     if not folder.is_dir():
-        raise FileNotFoundError(f"토크나이저 폴더를 찾을 수 없습니다: {str(folder)!r} / tokenizer folder not found")
+        raise fail("path", str(folder), "토크나이저 폴더를 찾을 수 없습니다", "토크나이저가 저장된 로컬 폴더",
+                   FileNotFoundError)
     return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
 
 
@@ -241,25 +244,28 @@ def check_same_vocabulary(target, draft, tokenizer=None, draft_tokenizer=None) -
     vt, vd = vocab_size(target), vocab_size(draft)
     if tokenizer is None:
         if vt != vd:
-            raise ValueError(
-                f"초안 모델과 대상 모델의 어휘(vocabulary) 크기가 다릅니다: target {vt}, draft {vd}. "
-                f"토크나이저를 함께 주면 공통 어휘로 비교합니다. / draft and target vocabularies differ"
-            )
+            raise fail("draft", type(draft).__name__,
+                       f"초안 모델과 대상 모델의 어휘(vocabulary) 크기가 다릅니다: target {vt}, draft {vd}",
+                       "출력층 행 수가 같은 모델 쌍, 또는 tokenizer를 함께 주면 공통 어휘로 비교")
         return
     n = len(tokenizer)
     if n > min(vt, vd):
         who = "대상(target)" if vt < n else "초안(draft)"
-        raise ValueError(
-            f"토크나이저 어휘({n}개 토큰)가 {who} 모델의 출력층({min(vt, vd)}행)보다 큽니다: 이 모델은 다른 "
-            f"토크나이저로 학습한 모델입니다 (target {vt}행, draft {vd}행). 투기적 디코딩에는 같은 토크나이저를 "
-            f"쓰는 모델 쌍이 필요합니다 (예: Qwen2.5 0.5B + 1.5B). / tokenizer does not fit the {who} model's vocabulary"
-        )
+        rows = min(vt, vd)
+        added = sorted(i for i in getattr(tokenizer, "get_added_vocab", dict)().values() if i >= rows)
+        if added:
+            why = (f"토크나이저에 추가한 특수 토큰(added special tokens) {len(added)}개(번호 {added[0]}~{added[-1]})는 "
+                   f"모델에 행이 없습니다")
+            fix = "추가한 특수 토큰을 빼거나, model.resize_token_embeddings(len(tokenizer))로 행을 늘리고 학습한 모델"
+        else:
+            why = "이 토크나이저의 토큰 중 모델에 행이 없는 것이 있습니다: 다른 토크나이저로 학습한 모델입니다"
+            fix = "같은 토크나이저로 학습한 모델 쌍 (예: Qwen2.5 0.5B + 1.5B)"
+        raise fail("len(tokenizer)", n, f"토크나이저 어휘({n}개 토큰)가 {who} 모델의 출력층({rows}행)보다 큽니다: "
+                   f"{why} (target {vt}행, draft {vd}행)", fix)
     if draft_tokenizer is not None and draft_tokenizer.get_vocab() != tokenizer.get_vocab():
-        raise ValueError(
-            "초안 모델 폴더의 토크나이저가 대상 모델의 토크나이저와 다릅니다 (토큰 번호가 다름). "
-            "투기적 디코딩에는 같은 토크나이저로 학습한 모델 쌍이 필요합니다 (예: Qwen2.5 0.5B + 1.5B). "
-            "/ draft and target tokenizers differ"
-        )
+        raise fail("draft_tokenizer", type(draft_tokenizer).__name__,
+                   "초안 모델 폴더의 토크나이저가 대상 모델의 토크나이저와 다릅니다 (토큰 번호가 다름)",
+                   "같은 토크나이저로 학습한 모델 쌍 (예: Qwen2.5 0.5B + 1.5B)")
 
 
 def format_prompt(tokenizer, prompt) -> list[int]:
@@ -267,13 +273,14 @@ def format_prompt(tokenizer, prompt) -> list[int]:
 
     Args:
         tokenizer: a transformers tokenizer.
-        prompt: a non-empty str (tokenised without special tokens, as the course always did),
+        prompt: a non-empty str (tokenised without special tokens, so no BOS is added),
             or a non-empty list of messages ``[{"role": "user", "content": "..."}, ...]``
             (instruct models): rendered with the tokenizer's chat template and
             ``add_generation_prompt=True``, so the model answers as the assistant.
 
     Returns:
-        list of int token ids (``decoding.encode_prompt`` calls this).
+        list of int token ids (what :func:`decodelab.generate` and
+        :func:`decodelab.speculative_generate` feed the model).
 
     Raises:
         TypeError: ``prompt`` is neither a str nor a list of messages; a message is not a dict
@@ -328,10 +335,9 @@ def load_models(
             numerics; bf16/fp16 results may differ from fp32 ones where two logits are close.
         threads: torch intra-op threads for this process (``torch.set_num_threads``).
             ``"auto"`` (default): 1 for the bundled pair, torch's own setting otherwise.
-            A tiny model's decode step is dominated by per-call overhead, and on a shared
-            2-core machine two threads waiting for each other made single steps 10-50x slower
-            at random (measured here: a 4.5 ms step took 240 ms), which would make every timing
-            in the course noise. ``None`` leaves torch's setting alone (right for large models).
+            A tiny model's decode step is dominated by per-call overhead, and threads waiting for
+            each other on a busy machine make its timings noise. ``None`` leaves torch's setting
+            alone (right for large models).
 
     Returns:
         :class:`ModelPair` (``.target``, ``.draft``, ``.tokenizer``, ``.device``, ``.dtype``).
@@ -347,7 +353,7 @@ def load_models(
             tokenizer); an unknown or absent device; an unknown dtype; ``threads`` < 1.
     """
     if not (threads is None or threads == "auto"):
-        integer("threads", threads, "torch 스레드 수는 1 이상의 정수여야 합니다", '1 이상의 정수, "auto" 또는 None', low=1)
+        check("threads", threads, "torch 스레드 수", low=1, integer=True, hint='"auto" 또는 None')
     t_role, d_role = "대상(target)", "초안(draft)"
     if target is None and draft is None:
         target = os.environ.get(ENV_TARGET) or None
@@ -358,14 +364,14 @@ def load_models(
         if draft is not None:
             d_role = f"환경 변수 {ENV_DRAFT}에 적은 초안(draft)"
     if target is None:
-        tpath = BUNDLED_DIR / "target"
-        dpath = BUNDLED_DIR / "draft" if draft is None else _check_folder(draft, d_role)
+        tpath = MODELS_DIR / "target"
+        dpath = MODELS_DIR / "draft" if draft is None else check_folder(draft, d_role)
     else:
-        tpath = _check_folder(target, t_role)
-        dpath = _check_folder(draft, d_role) if draft is not None else tpath
-    tpath = _check_folder(tpath, t_role)
-    dpath = _check_folder(dpath, d_role)
-    is_bundled = tpath.resolve() == (BUNDLED_DIR / "target").resolve() and dpath.resolve() == (BUNDLED_DIR / "draft").resolve()
+        tpath = check_folder(target, t_role)
+        dpath = check_folder(draft, d_role) if draft is not None else tpath
+    tpath = check_folder(tpath, t_role)
+    dpath = check_folder(dpath, d_role)
+    is_bundled = tpath.resolve() == (MODELS_DIR / "target").resolve() and dpath.resolve() == (MODELS_DIR / "draft").resolve()
     dev = resolve_device(device, bundled=is_bundled)
     torch_dtype = resolve_dtype(dtype, dev)
     if threads == "auto":
@@ -389,7 +395,7 @@ _CACHE: dict = {}
 def bundled() -> ModelPair:
     """The bundled pair, loaded once per process and shared (tests and :func:`default_pair`)."""
     if "pair" not in _CACHE:
-        _CACHE["pair"] = load_models(BUNDLED_DIR / "target", BUNDLED_DIR / "draft")
+        _CACHE["pair"] = load_models(MODELS_DIR / "target", MODELS_DIR / "draft")
     return _CACHE["pair"]
 
 

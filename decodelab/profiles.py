@@ -4,7 +4,7 @@
 transfer) and :class:`ModelProfile` (sizes from a Hugging Face config) come from one table,
 ``decodelab/assets/presets.csv`` (a source column per row: facts/hardware.md or the published
 config.json), plus ``"this-computer"``, measured at run time (:func:`measure_this_computer`).
-:mod:`decodelab.latency` re-exports every public name here. Units: bytes, bytes/s, FLOP/s.
+:mod:`decodelab.latency` computes on them. Units: bytes, bytes/s, FLOP/s.
 """
 
 from __future__ import annotations
@@ -20,28 +20,33 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._check import check as _check
-from ._paths import ASSETS, MODELS_DIR
+from ._check import check as _check, fail
+from ._paths import ASSETS, MODELS_DIR, PRESETS_CSV
 
 __all__ = [
     "DTYPE_BYTES", "HARDWARE_NAMES", "LINK_NAMES", "MODEL_NAMES", "Hardware", "Link", "ModelProfile",
-    "get_hardware", "get_link", "get_model", "model_from_config", "measure_this_computer",
+    "dtype_key", "get_hardware", "get_link", "get_model", "model_from_config", "measure_this_computer",
 ]
 
-_PRESETS_CSV = ASSETS / "presets.csv"
+_PRESETS_CSV = PRESETS_CSV
 
 #: Bytes per stored value (``fp4`` = NVFP4/MXFP4, ignoring the small per-block scales).
 DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
 _DTYPE_ALIASES = {a: d for d, names in {
-    "fp32": "fp32 float32 f32", "bf16": "bf16 bfloat16", "fp16": "fp16 float16 half f16",
+    "fp32": "fp32 float32 f32 float", "bf16": "bf16 bfloat16", "fp16": "fp16 float16 half f16",
     "fp8": "fp8 float8 e4m3 mxfp8 int8", "fp4": "fp4 nvfp4 mxfp4"}.items() for a in names.split()}
 
 
-def _norm_dtype(dtype: str, name: str = "dtype") -> str:
-    """The canonical key of :data:`DTYPE_BYTES` for ``dtype`` ("bfloat16" -> "bf16"); ValueError if unknown."""
-    key = str(dtype).strip().lower().replace("-", "").replace("_", "")
+def dtype_key(dtype: str, name: str = "dtype") -> str:
+    """The canonical key of :data:`DTYPE_BYTES` for a number format's name, the one table of
+    names: "bfloat16" / "BF16" / "torch.bfloat16" -> "bf16", "half" -> "fp16", "e4m3" -> "fp8".
+
+    Raises:
+        ValueError: an unknown name (``name`` is the argument's name in the message).
+    """
+    key = str(dtype).strip().lower().removeprefix("torch.").replace("-", "").replace("_", "")
     if key not in _DTYPE_ALIASES:
-        raise ValueError(f"{name}={dtype!r}: 모르는 수 형식(number format)입니다 (허용: {', '.join(DTYPE_BYTES)})")
+        raise fail(name, dtype, "모르는 수 형식(number format)입니다", ", ".join(DTYPE_BYTES))
     return _DTYPE_ALIASES[key]
 
 
@@ -79,19 +84,18 @@ class Hardware:
         if self.memory_bytes is not None:
             _check("memory_bytes", self.memory_bytes, "메모리 용량(bytes)", strict=True)
         if not self.flops:
-            raise ValueError("flops={}: 수 형식별 FLOP/s가 하나 이상 있어야 합니다 (허용: 예 {'bf16': 989e12})")
-        flops = {_norm_dtype(k, "flops"): _check(f"flops[{k!r}]", v, "연산 성능(FLOP/s)", strict=True)
+            raise fail("flops", self.flops, "수 형식별 FLOP/s가 하나 이상 있어야 합니다", "예: {'bf16': 989e12}")
+        flops = {dtype_key(k, "flops"): _check(f"flops[{k!r}]", v, "연산 성능(FLOP/s)", strict=True)
                  for k, v in self.flops.items()}
         object.__setattr__(self, "flops", flops)
-        object.__setattr__(self, "assumed", frozenset(_norm_dtype(d, "assumed") for d in self.assumed))
+        object.__setattr__(self, "assumed", frozenset(dtype_key(d, "assumed") for d in self.assumed))
         _check("n_chips", self.n_chips, "칩 수", low=1, integer=True)
 
     def flops_for(self, dtype: str) -> float:
         """Dense FLOP/s for ``dtype``. Raises ValueError listing the formats it has."""
-        d = _norm_dtype(dtype)
+        d = dtype_key(dtype)
         if d not in self.flops:
-            raise ValueError(f"dtype={dtype!r}: {self.name}에는 이 수 형식의 연산 성능 수치가 없습니다 "
-                             f"(허용: {', '.join(self.flops)})")
+            raise fail("dtype", dtype, f"{self.name}에는 이 수 형식의 연산 성능 수치가 없습니다", ", ".join(self.flops))
         return self.flops[d]
 
     def ridge_point(self, dtype: str = "bf16") -> float:
@@ -140,8 +144,8 @@ class ModelProfile:
     def __post_init__(self) -> None:
         for f in ("n_params", "n_layers", "d_model", "n_q_heads", "n_kv_heads", "d_head"):
             _check(f, getattr(self, f), "모델 크기(config 항목)", low=1, integer=True)
-        object.__setattr__(self, "dtype", _norm_dtype(self.dtype))
-        object.__setattr__(self, "kv_dtype", _norm_dtype(self.kv_dtype, "kv_dtype"))
+        object.__setattr__(self, "dtype", dtype_key(self.dtype))
+        object.__setattr__(self, "kv_dtype", dtype_key(self.kv_dtype, "kv_dtype"))
 
     @property
     def bytes_per_param(self) -> float:
@@ -163,7 +167,7 @@ class ModelProfile:
 
     def with_dtype(self, dtype: str, kv_dtype: str | None = None) -> "ModelProfile":
         """The same model in another format; KV stays 16-bit under fp8/fp4 weights unless given."""
-        d = _norm_dtype(dtype)
+        d = dtype_key(dtype)
         return replace(self, dtype=d, kv_dtype=kv_dtype or _default_kv_dtype(d))
 
 
@@ -267,7 +271,7 @@ def get_hardware(name: str | Hardware) -> Hardware:
         return name
     canon = _aliases("hardware", _THIS_COMPUTER_ALIASES).get(_key(name))
     if canon is None:
-        raise ValueError(f"hardware={name!r}: 모르는 하드웨어 이름입니다 (허용: {', '.join(HARDWARE_NAMES)})")
+        raise fail("hardware", name, "모르는 하드웨어 이름입니다", ", ".join(HARDWARE_NAMES))
     return measure_this_computer() if canon == "this-computer" else _hardware_row(_presets()["hardware"][canon])
 
 
@@ -282,7 +286,7 @@ def get_link(name: str | Link, *, latency_ms: float | None = None) -> Link:
     if not isinstance(name, Link):
         canon = _aliases("link").get(_key(name))
         if canon is None:
-            raise ValueError(f"link={name!r}: 모르는 링크 이름입니다 (허용: {', '.join(LINK_NAMES)})")
+            raise fail("link", name, "모르는 링크 이름입니다", ", ".join(LINK_NAMES))
         r = _presets()["link"][canon]
         name = Link(r["name"], float(r["bandwidth"]), 0.0, r["source"])
     return name if latency_ms is None else replace(name, latency_ms=latency_ms)
@@ -314,16 +318,16 @@ def model_from_config(config: Mapping[str, Any] | Any, name: str | None = None, 
     c = dict(config.to_dict() if hasattr(config, "to_dict") else config)
     for f in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size"):
         if c.get(f) is None:
-            raise ValueError(f"config[{f!r}]=None: Llama 형식 Hugging Face config.json에는 {f} 항목이 있어야 합니다 "
-                             "(허용: config.json의 dict 또는 PretrainedConfig)")
+            raise fail(f"config[{f!r}]", None, f"Llama 형식 Hugging Face config.json에는 {f} 항목이 있어야 합니다",
+                       "config.json의 dict 또는 PretrainedConfig")
     c["num_key_value_heads"] = c.get("num_key_value_heads") or c["num_attention_heads"]
     c["head_dim"] = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
-    d = _norm_dtype(dtype)
+    d = dtype_key(dtype)
     return ModelProfile(
         name or c.get("_name_or_path") or c.get("model_type", "model"), _count_params(c),
         *(int(c[k]) for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
                               "head_dim", "vocab_size", "intermediate_size")),
-        dtype=d, kv_dtype=_norm_dtype(kv_dtype, "kv_dtype") if kv_dtype else _default_kv_dtype(d), source=source)
+        dtype=d, kv_dtype=dtype_key(kv_dtype, "kv_dtype") if kv_dtype else _default_kv_dtype(d), source=source)
 
 
 _CONFIG_INTS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
@@ -337,7 +341,8 @@ def _model_config(name: str) -> dict:
     if r["bundled_dir"]:
         path = MODELS_DIR / r["bundled_dir"] / "config.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: 번들 모델 설정 파일이 없습니다. decodelab을 다시 설치하세요")
+            raise fail("model", name, f"번들 모델 설정 파일 {path}이 없습니다", "decodelab을 다시 설치한 뒤의 번들 모델",
+                       FileNotFoundError)
         return json.loads(path.read_text(encoding="utf-8"))
     return {"model_type": r["model_type"], **{k: int(r[k]) for k in _CONFIG_INTS},
             "tie_word_embeddings": r["tie_word_embeddings"] == "true"}
@@ -356,7 +361,7 @@ def get_model(name: str | ModelProfile, dtype: str = "bf16", *, kv_dtype: str | 
         return name.with_dtype(dtype, kv_dtype)
     canon = _aliases("model").get(_key(name))
     if canon is None:
-        raise ValueError(f"model={name!r}: 모르는 모델 이름입니다 (허용: {', '.join(MODEL_NAMES)})")
+        raise fail("model", name, "모르는 모델 이름입니다", ", ".join(MODEL_NAMES))
     return model_from_config(_model_config(canon), canon, dtype=dtype, kv_dtype=kv_dtype,
                              source=_presets()["model"][canon]["source"])
 

@@ -8,25 +8,23 @@ implementations:
   autoregressively with its own KV cache. Each drafted token is drawn from ``q`` = the draft's
   next-token distribution under the SAME temperature / top-k / top-p as the target
   (:func:`decodelab.sampling.probabilities`), and ``q`` is returned for the rejection rule.
-* :class:`NGramProposer` — model-free prompt lookup (Saxena 2023, "prompt lookup decoding";
-  vLLM's ``ngram`` method): find the latest earlier occurrence of the last n tokens and propose
-  what followed it. It is deterministic, so ``q`` is one-hot at each proposed token
+* :class:`NGramProposer` — model-free n-gram drafting, ``draft="ngram"`` (vLLM's name for it;
+  Saxena 2023 calls it "prompt lookup decoding"): find the latest earlier occurrence of the last
+  n tokens and propose what followed it. It is deterministic, so ``q`` is one-hot at each proposed token
   (``Proposal.q is None``); the rejection rule stays exact with a one-hot ``q``.
-* anything else that subclasses :class:`Proposer` (``reset`` and ``sync`` have no-op defaults).
+* anything else that subclasses :class:`Proposer` (an abstract base class: ``propose`` is
+  required, ``reset`` and ``sync`` have no-op defaults).
 
 :func:`as_proposer` is the one place that turns a ``draft`` argument (a model, a proposer or
 ``"ngram"``) into a proposer; :func:`decodelab.speculative.speculative_generate` and
 :func:`decodelab.speculative.measure_costs` both call it.
 
-Why a hand-written forward pass for Llama drafts (:class:`LlamaRunner`)? On a CPU a tiny model's
-single-token forward pass through ``transformers`` costs 0.45-1.0 ms, a per-call overhead floor
-rather than arithmetic, so the draft/target step ratio c stayed at 0.17-0.23 even with 11x fewer
-parameters (``facts/tiny-model-feasibility.md``, "Speed"; ``decodelab bench speculative`` prints
-both c values live). Speculative decoding only pays when a draft
-step is much cheaper than a target step (c = draft step / target step, Leviathan et al. 2023,
-Sec. 3.4), so the draft runs through a lean re-implementation of the Llama forward pass (the same
-weights, a preallocated KV cache cropped by moving an index) with ~15 tensor operations per
-layer. The target is never run this way: it always uses ``transformers`` (so every output token
+Llama drafts run through :class:`LlamaRunner`, a lean re-implementation of the Llama forward
+pass (the same weights, a preallocated KV cache cropped by moving an index, ~15 tensor operations
+per layer). Speculative decoding only pays when a draft step is much cheaper than a target step
+(c = draft step / target step, Leviathan et al. 2023, Sec. 3.4), and a tiny model's single-token
+pass through ``transformers`` is dominated by per-call overhead (figures:
+``facts/tiny-model-feasibility.md``, "Speed"; ``decodelab bench speculative`` prints both c values). The target is never run this way: it always uses ``transformers`` (so every output token
 is the target's own, and the comparison with target-only decoding is fair). Drafts of any other
 causal-LM architecture (Qwen2, Mistral, Gemma, GPT-2, ...) run through ``transformers``' forward
 pass. The draft's implementation only changes speed, never the output distribution (see
@@ -41,16 +39,17 @@ that many columns; the verification pads it with zeros to the target's width.
 
 from __future__ import annotations
 
+import abc
 import functools
 import weakref
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 
+from ._check import check, fail
 from .decoding import cache_length, crop_cache, forward, new_cache
-from .models import vocab_size as _rows
+from .models import vocab_size as _rows  # the parameter name vocab_size is taken
 from .sampling import SamplingConfig, probabilities
 
 __all__ = [
@@ -70,7 +69,7 @@ class Proposal:
 
     Attributes:
         tokens: the drafted token ids, ``0 <= len(tokens) <= gamma`` (a proposer may propose
-            fewer, e.g. prompt lookup when nothing matches; 0 tokens = a plain target step).
+            fewer, e.g. ``NGramProposer`` when nothing matches; 0 tokens = a plain target step).
         q: float tensor ``(len(tokens), vocab)``: row i is the distribution ``tokens[i]`` was
             drawn from, or ``None`` for a deterministic proposer (one-hot at ``tokens[i]``). For
             greedy decoding (temperature 0) model drafts also return ``None``.
@@ -80,24 +79,23 @@ class Proposal:
     q: torch.Tensor | None = None
 
 
-@runtime_checkable
-class Proposer(Protocol):
-    """The draft side of speculative decoding. Subclass it and implement :meth:`propose`;
-    :meth:`reset` and :meth:`sync` are no-op hooks by default (as transformers'
+class Proposer(abc.ABC):
+    """The draft side of speculative decoding (an abstract base class). Subclass it and implement
+    :meth:`propose`; :meth:`reset` and :meth:`sync` are no-op hooks by default (as transformers'
     ``CandidateGenerator.update_candidate_strategy``).
 
     Attributes:
-        forward_calls: number of model forward passes made so far (0 for model-free proposers).
+        forward_calls: number of model forward passes made so far (0 by default: model-free).
         vocab_size: size of the distributions in ``Proposal.q`` (``None`` if it never returns q).
     """
 
-    forward_calls: int
-    vocab_size: int | None
+    forward_calls: int = 0
+    vocab_size: int | None = None
 
+    @abc.abstractmethod
     def propose(self, ids: list[int], gamma: int, cfg: SamplingConfig,
                 generator: torch.Generator | None = None) -> Proposal:
         """Draft up to ``gamma`` tokens that follow ``ids`` (prompt + tokens accepted so far)."""
-        raise NotImplementedError
 
     def reset(self) -> None:
         """Forget all state (KV cache, history) before a new generation. Default: nothing."""
@@ -221,9 +219,8 @@ class LlamaRunner:
 
     def __init__(self, model, max_len: int | None = None, vocab_size: int | None = None):
         if not self.supports(model):
-            raise ValueError(
-                f"model={type(model).__name__}: LlamaRunner는 기본 RoPE의 Llama 모델만 돌립니다 "
-                f"(허용: LlamaForCausalLM; 다른 구조는 backend='transformers')")
+            raise fail("model", type(model).__name__, "LlamaRunner는 기본 RoPE의 Llama 모델만 돌립니다",
+                       "LlamaForCausalLM; 다른 구조는 backend='transformers'")
         cfg = model.config
         self.n_heads = cfg.num_attention_heads
         self.n_kv = cfg.num_key_value_heads or self.n_heads
@@ -355,7 +352,7 @@ class DraftModelProposer(Proposer):
 
     def __init__(self, model, *, backend: str = "auto", vocab_size: int | None = None):
         if backend not in ("auto", "lean", "transformers"):
-            raise ValueError(f"backend={backend!r}: 초안 모델을 돌릴 방식을 고르세요 (허용: 'auto', 'lean', 'transformers')")
+            raise fail("backend", backend, "초안 모델을 돌릴 방식을 고르세요", "'auto', 'lean', 'transformers'")
         if backend == "auto":
             backend = "lean" if LlamaRunner.supports(model) else "transformers"
         self.model = model
@@ -446,21 +443,18 @@ class NGramProposer(Proposer):
 
     Looks for the most recent earlier occurrence of the last ``n`` tokens of ``ids`` (trying
     ``n = max_n`` down to ``min_n``) and proposes the up to ``gamma`` tokens that followed it
-    (vLLM ``method="ngram"`` with ``prompt_lookup_min/max``; Saxena 2023). Deterministic: the
+    (vLLM ``method="ngram"`` with ``prompt_lookup_min/max``; Saxena 2023, "prompt lookup
+    decoding"). Deterministic: the
     returned ``q`` is ``None`` (one-hot). Acceptance depends entirely on repetition in the text.
 
     Raises:
-        TypeError: ``min_n`` or ``max_n`` not an int.
-        ValueError: ``min_n < 1`` or ``max_n < min_n``.
+        TypeError: ``min_n`` or ``max_n`` not a number.
+        ValueError: ``min_n`` not a whole number >= 1, or ``max_n`` not one >= ``min_n``.
     """
 
     def __init__(self, min_n: int = 1, max_n: int = 3, vocab_size: int | None = None):
-        for name, v in (("min_n", min_n), ("max_n", max_n)):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"{name}={v!r}: n-gram 길이는 정수여야 합니다 (허용: 1 이상의 정수)")
-        if min_n < 1 or max_n < min_n:
-            raise ValueError(f"min_n={min_n}, max_n={max_n}: n-gram 길이 범위가 잘못됐습니다 (허용: 1 <= min_n <= max_n)")
-        self.min_n, self.max_n = min_n, max_n
+        self.min_n = check("min_n", min_n, "가장 짧은 n-gram 길이", low=1, integer=True)
+        self.max_n = check("max_n", max_n, "가장 긴 n-gram 길이", low=self.min_n, integer=True, hint="min_n 이상")
         self.vocab_size = vocab_size
         self.forward_calls = 0
 
@@ -497,30 +491,34 @@ def as_proposer(draft, target, tokenizer=None) -> Proposer:
 
     Args:
         draft: a ``transformers`` causal LM (-> :class:`DraftModelProposer` over the rows both
-            models have), a :class:`Proposer` (returned as it is), or ``"ngram"`` /
-            ``"prompt_lookup"`` (-> :class:`NGramProposer`).
+            models have), a :class:`Proposer` (returned as it is), or ``"ngram"`` (->
+            :class:`NGramProposer`; vLLM's name for prompt lookup decoding).
         target: the target model (its output rows bound the draft's vocabulary).
         tokenizer: the shared tokenizer; a draft model with fewer output rows than
-            ``len(tokenizer)`` cannot have been trained with it and is rejected.
+            ``len(tokenizer)`` is rejected (trained with another tokenizer, or the tokenizer has
+            special tokens added after training).
 
     Raises:
         TypeError: ``draft`` is none of these (e.g. an object with ``propose`` that does not
             implement the whole :class:`Proposer` interface).
-        ValueError: an unknown string, or a draft model smaller than the tokenizer's vocabulary.
+        ValueError: an unknown string (``"prompt_lookup"``: use ``"ngram"``), or a draft model
+            smaller than the tokenizer's vocabulary.
     """
     if isinstance(draft, str):
-        if draft in ("ngram", "prompt_lookup"):
+        if draft == "ngram":
             return NGramProposer(vocab_size=_rows(target))
-        raise ValueError(f"draft={draft!r}: 알 수 없는 초안 이름입니다 (허용: 'ngram', 'prompt_lookup', 모델, Proposer)")
+        why = ("프롬프트 찾기(prompt lookup)는 vLLM의 이름 'ngram'으로 부릅니다" if draft == "prompt_lookup"
+               else "알 수 없는 초안 이름입니다")
+        raise fail("draft", draft, why, "'ngram', 초안 모델, Proposer를 상속한 객체")
     if isinstance(draft, Proposer):
         return draft
     if hasattr(draft, "get_output_embeddings") and hasattr(draft, "config"):
         rows = _rows(draft)
         if tokenizer is not None and rows < len(tokenizer):
-            raise ValueError(
-                f"draft.vocab_size={rows}: 초안 모델의 출력 행 수가 토크나이저 어휘(vocabulary) {len(tokenizer)}개보다 "
-                f"적습니다; 같은 토크나이저로 학습한 초안이 아닙니다 (허용: {len(tokenizer)} 이상, 대상과 같은 토크나이저)")
+            raise fail("draft.vocab_size", rows,
+                       f"초안 모델의 출력 행 수가 토크나이저 어휘(vocabulary) {len(tokenizer)}개보다 적습니다: 다른 "
+                       f"토크나이저로 학습한 초안이거나, 토크나이저에 특수 토큰(added special tokens)을 추가했습니다",
+                       f"{len(tokenizer)} 이상, 대상과 같은 토크나이저로 학습한 초안")
         return DraftModelProposer(draft, vocab_size=min(rows, _rows(target)))
-    raise TypeError(
-        f"draft={type(draft).__name__}: 초안은 transformers 인과 언어 모델, Proposer 또는 'ngram'이어야 합니다 "
-        f"(허용: 모델, Proposer를 상속한 객체, 'ngram')")
+    raise fail("draft", type(draft).__name__, "초안은 transformers 인과 언어 모델, Proposer 또는 'ngram'이어야 합니다",
+               "모델, Proposer를 상속한 객체, 'ngram'", TypeError)

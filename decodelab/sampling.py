@@ -12,7 +12,10 @@ from dataclasses import dataclass
 
 import torch
 
-from ._check import fail, integer, number
+from ._check import check
+
+
+_TINY = float(torch.finfo(torch.float32).tiny)
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,10 @@ class SamplingConfig:
     """Validated decoding settings.
 
     Attributes:
-        temperature: >= 0. 0 means greedy (argmax); otherwise logits are divided by it.
+        temperature: >= 0. 0 means greedy (argmax); otherwise logits are divided by it. Below
+            float32's smallest normal number (``torch.finfo(torch.float32).tiny``, 1.18e-38) the
+            division overflows float32 for any logit, so such a temperature is its limit, greedy
+            (:attr:`greedy`).
         top_k: ``None`` (off) or an int >= 1: keep the k most likely tokens.
         top_p: ``None`` (off) or a float in (0, 1]: keep the smallest set of most likely tokens
             whose probability sums to at least ``top_p`` (nucleus sampling, Holtzman et al. 2020).
@@ -34,19 +40,16 @@ class SamplingConfig:
     top_p: float | None = None
 
     def __post_init__(self) -> None:
-        number("temperature", self.temperature, "온도(temperature)는 0 이상의 유한한 수여야 합니다",
-               "0 = 탐욕 디코딩, 보통 0.1~2", low=0.0)
+        check("temperature", self.temperature, "온도(temperature)", hint="0 = 탐욕 디코딩, 보통 0.1~2")
         if self.top_k is not None:
-            integer("top_k", self.top_k, "top_k는 1 이상의 정수여야 합니다", "1 이상의 정수, None = 끄기", low=1)
+            check("top_k", self.top_k, "top_k", low=1, integer=True, hint="None = 끄기")
         if self.top_p is not None:
-            why, allowed = "top_p는 (0, 1] 범위의 수여야 합니다", "0 < top_p <= 1, None = 끄기"
-            if not 0 < number("top_p", self.top_p, why, allowed) <= 1:
-                raise fail("top_p", self.top_p, why, allowed)
+            check("top_p", self.top_p, "top_p", strict=True, high=1, hint="None = 끄기")
 
     @property
     def greedy(self) -> bool:
-        """True when temperature is 0 (argmax decoding)."""
-        return self.temperature == 0
+        """True for argmax decoding: temperature 0, or below float32's range (see the class)."""
+        return self.temperature < _TINY
 
 
 def _warpers(cfg: SamplingConfig):
@@ -93,13 +96,21 @@ def probabilities(logits: torch.Tensor, cfg: SamplingConfig) -> torch.Tensor:
 
     Returns:
         float32 probabilities of the same shape, summing to 1 along the last axis. For greedy
-        settings this is a one-hot vector at the argmax (first index on ties, like ``torch.argmax``).
+        settings this is a one-hot vector at the argmax (first index on ties, like ``torch.argmax``);
+        so is a row whose logits / temperature overflowed float32 (a tiny temperature with large
+        logits: the limit of the distribution as the temperature goes to 0).
     """
     if cfg.greedy:
-        out = torch.zeros_like(logits, dtype=torch.float32)
-        out.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
-        return out
-    return torch.softmax(warp_logits(logits, cfg), dim=-1)
+        return _one_hot(logits)
+    warped = warp_logits(logits, cfg)
+    probs = torch.softmax(warped, dim=-1)
+    overflow = torch.isposinf(warped).any(-1, keepdim=True)
+    return torch.where(overflow, _one_hot(logits), probs) if bool(overflow.any()) else probs
+
+
+def _one_hot(logits: torch.Tensor) -> torch.Tensor:
+    out = torch.zeros_like(logits, dtype=torch.float32)
+    return out.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
 
 
 def sample(probs: torch.Tensor, generator: torch.Generator | None = None) -> int:
@@ -123,7 +134,7 @@ def make_generator(seed: int | None, device: torch.device | str = "cpu") -> torc
     """
     if seed is None:
         return None
-    seed = integer("seed", seed, "seed(난수의 시작값)는 0 이상의 정수여야 합니다", "0 이상의 정수 (예: seed=0), None", low=0)
+    seed = check("seed", seed, "seed(난수의 시작값)", integer=True, high=2**63, hint="예: seed=0, None = 매번 다르게")
     g = torch.Generator(device=device)
     g.manual_seed(seed)
     return g

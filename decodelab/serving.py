@@ -39,13 +39,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ._check import fail, integer, number
+from ._check import check
 
 __all__ = [
     "DEFAULT_PROMPTS",
@@ -224,6 +225,19 @@ def _client(endpoint: str, timeout_s: float, api_key: str | None):
     return openai.OpenAI(base_url=base_url(endpoint), api_key=api_key or "EMPTY", timeout=timeout, max_retries=0)
 
 
+def _status_hint(code: int) -> str:
+    """What to do about an HTTP error status of the server (Korean)."""
+    if code == 429:
+        return "서버가 요청이 너무 많다고 답했습니다: 동시 요청 수(--concurrency)나 요청 수(--requests)를 줄이거나 잠시 뒤 다시 재세요."
+    if code >= 500:
+        return "서버 내부 오류입니다: 서버 로그를 확인하세요 (모델을 불러오지 못했거나 메모리가 모자랄 수 있습니다)."
+    if code in (401, 403):
+        return "서버가 인증을 요구합니다: --api-key를 확인하세요."
+    if code == 404:
+        return "주소나 모델을 찾지 못했습니다: --endpoint 주소와 --model 이름을 확인하세요."
+    return "--model 이름과 max_tokens를 확인하세요."
+
+
 def _wrap(exc: Exception, endpoint: str, *, streaming: bool = False) -> ServingError:
     """A Korean :class:`ServingError` for a failure of the openai client or httpx.
 
@@ -234,17 +248,61 @@ def _wrap(exc: Exception, endpoint: str, *, streaming: bool = False) -> ServingE
     import openai
 
     where = base_url(endpoint)
+    cause = exc.__cause__ if isinstance(exc, openai.APITimeoutError) and exc.__cause__ is not None else exc
+    if isinstance(cause, (httpx.ConnectTimeout, httpx.PoolTimeout)):
+        return ServingError(f"서버 {where}가 제한 시간 안에 연결을 받지 않았습니다 (연결 대기열이 가득 찼거나 서버가 "
+                            f"바쁨). 동시 요청 수(--concurrency)를 줄이거나 서버 상태를 확인하세요. ({type(cause).__name__})")
     if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
-        return ServingError(f"서버 {where}가 제한 시간 안에 응답하지 않았습니다 (스트림이 멈춤). timeout_s를 늘리거나 "
-                            f"서버 상태를 확인하세요. ({type(exc).__name__})")
+        what = "스트림이 멈춤" if streaming else "첫 응답을 기다리다 멈춤"
+        return ServingError(f"서버 {where}가 제한 시간 안에 응답하지 않았습니다 ({what}). timeout_s(명령에서는 --timeout)를 "
+                            f"늘리거나 서버 상태를 확인하세요. ({type(exc).__name__})")
     if isinstance(exc, openai.APIStatusError):
         return ServingError(f"서버 {where}가 요청을 거절했습니다 (HTTP {exc.status_code}): {str(exc)[:300]}. "
-                            f"--model 이름과 max_tokens를 확인하세요.")
+                            f"{_status_hint(exc.status_code)}")
     if streaming or isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)) or "incomplete" in str(exc).lower():
         return ServingError(f"서버 {where}가 응답을 보내던 중 연결을 끊었습니다 (스트림이 중간에 끝남). 서버 로그를 "
                             f"확인하세요. ({type(exc).__name__}: {exc})")
     return ServingError(f"서버 {where}에 연결하지 못했습니다: 주소와 포트가 맞는지, 서버가 켜져 있는지 확인하세요. "
                         f"({type(exc).__name__}: {exc})")
+
+
+def _malformed(endpoint: str, exc: Exception) -> ServingError:
+    """A Korean :class:`ServingError` for a stream chunk that is not OpenAI's format (bad JSON,
+    ``choices`` not a list, missing fields)."""
+    what = "JSON이 아닙니다" if isinstance(exc, json.JSONDecodeError) else "OpenAI 형식과 다릅니다"
+    return ServingError(f"서버 {base_url(endpoint)}가 보낸 스트림 조각이 {what} ({type(exc).__name__}: {str(exc)[:120]}). "
+                        "OpenAI 호환 서버인지, --endpoint 주소가 맞는지 확인하세요.")
+
+
+class _Deadline:
+    """Bounds one streamed request as a whole: after ``seconds`` the response's socket is shut down
+    (waking a read blocked on a server that only sends keep-alive comments) and :attr:`expired`
+    is set, so the caller reports the overall timeout instead of a broken stream."""
+
+    def __init__(self, seconds: float):
+        self.expired = threading.Event()
+        self.stream = None
+        self.timer = threading.Timer(seconds, self._fire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _fire(self) -> None:
+        self.expired.set()
+        response = getattr(self.stream, "response", None)
+        if response is None:
+            return
+        net = response.extensions.get("network_stream") if hasattr(response, "extensions") else None
+        sock = net.get_extra_info("socket") if net is not None else None
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+            else:
+                response.close()
+        except (OSError, RuntimeError):
+            pass
+
+    def cancel(self) -> None:
+        self.timer.cancel()
 
 
 def _errors():
@@ -270,10 +328,8 @@ def server_model(endpoint: str, *, timeout_s: float = 10.0, api_key: str | None 
 
 
 def _check(max_tokens, timeout_s) -> None:
-    integer("max_tokens", max_tokens, "만들 토큰 수는 1 이상의 정수여야 합니다", "1 이상의 정수", low=1)
-    t = number("timeout_s", timeout_s, "제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다", "0 < 초 <= 3600")
-    if not 0 < t <= 3600:
-        raise fail("timeout_s", timeout_s, "제한 시간은 0보다 크고 3600 이하인 초 단위 수여야 합니다", "0 < 초 <= 3600")
+    check("max_tokens", max_tokens, "만들 토큰 수(max_tokens)", low=1, integer=True)
+    check("timeout_s", timeout_s, "제한 시간(초)", strict=True, high=3600)
 
 
 # --------------------------------------------------------------------------------------------
@@ -302,7 +358,9 @@ def measure_request(
             ``ignore_eos`` can be sent through ``extra_body``).
         temperature: 0 (default) = greedy, so a run can be repeated.
         chat: force the chat endpoint (True) or the text one (False); default from ``prompt``.
-        timeout_s: bound on connecting (at most 5 s) and on each wait for the next chunk.
+        timeout_s: bound on the whole request in seconds, from sending it to the last chunk
+            (connecting waits at most 5 s of it); a server that keeps the stream open with
+            keep-alive comments is cut off at ``timeout_s`` too.
         extra_body: extra JSON fields for engines that take them (e.g. ``{"ignore_eos": True}``).
 
     Returns:
@@ -310,7 +368,8 @@ def measure_request(
 
     Raises:
         ValueError: ``max_tokens`` < 1, ``timeout_s`` not in (0, 3600].
-        ServingError: unreachable server, HTTP error, stalled or broken stream, no chunk at all.
+        ServingError: unreachable server, HTTP error, stalled or broken stream, a chunk that is not
+            OpenAI's format, no chunk at all, the whole request longer than ``timeout_s``.
     """
     _check(max_tokens, timeout_s)
     client = _client_obj or _client(endpoint, timeout_s, api_key)
@@ -322,17 +381,30 @@ def measure_request(
     text, itl, usage_tokens, finish, chunks = [], [], None, None, 0
     ttft = last = None
     start = time.perf_counter()
+    deadline = _Deadline(timeout_s)
+
+    def overtime() -> ServingError:
+        return ServingError(f"서버 {base_url(endpoint)}의 요청이 제한 시간 {timeout_s:g}초 안에 끝나지 않았습니다 "
+                            f"(받은 조각 {chunks}개; 서버가 keep-alive만 보내거나 너무 느림). timeout_s(명령에서는 --timeout)를 "
+                            "늘리거나 max_tokens(--max-tokens)를 줄이세요.")
+
     try:
         if use_chat:
             messages = prompt if not isinstance(prompt, str) else [{"role": "user", "content": prompt}]
             stream = client.chat.completions.create(messages=messages, **body)
         else:
             stream = client.completions.create(prompt=prompt, **body)
+        deadline.stream = stream
         with stream:
             for chunk in stream:
                 now = time.perf_counter()
-                if chunk.choices:
-                    choice = chunk.choices[0]
+                if deadline.expired.is_set():
+                    raise overtime()
+                choices = chunk.choices
+                if choices is not None and not isinstance(choices, list):
+                    raise TypeError(f"choices가 목록이 아니라 {type(choices).__name__}입니다")
+                if choices:
+                    choice = choices[0]
                     piece = (choice.delta.content if use_chat and choice.delta else getattr(choice, "text", None)) or ""
                     if ttft is None:
                         ttft = now - start
@@ -345,7 +417,17 @@ def measure_request(
                 if getattr(chunk, "usage", None) is not None and chunk.usage.completion_tokens is not None:
                     usage_tokens = int(chunk.usage.completion_tokens)
     except _errors() as exc:
+        if deadline.expired.is_set():
+            raise overtime() from exc
         raise _wrap(exc, endpoint, streaming=ttft is not None) from exc
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:  # a malformed chunk
+        if deadline.expired.is_set():
+            raise overtime() from exc
+        raise _malformed(endpoint, exc) from exc
+    finally:
+        deadline.cancel()
+    if deadline.expired.is_set():
+        raise overtime()
     if ttft is None:
         raise ServingError(f"서버 {base_url(endpoint)}가 토큰을 하나도 보내지 않고 스트림을 끝냈습니다 (TTFT를 잴 수 없음).")
     if finish is None and usage_tokens is None:
@@ -435,8 +517,8 @@ def sweep(
     levels = _parse_levels(concurrency)
     _check(max_tokens, timeout_s)
     if requests_per_level is not None:
-        integer("requests_per_level", requests_per_level, "동시 요청 수마다 보낼 요청 수는 1 이상의 정수여야 합니다",
-                "1 이상의 정수 또는 None (기본: 동시 요청 수의 2배)", low=1)
+        check("requests_per_level", requests_per_level, "동시 요청 수마다 보낼 요청 수", low=1, integer=True,
+              hint="None = 동시 요청 수의 2배")
     prompts = [prompts] if isinstance(prompts, str) else list(prompts)
     if not prompts:
         raise ValueError("prompts: 보낼 프롬프트가 하나 이상 있어야 합니다.")
@@ -620,13 +702,14 @@ def start_transformers_serve(
         ServingError: ``transformers serve`` (extra ``transformers[serving]``) is not installed,
             exits, or does not answer within ``timeout_s`` (the message holds its log's end).
     """
-    from .models import BUNDLED_DIR, _check_folder
+    from ._paths import MODELS_DIR
+    from .models import check_folder
 
     if host not in LOOPBACK:
         raise ValueError(f"host={host!r}: 강좌의 서버는 이 컴퓨터 안에서만 엽니다 (허용: {', '.join(LOOPBACK)}).")
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads={threads!r}: 서버 스레드 수는 1 이상의 정수여야 합니다.")
-    folder = _check_folder(model_dir if model_dir is not None else BUNDLED_DIR / "target", "서버(serve)").resolve()
+    folder = check_folder(model_dir if model_dir is not None else MODELS_DIR / "target", "서버(serve)").resolve()
     cli = _transformers_cli()
     try:
         import fastapi  # noqa: F401
@@ -715,14 +798,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--requests", type=int, default=None, help="동시 요청 수마다 보낼 요청 수 (기본: 동시 요청 수의 2배)")
     p.add_argument("--prompt", action="append", default=None, help="보낼 프롬프트 (여러 번 줄 수 있음; 기본: 한국어 문장 8개)")
     p.add_argument("--chat", action="store_true", help="/v1/chat/completions로 보냅니다 (Instruct 모델)")
-    p.add_argument("--timeout", type=float, default=READ_TIMEOUT_S, help=f"다음 조각을 기다리는 최대 초 (기본 {READ_TIMEOUT_S:g})")
+    p.add_argument("--timeout", type=float, default=READ_TIMEOUT_S, help=f"요청 하나 전체(보내기부터 마지막 조각까지)의 최대 초 (기본 {READ_TIMEOUT_S:g})")
     p.add_argument("--api-key", default=None, help="서버가 요구하면 API 키 (기본: 없음)")
     p.add_argument("--json", action="store_true", help="결과를 JSON으로 출력합니다 (요청별 수치 포함)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``decodelab measure``; 0 on success, 1 when the server failed, 2 for bad options."""
+    """Entry point of ``decodelab measure``; 0 on success, 1 when the server failed (unreachable,
+    HTTP error, broken or malformed stream, over ``--timeout``), 2 for bad options."""
     args = _parser().parse_args(argv)
     try:
         levels = _parse_levels(args.concurrency)

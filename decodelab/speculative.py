@@ -23,7 +23,7 @@ output is token-identical to plain greedy decoding of the target (tested against
 ``target.generate(do_sample=False)``). That holds up to floating-point numerics: exactly for the
 course's float32 CPU runs; under bf16/fp16 or batched GPU kernels a verification over ``gamma + 1``
 positions may round differently from one-token steps (vLLM docs, "lossless guarantees").
-:func:`verify` is the one verification function for both rules.
+:func:`verify_logits` is the one verification function for both rules.
 
 Vocabularies: target and draft may have output layers of different sizes when they share one
 tokenizer (padded rows). The draft only proposes ids the target has; the target's distribution is
@@ -51,10 +51,10 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from ._check import fail, integer
-# the paper's formulas are defined once, in decodelab.latency (numpy only), and re-exported here
-from .latency import expected_speedup, expected_tokens_per_call, optimal_gamma
-from .decoding import cache_length, check_budget, crop_cache, encode_prompt, eos_ids, forward, prefill, result_fields
+from ._check import check_gamma, fail
+from .decoding import (cache_length, check_budget, check_prompt_ids, crop_cache, eos_ids, forward, prefill,
+                       result_fields)
+from .models import format_prompt
 from .proposers import Proposal, as_proposer
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
@@ -65,16 +65,13 @@ __all__ = [
     "SweepRow",
     "acceptance_probabilities",
     "exactness_experiment",
-    "expected_speedup",
-    "expected_tokens_per_call",
     "measure_costs",
-    "optimal_gamma",
     "residual_distribution",
     "round_pieces",
     "speculative_generate",
     "speedup_sweep",
-    "verify",
-    "verify_step",
+    "verify_logits",
+    "verify_probabilities",
 ]
 
 
@@ -124,7 +121,7 @@ def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor | None, token
     ``q_row=None`` means a one-hot draft at ``token``. When ``max(0, p - q)`` is all zeros (p == q,
     where a rejection has probability 0 but float rounding can still produce one) it returns
     ``p_row`` itself, so the result is always a proper distribution, never NaN. It is a plain
-    normalisation, not a softmax (a past transformers bug, see ``speculative.md``).
+    normalisation, not a softmax (facts/speculative.md).
     """
     p_row, q_row = _same_width(p_row, q_row)
     if q_row is None:
@@ -138,8 +135,10 @@ def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor | None, token
     return r / s
 
 
-def verify_step(p: torch.Tensor, q: torch.Tensor | None, draft_tokens, generator: torch.Generator | None = None):
-    """The sampling rule on probabilities; returns ``(num_accepted, token)`` as :func:`verify`.
+def verify_probabilities(p: torch.Tensor, q: torch.Tensor | None, draft_tokens,
+                         generator: torch.Generator | None = None) -> tuple[int, int]:
+    """The sampling rule on probabilities ``p`` and ``q`` (not logits); returns ``(num_accepted,
+    token)`` as :func:`verify_logits`.
 
     Args:
         p: target probabilities ``(gamma + 1, vocab)`` at the draft positions and one beyond.
@@ -169,9 +168,10 @@ def verify_step(p: torch.Tensor, q: torch.Tensor | None, draft_tokens, generator
     return k, int(torch.multinomial(r, 1, generator=generator))
 
 
-def verify(logits: torch.Tensor, draft_tokens: list[int], cfg: SamplingConfig, q: torch.Tensor | None = None,
-           generator: torch.Generator | None = None) -> tuple[int, int]:
-    """One verification, greedy or sampling: how many drafts the target accepts, and its token.
+def verify_logits(logits: torch.Tensor, draft_tokens: list[int], cfg: SamplingConfig, q: torch.Tensor | None = None,
+                  generator: torch.Generator | None = None) -> tuple[int, int]:
+    """One verification from the target's raw logits, greedy or sampling: how many drafts the
+    target accepts, and its token.
 
     Args:
         logits: the target's logits ``(gamma + 1, vocab)`` after the newest token and after each
@@ -179,17 +179,17 @@ def verify(logits: torch.Tensor, draft_tokens: list[int], cfg: SamplingConfig, q
         draft_tokens: the ``gamma`` drafted ids.
         cfg: the sampling settings (the same for target and draft).
         q: the draft's distributions ``(gamma, vocab_q)``, or ``None`` (one-hot drafts).
-        generator: for the sampling rule (see :func:`verify_step`).
+        generator: for the sampling rule (see :func:`verify_probabilities`).
 
     Returns:
         ``(k, t)``, ``0 <= k <= gamma``: drafts ``d_1..d_k`` are accepted and ``t`` follows them.
         Greedy (``cfg.greedy``): ``k`` = the longest prefix equal to the target's argmax after
         each prefix, ``t`` = the target's argmax after it (recovered if ``k < gamma``, else the
-        bonus); this is :func:`verify_step` with one-hot ``p`` (tested), without drawing random
-        numbers. Sampling: :func:`verify_step` on ``probabilities(logits, cfg)``.
+        bonus); this is :func:`verify_probabilities` with one-hot ``p`` (tested), without drawing
+        random numbers. Sampling: :func:`verify_probabilities` on ``probabilities(logits, cfg)``.
     """
     if not cfg.greedy:
-        return verify_step(probabilities(logits, cfg), q, draft_tokens, generator)
+        return verify_probabilities(probabilities(logits, cfg), q, draft_tokens, generator)
     best = logits.argmax(-1).tolist()
     k = 0
     while k < len(draft_tokens) and draft_tokens[k] == best[k]:
@@ -397,12 +397,6 @@ class SpeculativeResult:
         return self.e2e_ms / len(self.token_ids) if self.token_ids else 0.0
 
 
-def _check_gamma(gamma) -> int:
-    return integer("num_speculative_tokens", gamma,
-                   "초안 토큰 수(gamma)는 1 이상의 정수여야 합니다; 초안 없이 생성하려면 decodelab.generate를 쓰세요",
-                   "1 이상의 정수, 예: 4", low=1)
-
-
 def _cut_at_eos(drafted: list[int], k: int, token: int | None, stop: set[int]):
     """An accepted EOS ends the output right there: no recovered or bonus token after it."""
     for j in range(k):
@@ -452,7 +446,7 @@ def speculative_generate(
             be larger or smaller), any :class:`decodelab.proposers.Proposer` (e.g.
             ``NGramProposer()``), or ``"ngram"`` (see :func:`decodelab.proposers.as_proposer`).
         tokenizer: the shared tokenizer.
-        prompt: non-empty text, or a list of chat messages (see :func:`encode_prompt`).
+        prompt: non-empty text, or a list of chat messages (see :func:`decodelab.models.format_prompt`).
         max_new_tokens: int >= 1; the output has exactly this many tokens unless EOS comes first.
         num_speculative_tokens: gamma, draft tokens per round (int >= 1). The last rounds draft
             fewer so that drafts + the recovered/bonus token never pass ``max_new_tokens``.
@@ -479,16 +473,17 @@ def speculative_generate(
         ValueError: ``num_speculative_tokens < 1``, empty prompt, bad ``max_new_tokens`` /
             sampling settings, or the context would overflow.
     """
-    gamma = _check_gamma(num_speculative_tokens)
+    gamma = check_gamma(num_speculative_tokens, name="num_speculative_tokens")
     if not (callable(tokenizer) and hasattr(tokenizer, "decode")):
         raise fail("tokenizer", tokenizer,
                    "토크나이저가 필요합니다: 대상 모델과 함께 불러온 토크나이저를 넣으세요 (예: pair.tokenizer)",
                    "transformers 토크나이저 (decodelab.load_models()의 .tokenizer)", TypeError)
     cfg = SamplingConfig(temperature, top_k, top_p)
     t0 = time.perf_counter()
-    prompt_ids = encode_prompt(tokenizer, prompt)
+    prompt_ids = format_prompt(tokenizer, prompt)
     tokenize_s = time.perf_counter() - t0
-    check_budget(target, len(prompt_ids), max_new_tokens)
+    check_prompt_ids(target, tokenizer, prompt_ids)
+    max_new_tokens = check_budget(target, len(prompt_ids), max_new_tokens)
     # a round never drafts more than max_new_tokens - 1 tokens (one target token always follows)
     gamma = min(gamma, max(1, max_new_tokens - 1))
     # setup, not timed: building the proposer (e.g. preparing a LlamaRunner's weights) is not part
@@ -519,7 +514,7 @@ def speculative_generate(
         t1 = time.perf_counter()
         logits = forward(target, torch.tensor([[ids[-1]] + drafted]), cache, logits_to_keep=len(drafted) + 1)[0]
         t_fwd = time.perf_counter()
-        k, token = verify(logits, drafted, cfg, prop.q, gen)
+        k, token = verify_logits(logits, drafted, cfg, prop.q, gen)
         k, token = _cut_at_eos(drafted, k, token, stop)
         emitted = drafted[:k] + ([] if token is None else [token])
         crop_cache(cache, len(ids) - 1 + len(emitted))  # drop rejected drafts; the newest is fed next round
@@ -582,8 +577,8 @@ def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: i
     Returns a dict with ``target_step_ms`` (one target decode step, 1 token), ``verify_ms``
     (``{gamma: ms}`` for one verification of ``gamma + 1`` tokens), ``verify_cost``
     (``{gamma: verify_ms / target_step_ms}``), ``draft_step_ms`` (one drafted token as
-    :func:`speculative_generate` drafts it: one forward pass of a draft model, ~0 for prompt
-    lookup) and ``c`` = draft step / target step (Leviathan et al. 2023, Sec. 3.4).
+    :func:`speculative_generate` drafts it: one forward pass of a draft model, ~0 for
+    ``"ngram"``) and ``c`` = draft step / target step (Leviathan et al. 2023, Sec. 3.4).
 
     Args:
         draft: anything :func:`speculative_generate` accepts (a model, a proposer, ``"ngram"``).
@@ -593,7 +588,7 @@ def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: i
     """
     import statistics
 
-    ids = encode_prompt(tokenizer, prompt)
+    ids = format_prompt(tokenizer, prompt)
     prop = as_proposer(draft, target, tokenizer)
     cache = prefill(target, torch.tensor([ids])).cache
     inputs = {n: torch.tensor([[ids[-1]] * n]) for n in [1] + [int(g) + 1 for g in gammas]}
@@ -738,7 +733,7 @@ def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000
     """Sample the next token after ``prompt`` ``n`` times two ways, for a histogram.
 
     * target-only: ``n`` draws from ``p`` (the target's warped distribution);
-    * speculative (gamma 1): ``n`` times, the draft draws ``d ~ q`` and :func:`verify_step` accepts
+    * speculative (gamma 1): ``n`` times, the draft draws ``d ~ q`` and :func:`verify_probabilities` accepts
       it or replaces it with a recovered token; the emitted token is recorded.
 
     Returns ``{"p", "q"}`` (float tensors ``(vocab,)``), ``{"target_counts", "spec_counts"}``
@@ -755,8 +750,8 @@ def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000
     """
     cfg = SamplingConfig(temperature, top_k, top_p)
     if cfg.greedy:
-        raise ValueError("temperature=0: 샘플링 실험에는 0보다 큰 온도가 필요합니다 (허용: temperature > 0)")
-    ids = encode_prompt(tokenizer, prompt)
+        raise fail("temperature", temperature, "샘플링 실험에는 0보다 큰 온도가 필요합니다", "temperature > 0, 예: 1.0")
+    ids = format_prompt(tokenizer, prompt)
     p = probabilities(prefill(target, torch.tensor([ids])).logits, cfg)
     q = probabilities(prefill(draft, torch.tensor([ids])).logits[: p.shape[-1]], cfg)
     p, q = _same_width(p, q)  # a draft with fewer rows gives the missing tokens probability 0
@@ -769,7 +764,7 @@ def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000
     acc = 0
     for i in range(n):
         d = int(drafts[i])
-        k, t = verify_step(p2, q1, [d], gen)
+        k, t = verify_probabilities(p2, q1, [d], gen)
         spec[i] = d if k == 1 else t
         acc += k
     V = p.shape[0]

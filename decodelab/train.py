@@ -15,7 +15,8 @@ Pipeline (every step seeded, losses logged to ``train_log.json`` beside the weig
    - Debian ``debian-faq-ko`` (The Debian FAQ in Korean, GPL-2+);
    - PyPI ``konlpy==0.6.0`` package data: the Korean constitution and ten bills (public-domain
      legal text, ``konlpy/data/corpus/kolaw`` and ``kobill``);
-   - the course's two seed articles, when ``../shared/seeds`` is present.
+   - the ``*.txt`` files of the ``--seeds`` folder, when one is given (the bundled pair added two
+     Korean articles this way).
 
    HTML is reduced to text with BeautifulSoup; lines with few Hangul syllables are dropped.
 2. **Tokenizer** (:func:`train_tokenizer`): byte-level BPE (``tokenizers``), NFC-normalised.
@@ -48,6 +49,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ._atomic import atomic_write_bytes, atomic_write_text
+from ._cli import ArgumentParser
 from ._paths import MODELS_DIR
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -63,7 +65,7 @@ SOURCES = {
     "libreoffice-help-ko": "Debian package libreoffice-help-ko (LibreOffice help, MPL-2.0)",
     "debian-faq-ko": "Debian package debian-faq-ko (The Debian FAQ, Korean translation, GPL-2+)",
     "konlpy": "PyPI konlpy==0.6.0 package data kolaw/kobill (Korean constitution and bills, public domain)",
-    "seeds": "the course's two seed articles (../shared/seeds)",
+    "seeds": "Korean articles (*.txt) of the --seeds folder",
 }
 
 
@@ -446,15 +448,15 @@ def _steps(text: str) -> int:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
-    """The ``decodelab train`` argument parser (Korean help; defaults from :class:`TrainConfig`)."""
+def _parser() -> ArgumentParser:
+    """The ``decodelab train`` argument parser (Korean help and errors; defaults from :class:`TrainConfig`)."""
     cfg = TrainConfig()
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="decodelab train",
         description=(
             "대상 모델(target model)과 초안 모델(draft model) 쌍을 처음부터 다시 학습합니다. "
-            "말뭉치(corpus)는 apt/pip 저장소에서 내려받습니다: pip install -e .[train] 과 "
-            "데비안/우분투의 apt-get, dpkg-deb 가 필요합니다. 기본 설정의 학습은 CPU 1스레드로 "
+            "말뭉치(corpus)는 apt/pip 저장소에서 내려받습니다: beautifulsoup4(train 추가 패키지, "
+            "bash course.sh 로 설치했다면 이미 있음)와 데비안/우분투의 apt-get, dpkg-deb 가 필요합니다. 기본 설정의 학습은 CPU 1스레드로 "
             "약 22분 걸렸습니다 (번들 모델의 train_log.json 기록)."
         ),
         epilog=(
@@ -479,8 +481,9 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     ap.add_argument(
-        "--seeds", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "seeds", metavar="DIR",
-        help="강좌 원문 글(*.txt) 폴더. 있으면 말뭉치에 더하고 없으면 건너뜁니다 (기본: %(default)s)",
+        "--seeds", type=Path, default=None, metavar="DIR",
+        help="말뭉치에 더할 한국어 원문 글(*.txt)이 든 폴더 (주지 않으면 더하지 않습니다). 번들 모델은 이런 글 두 편을 "
+             "더해 학습했습니다 (train_log.json의 corpus.seeds)",
     )
     ap.add_argument(
         "--target-steps", type=_steps, default=None, metavar="N",
@@ -499,18 +502,33 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _argument_problems(args) -> list[str]:
+    """Korean sentences for ``--out`` / ``--seeds`` values that would fail only after the download:
+    an ``--out`` that is an existing file, a ``--seeds`` that is not a folder of ``*.txt`` files."""
+    problems = []
+    if args.out.exists() and not args.out.is_dir():
+        problems.append(f"--out {args.out}: 이미 있는 파일입니다. 모델 쌍을 저장할 폴더(없으면 새로 만듦)를 주세요 "
+                        "(기본: ./decodelab-models).")
+    if args.seeds is not None and not args.seeds.is_dir():
+        problems.append(f"--seeds {args.seeds}: 폴더가 없습니다. 말뭉치에 더할 글(*.txt)이 든 폴더를 주거나 이 옵션을 빼세요.")
+    elif args.seeds is not None and not sorted(args.seeds.glob("*.txt")):
+        problems.append(f"--seeds {args.seeds}: 이 폴더에 .txt 파일이 없습니다. 말뭉치에 더할 글(*.txt)이 든 폴더를 주세요.")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``decodelab train [--out DIR] [--workdir DIR] [--seeds DIR] [--target-steps N]
     [--draft-steps N]``; see ``decodelab train --help``.
 
     Returns:
         0 after the pair is saved in ``--out`` (default ``./decodelab-models``); 2, with one Korean
-        line per problem on stderr, when a requirement is missing (:func:`check_requirements`,
+        line per problem on stderr, when ``--out`` is a file or ``--seeds`` is not a folder of
+        ``*.txt`` (checked before any download), when a requirement is missing (:func:`check_requirements`,
         checked before any download) or a corpus download/unpack step fails
         (:func:`download_failure_message`).
     """
     args = _parser().parse_args(argv)
-    problems = check_requirements(args.workdir)
+    problems = _argument_problems(args) + check_requirements(args.workdir)
     if problems:
         for problem in problems:
             print(f"decodelab train: {problem}", file=sys.stderr)

@@ -1,14 +1,14 @@
-"""Shared fixtures: the bundled model pair is loaded once per test session."""
+"""Shared fixtures: the bundled model pair, the browser tests' JupyterLab server and Chromium are
+each started once per test session. The session-wide settings (temporary answers folder, one
+torch thread, offline) are in the repository's top-level conftest.py."""
 
 from __future__ import annotations
 
-import os
+import importlib.util
+import sys
+from pathlib import Path
 
 import pytest
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 
 #: Korean prompts used across tests (none is special-cased anywhere in the package).
 PROMPTS = [
@@ -33,6 +33,29 @@ def pair():
     from decodelab.models import bundled
 
     return bundled()
+
+
+def _course_browser():
+    """tests/test_browser.py loaded once as the module ``course_browser`` (tests/test_browser_slides.py
+    loads it under the same name)."""
+    if "course_browser" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["course_browser"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["course_browser"]
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    """One JupyterLab server for all browser tests (see tests/test_browser.py)."""
+    yield from _course_browser().start_lab_server(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for all browser tests (skipped without Chromium, except under CI)."""
+    yield from _course_browser().launch_browser()
 
 
 @pytest.fixture(scope="session")

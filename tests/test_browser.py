@@ -134,8 +134,9 @@ def _write_settings(settings: Path) -> None:
         path.write_text(json.dumps(value), encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory):
+def start_lab_server(tmp_path_factory):
+    """Start the test JupyterLab, yield its :class:`LabServer`, stop it: the body of the session
+    fixture ``lab_server`` of tests/conftest.py (one server for all browser tests)."""
     root = tmp_path_factory.mktemp("lab")
     nb_root = root / "notebooks"
     if NOTEBOOKS.is_dir():
@@ -208,8 +209,9 @@ def lab_server(tmp_path_factory):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser():
+def launch_browser():
+    """Launch headless Chromium, yield it, close it: the body of the session fixture ``browser``
+    of tests/conftest.py."""
     if not Path(CHROMIUM).is_file():
         _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium, or set DECODELAB_CHROMIUM)")
     try:

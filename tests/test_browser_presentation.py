@@ -1,6 +1,6 @@
 """What a lecturer sees in the browser: notebook 03 at 1400 px, in jupyterlab-deck, and RISE's page.
 
-Uses the JupyterLab server and Chromium fixtures of ``tests/test_browser.py``.
+Uses the session fixtures ``lab_server`` and ``browser`` of ``tests/conftest.py``.
 
 * ``test_notebook_03_at_1400_px``: opening a notebook does not mark it modified; after Run All
   no code cell and no output scrolls sideways at a 1400 px window (long code lines wrap: the
@@ -31,13 +31,14 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-_spec = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
-_tb = sys.modules.setdefault("course_browser", importlib.util.module_from_spec(_spec))
-if not hasattr(_tb, "lab_server"):
-    _spec.loader.exec_module(_tb)
+if "course_browser" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
+    sys.modules["course_browser"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["course_browser"])
+_tb = sys.modules["course_browser"]
 
-lab_server = _tb.lab_server
-browser = _tb.browser
+# the JupyterLab server and Chromium are the session fixtures ``lab_server`` and ``browser`` of
+# tests/conftest.py: one server for every browser test
 
 NOTEBOOK = "03_agent_loops.ipynb"
 SHOTS = _tb.SCREENSHOTS

@@ -28,7 +28,8 @@ STUB_PY = textwrap.dedent("""\
     """)
 
 
-def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: str | None = None):
+def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: str | None = None,
+         command: str = "setup"):
     if shutil.which("bash") is None:
         pytest.skip("bash not available")
     venv, bin_ = tmp_path / "venv", tmp_path / "bin"
@@ -36,6 +37,8 @@ def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: 
     bin_.mkdir()
     py = venv / "bin" / "python"
     py.write_text(STUB_PY)
+    (venv / "bin" / "decodelab").write_text('#!/usr/bin/env bash\necho "decodelab $*" >> "$STUB_LOG"\n')
+    (venv / "bin" / "decodelab").chmod(0o755)
     (bin_ / "uname").write_text(f"#!/usr/bin/env bash\necho {system}\n")
     if gpu:
         (bin_ / "nvidia-smi").write_text("#!/usr/bin/env bash\nexit 0\n")
@@ -47,7 +50,7 @@ def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: 
     if torch_env is not None:
         env["DECODELAB_TORCH"] = torch_env
     # a PATH without the real nvidia-smi (if this machine has one): only the stub counts
-    proc = subprocess.run(["bash", str(REPO / "course.sh"), "setup"], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(["bash", str(REPO / "course.sh"), command], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return log.read_text().splitlines(), proc.stdout
 
@@ -75,3 +78,25 @@ def test_macos_windows_and_nvidia_keep_the_default(tmp_path, system, gpu):
 def test_decodelab_torch_overrides_the_choice(tmp_path):
     calls, _ = _run(tmp_path, system="Linux", gpu=False, torch_env="torch==2.13.0 --index-url https://example.invalid/x")
     assert calls[0] == "-m pip install -q torch==2.13.0 --index-url https://example.invalid/x"
+
+
+def test_lab_installs_the_lab_extra_and_test_the_test_extra(tmp_path):
+    calls, out = _run(tmp_path / "a", system="Darwin", gpu=False, command="lab")
+    assert calls == ["-m pip install -q torch==2.13.0", "-m pip install -q -e .[lab]", "decodelab lab"]
+    assert "(.[lab])" in out
+    calls, _ = _run(tmp_path / "b", system="Darwin", gpu=False, command="setup")
+    assert calls[1:] == ["-m pip install -q -e .[test]"]
+
+
+def test_pyproject_splits_the_dependencies_by_use():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = {d.split(">")[0].split("[")[0].split("=")[0].strip().lower() for d in project["dependencies"]}
+    assert {"torch", "transformers", "numpy", "matplotlib", "ipywidgets", "pydantic", "pyyaml", "tqdm"} <= names
+    assert not names & {"jupyterlab", "jupytext", "jupyterlab-rise", "jupyterlab-deck", "openai", "httpx",
+                        "prometheus_client", "pytest", "nbval", "playwright", "beautifulsoup4"}
+    extras = project["optional-dependencies"]
+    assert "decodelab[serving]" in extras["lab"] and "transformers[serving]>=5.0,<6" in extras["serving"]
+    assert any(d.startswith("jupyterlab>=") for d in extras["lab"])
+    assert extras["test"][0] == "decodelab[lab,serving,classroom,train]"

@@ -153,13 +153,15 @@ def test_greedy_probabilities_are_one_hot(next_logits):
         (dict(prompt=""), "prompt", ValueError),
         (dict(prompt="   "), "prompt", ValueError),
         (dict(max_new_tokens=0), "max_new_tokens", ValueError),
-        (dict(max_new_tokens=2.5), "max_new_tokens", TypeError),
+        (dict(max_new_tokens=2.5), "max_new_tokens", ValueError),
+        (dict(max_new_tokens="4"), "max_new_tokens", TypeError),
         (dict(temperature=-0.1), "temperature", ValueError),
         (dict(top_p=0.0), "top_p", ValueError),
         (dict(top_p=1.5), "top_p", ValueError),
         (dict(top_p="0.9"), "top_p", TypeError),
         (dict(top_k=0), "top_k", ValueError),
-        (dict(top_k=2.0), "top_k", TypeError),
+        (dict(top_k=2.5), "top_k", ValueError),
+        (dict(top_k=True), "top_k", TypeError),
         (dict(max_new_tokens=10_000), "max_new_tokens", ValueError),
         (dict(prompt=123), "prompt", TypeError),
         (dict(temperature=float("inf")), "temperature", ValueError),
@@ -326,3 +328,76 @@ def test_chat_messages_are_encoded_by_format_prompt(pair, tmp_path):
         decodelab.generate(pair.target, pair.tokenizer, msgs, 4)  # the bundled tokenizer has none
     with pytest.raises(TypeError, match=r"^prompt\[0\]="):
         decodelab.generate(pair.target, chat, [{"role": "user"}], 4)
+
+
+# --------------------------------------------------------------------------------------------
+# edge cases that used to end in torch's raw errors
+
+
+def test_temperature_below_float32_range_is_greedy(pair):
+    """1e-40 is below float32's smallest normal number: logits / temperature overflows for any
+    logit, so it is the temperature-0 limit, greedy (it used to raise torch's raw "probability
+    tensor contains either inf, nan or element < 0")."""
+    from decodelab import speculative_generate
+
+    greedy = decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", 12, stop_at_eos=False)
+    tiny = decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", 12, stop_at_eos=False,
+                              temperature=1e-40, seed=0)
+    assert tiny.token_ids == greedy.token_ids
+    assert SamplingConfig(1e-40).greedy and not SamplingConfig(1e-30).greedy
+    spec = speculative_generate(pair.target, pair.draft, pair.tokenizer, "모든 국민은", 12, temperature=1e-40,
+                                seed=0, stop_at_eos=False)
+    assert spec.token_ids == greedy.token_ids
+
+
+def test_a_temperature_that_overflows_the_logits_gives_the_argmax():
+    # 100 / 1e-37 = 1e39 > float32's largest number: the row is the limit distribution, one-hot
+    logits = torch.tensor([[1.0, 100.0, 3.0], [0.5, 0.25, 0.0]])
+    p = probabilities(logits, SamplingConfig(1e-37))
+    torch.testing.assert_close(p[0], torch.tensor([0.0, 1.0, 0.0]))
+    assert p[1, 0] == 1.0 and bool(torch.isfinite(p).all())  # 0.5 / 1e-37 = 5e36: finite, yet one-hot
+    # an ordinary temperature is untouched: softmax(logits / T) exactly
+    torch.testing.assert_close(probabilities(logits, SamplingConfig(2.0)), torch.softmax(logits / 2.0, -1))
+
+
+def _with_added_special_tokens(tokenizer, n=20):
+    import copy
+
+    tok = copy.deepcopy(tokenizer)
+    tok.add_tokens([f"<도구{i}>" for i in range(n)], special_tokens=True)
+    return tok
+
+
+def test_prompt_ids_beyond_the_model_rows_are_refused(pair):
+    tok = _with_added_special_tokens(pair.tokenizer)
+    rows = pair.target.get_input_embeddings().weight.shape[0]
+    assert len(tok) == len(pair.tokenizer) + 20 and len(tok) > rows
+    # a prompt without the added tokens still works: they are never generated
+    assert decodelab.generate(pair.target, tok, "모든 국민은", 3).token_ids == \
+        decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", 3).token_ids
+    for call in (lambda: decodelab.generate(pair.target, tok, "모든 <도구3> 국민은", 4),
+                 lambda: decodelab.stream(pair.target, tok, "<도구0>", 4),
+                 lambda: decodelab.speculative_generate(pair.target, pair.draft, tok, "<도구19> 모든", 4)):
+        with pytest.raises(ValueError, match=r"^prompt=.*추가한 특수 토큰\(added special tokens\).*\(허용: ") as e:
+            call()
+        assert f"임베딩 행({rows}행)" in str(e.value)
+
+
+def test_load_models_names_added_special_tokens_not_another_tokenizer(pair):
+    from decodelab.models import check_same_vocabulary
+
+    tok = _with_added_special_tokens(pair.tokenizer)
+    with pytest.raises(ValueError, match=r"특수 토큰\(added special tokens\) 20개") as e:
+        check_same_vocabulary(pair.target, pair.draft, tok)
+    assert "다른 토크나이저로 학습" not in str(e.value)
+
+
+def test_generate_and_stream_have_explicit_public_signatures():
+    """Both list their keyword arguments themselves (no **options, no rewritten __signature__, no
+    private argument), with the same defaults; generate adds on_step."""
+    import inspect
+
+    assert "__signature__" not in vars(decodelab.generate) and "__signature__" not in vars(decodelab.stream)
+    gen, st = (inspect.signature(f).parameters for f in (decodelab.generate, decodelab.stream))
+    assert not any(p.kind is p.VAR_KEYWORD or p.name.startswith("_") for p in [*gen.values(), *st.values()])
+    assert [(p.name, p.default) for p in gen.values()] == [(p.name, p.default) for p in st.values()] + [("on_step", None)]

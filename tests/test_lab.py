@@ -94,10 +94,52 @@ def test_find_notebooks_dir_from_repo_and_subfolder(tmp_path):
     assert lab.find_notebooks_dir(nb) == nb
 
 
-def test_find_notebooks_dir_missing(tmp_path, monkeypatch):
-    monkeypatch.setattr(lab, "__file__", str(tmp_path / "pkg" / "lab.py"))
-    with pytest.raises(FileNotFoundError, match="--notebooks-dir"):
-        lab.find_notebooks_dir(tmp_path)
+def _a_free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_find_notebooks_dir_outside_a_checkout_is_none(tmp_path):
+    assert lab.find_notebooks_dir(tmp_path) is None
+
+
+def test_student_copy_adds_the_bundled_notebooks_and_keeps_the_students_own(tmp_path):
+    mine = tmp_path / "nb" / lab.FIRST_NOTEBOOK
+    mine.parent.mkdir()
+    mine.write_text("내 풀이", encoding="utf-8")
+    dest, copied = lab.student_copy(tmp_path / "nb")
+    bundled = sorted(p.name for p in lab.NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+    assert len(bundled) == 7 and lab.FIRST_NOTEBOOK in bundled
+    assert copied == [n for n in bundled if n != lab.FIRST_NOTEBOOK]
+    assert mine.read_text(encoding="utf-8") == "내 풀이"
+    assert (dest / "04_speculative_decoding.ipynb").read_bytes() == (lab.NOTEBOOKS_DIR / "04_speculative_decoding.ipynb").read_bytes()
+    assert lab.student_copy(dest)[1] == []
+
+
+def test_lab_outside_a_checkout_opens_the_students_copy(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    seen = {}
+    monkeypatch.setattr(lab, "_run_jupyterlab", lambda cmd, cwd, **kw: seen.update(cmd=cmd, cwd=cwd) or 0)
+    assert lab.main(["--no-browser", "--port", str(_a_free_port())]) == 0
+    assert seen["cwd"] == tmp_path / lab.STUDENT_DIR
+    assert (tmp_path / lab.STUDENT_DIR / lab.FIRST_NOTEBOOK).is_file()
+    assert "7개를" in capsys.readouterr().err
+
+
+def test_lab_missing_notebooks_dir_says_the_folder_is_missing(tmp_path, capsys):
+    assert lab.main(["--notebooks-dir", str(tmp_path / "nosuch"), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "노트북 폴더" in err and "없습니다" in err and "nosuch" in err and "--notebook 으로" not in err
+
+
+@pytest.mark.parametrize("argv, korean", [(["--port", "abc"], "대신 정수 값을 주세요"), (["--bogus"], "알 수 없는 인자")])
+def test_lab_usage_errors_are_korean(argv, korean, capsys):
+    with pytest.raises(SystemExit) as exc:
+        lab.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert korean in err and "사용법:" in err and "invalid" not in err and "unrecognized" not in err
 
 
 def test_build_command(tmp_path, monkeypatch):
@@ -146,7 +188,7 @@ def test_new_token_is_random_hex():
 def test_main_dry_run_and_errors(tmp_path, capsys, listening, monkeypatch):
     nb = _course(tmp_path)
     monkeypatch.chdir(tmp_path / "course" / "sub")
-    assert lab.main(["--dry-run", "--no-browser", "--port", str(_free_port())]) == 0
+    assert lab.main(["--dry-run", "--no-browser", "--port", str(_a_free_port())]) == 0
     out = capsys.readouterr().out
     assert out.startswith(sys.executable) or out.startswith("'" + sys.executable)
     assert f"--ServerApp.root_dir={nb}" in out and "--no-browser" in out
@@ -180,7 +222,7 @@ def test_port_outside_range_is_rejected_not_replaced(tmp_path, capsys, monkeypat
     assert lab.main(["--dry-run", "--port", port]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # no command: 0 must not silently become 8888
-    assert f"port={port}" in captured.err and "포트(--port)는 1~65535" in captured.err
+    assert f"port={port}" in captured.err and "포트(--port)" in captured.err and "65535 이하인 정수" in captured.err
 
 
 # ------------------------------------------------------------------------------------------
@@ -343,15 +385,15 @@ def test_target_and_draft_reach_the_jupyterlab_environment(tmp_path, capsys, mon
 
     monkeypatch.setattr(lab, "_run_jupyterlab", fake_run)
     monkeypatch.chdir(tmp_path)  # relative paths are made absolute for the server
-    assert lab.main(["--notebooks-dir", str(nb), "--no-browser", "--port", str(_free_port()),
+    assert lab.main(["--notebooks-dir", str(nb), "--no-browser", "--port", str(_a_free_port()),
                      "--target", "big", "--draft", "small"]) == 0
     assert seen["env"] == {"DECODELAB_TARGET": str(t.resolve()), "DECODELAB_DRAFT": str(d.resolve())}
     assert "DECODELAB_TARGET=" in capsys.readouterr().err
     # without the options nothing is set: the notebooks load the bundled pair
-    assert lab.main(["--notebooks-dir", str(nb), "--no-browser", "--port", str(_free_port())]) == 0
+    assert lab.main(["--notebooks-dir", str(nb), "--no-browser", "--port", str(_a_free_port())]) == 0
     assert seen["env"] == {}
     # dry run: the assignments come first, as a shell prefix
-    assert lab.main(["--dry-run", "--notebooks-dir", str(nb), "--port", str(_free_port()), "--target", str(t)]) == 0
+    assert lab.main(["--dry-run", "--notebooks-dir", str(nb), "--port", str(_a_free_port()), "--target", str(t)]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == f"DECODELAB_TARGET={shlex.quote(str(t.resolve()))}"
 
@@ -365,7 +407,7 @@ def test_the_environment_is_passed_to_the_child_process(tmp_path):
 
 def test_bad_target_or_draft_is_a_usage_error(tmp_path, capsys, monkeypatch):
     nb = _course(tmp_path)
-    args = ["--dry-run", "--notebooks-dir", str(nb), "--port", str(_free_port())]
+    args = ["--dry-run", "--notebooks-dir", str(nb), "--port", str(_a_free_port())]
     assert lab.main(args + ["--target", str(tmp_path / "missing")]) == 2
     assert "찾을 수 없습니다" in capsys.readouterr().err
     assert lab.main(args + ["--target", str(tmp_path)]) == 2  # a folder without config.json

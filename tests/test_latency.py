@@ -12,18 +12,19 @@ import pytest
 
 from decodelab import latency as L
 from decodelab import profiles as P
+from decodelab.widgets import latency as W
 
 REL = 0.01  # "match to 1%"
 
 
 @pytest.fixture(scope="module")
 def llama70_fp8():
-    return L.get_model("Llama-3-70B", "fp8")
+    return P.get_model("Llama-3-70B", "fp8")
 
 
 @pytest.fixture(scope="module")
 def llama70_bf16():
-    return L.get_model("Llama-3-70B", "bf16")
+    return P.get_model("Llama-3-70B", "bf16")
 
 
 # ------------------------------------------------------------------------------------------
@@ -45,7 +46,7 @@ def test_kv_bytes_per_token(llama70_fp8, llama70_bf16):
     assert L.kv_bytes_per_token(llama70_bf16) == 2 * 80 * 8 * 128 * 2 == 327_680
     assert L.kv_bytes_per_token(llama70_bf16) == pytest.approx(0.33e6, rel=REL)  # "0.33 MB per token"
     assert 8192 * L.kv_bytes_per_token(llama70_fp8) == pytest.approx(2.68e9, rel=REL)  # "2.68 GB at 8k"
-    assert L.kv_bytes_per_token(L.get_model("Llama-3-70B", "fp8", kv_dtype="fp8")) == 163_840
+    assert L.kv_bytes_per_token(P.get_model("Llama-3-70B", "fp8", kv_dtype="fp8")) == 163_840
 
 
 def test_decode_one_h100_fp8_8k(llama70_fp8):
@@ -55,7 +56,7 @@ def test_decode_one_h100_fp8_8k(llama70_fp8):
     assert step.ms == pytest.approx(22.0, rel=REL)  # "~22 ms per token"
     assert 1e3 / step.ms <= 46  # "(<= 46 tok/s)"
     assert step.bound == "memory" and step.fits is True
-    assert L.estimate_decode_step_ms(llama70_fp8, L.get_hardware("H100"), 8192) == step.ms
+    assert L.estimate_decode_step_ms(llama70_fp8, P.get_hardware("H100"), 8192) == step.ms
     assert round(step.ms, 2) == 21.86
 
 
@@ -98,7 +99,7 @@ def test_kv_transfer(llama70_bf16):
     assert L.kv_transfer_ms(llama70_bf16, 8192, "400G-NIC") == pytest.approx(54.0, rel=REL)  # "~54 ms"
     assert round(L.kv_transfer_ms(llama70_bf16, 8192, "NVLink"), 2) == 5.97
     assert round(L.kv_transfer_ms(llama70_bf16, 8192, "400G-NIC"), 1) == 53.7
-    slow = L.get_link("400G-NIC", latency_ms=2.0)
+    slow = P.get_link("400G-NIC", latency_ms=2.0)
     assert L.kv_transfer_ms(llama70_bf16, 8192, slow) == pytest.approx(
         L.kv_transfer_ms(llama70_bf16, 8192, "400G-NIC") + 2.0)
 
@@ -183,7 +184,7 @@ def test_layer_split(llama70_fp8):
     hops = L.layer_split_decode_ms(llama70_fp8, "Rubin", "Groq3-LPX", 8192, hop_ms=0.001)
     assert hops["total_ms"] == pytest.approx(r["total_ms"] + 2 * 80 * 0.001)
     assert r["lpu_fits"] is True
-    assert L.layer_split_decode_ms(L.get_model("Llama-3-70B"), lpu="Groq3-LPX")["lpu_fits"] is False
+    assert L.layer_split_decode_ms(P.get_model("Llama-3-70B"), lpu="Groq3-LPX")["lpu_fits"] is False
 
 
 def test_speculative_speedup():
@@ -222,16 +223,16 @@ def test_param_count_equals_transformers(name):
     keys = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
             "num_key_value_heads", "head_dim", "tie_word_embeddings")
     config = cls(**{k: c[k] for k in keys if k in c})
-    assert L.get_model(name).n_params == _numel(config)
+    assert P.get_model(name).n_params == _numel(config)
     # a PretrainedConfig is accepted as well as a dict
-    assert L.model_from_config(config).n_params == L.get_model(name).n_params
+    assert P.model_from_config(config).n_params == P.get_model(name).n_params
 
 
 def test_published_sizes():
-    assert L.get_model("Llama-3-8B").n_params == pytest.approx(8.03e9, rel=REL)
-    assert L.get_model("Qwen3-32B").n_params == pytest.approx(32.8e9, rel=REL)
-    assert L.get_model("Qwen3-0.6B").n_params == pytest.approx(0.6e9, rel=REL)
-    assert L.get_model("qwen3-0.6b").name == "Qwen3-0.6B"  # case-insensitive
+    assert P.get_model("Llama-3-8B").n_params == pytest.approx(8.03e9, rel=REL)
+    assert P.get_model("Qwen3-32B").n_params == pytest.approx(32.8e9, rel=REL)
+    assert P.get_model("Qwen3-0.6B").n_params == pytest.approx(0.6e9, rel=REL)
+    assert P.get_model("qwen3-0.6b").name == "Qwen3-0.6B"  # case-insensitive
 
 
 def test_bundled_config_read_at_call_time(tmp_path, monkeypatch):
@@ -240,61 +241,61 @@ def test_bundled_config_read_at_call_time(tmp_path, monkeypatch):
         c["num_hidden_layers"] = 1
         (tmp_path / which).mkdir()
         (tmp_path / which / "config.json").write_text(json.dumps(c))
-    before = L.get_model("bundled-target", "fp32")
+    before = P.get_model("bundled-target", "fp32")
     monkeypatch.setattr(P, "MODELS_DIR", tmp_path)
-    after = L.get_model("bundled-target", "fp32")
+    after = P.get_model("bundled-target", "fp32")
     assert after.n_layers == 1 and after.n_params < before.n_params
     assert before.weight_bytes == 4 * before.n_params
 
 
 def test_dtypes_and_hardware_formats():
-    m = L.get_model("Llama-3-8B", "fp4")
+    m = P.get_model("Llama-3-8B", "fp4")
     assert m.bytes_per_param == 0.5 and m.kv_dtype == "bf16"
-    assert L.get_model("Llama-3-8B", "bfloat16").dtype == "bf16"
+    assert P.get_model("Llama-3-8B", "bfloat16").dtype == "bf16"
     assert L.estimate_decode_step_ms(m, "B200", 0) == pytest.approx(m.n_params * 0.5 / 7.7e12 * 1e3)
     with pytest.raises(ValueError, match="dtype.*fp8"):
         L.estimate_prefill_ms(m, "H100", 100)  # H100 has no FP4 figure: the message lists what it has
 
 
 def test_hardware_presets_and_aliases():
-    for name in L.HARDWARE_NAMES:
+    for name in P.HARDWARE_NAMES:
         if name == "this-computer":
             continue
-        hw = L.get_hardware(name)
+        hw = P.get_hardware(name)
         assert hw.source.startswith("facts/hardware.md")
         assert hw.bandwidth > 0 and hw.memory_bytes > 0
-    assert L.get_hardware("h100 sxm").bandwidth == 3.35e12
-    assert L.get_hardware("groq3_lpx").n_chips == 256
-    assert L.get_hardware("TRN2").memory_bytes == 96 * 2**30
-    assert L.get_hardware("Rubin").notes  # its dense FLOP/s are an assumption, and say so
-    assert L.get_hardware("H100").flops["bf16"] == 989e12  # dense, not the sparse 1,979
+    assert P.get_hardware("h100 sxm").bandwidth == 3.35e12
+    assert P.get_hardware("groq3_lpx").n_chips == 256
+    assert P.get_hardware("TRN2").memory_bytes == 96 * 2**30
+    assert P.get_hardware("Rubin").notes  # its dense FLOP/s are an assumption, and say so
+    assert P.get_hardware("H100").flops["bf16"] == 989e12  # dense, not the sparse 1,979
 
 
 def test_measure_this_computer_is_cached_and_positive(monkeypatch):
     monkeypatch.setattr(P, "_THIS_COMPUTER", {})  # restored after the test
-    hw = L.measure_this_computer(refresh=True, copy_mib=8, matmul_n=128)
+    hw = P.measure_this_computer(refresh=True, copy_mib=8, matmul_n=128)
     assert hw.bandwidth > 1e8 and hw.flops["fp32"] > 1e7  # any computer beats 100 MB/s, 10 MFLOP/s
-    assert L.measure_this_computer(copy_mib=8, matmul_n=128) is hw  # same arguments: cached
+    assert P.measure_this_computer(copy_mib=8, matmul_n=128) is hw  # same arguments: cached
     assert hw.source.startswith("measured on this computer")
     assert "8 MiB" in hw.source and "128x128" in hw.source
 
 
 def test_measure_this_computer_cache_is_keyed_on_arguments(monkeypatch):
     monkeypatch.setattr(P, "_THIS_COMPUTER", {})
-    small = L.measure_this_computer(copy_mib=8, matmul_n=128)
+    small = P.measure_this_computer(copy_mib=8, matmul_n=128)
     # new sizes measure again (the old cache returned the 8 MiB result here)
-    other = L.measure_this_computer(copy_mib=4, matmul_n=64)
+    other = P.measure_this_computer(copy_mib=4, matmul_n=64)
     assert other is not small
     assert "4 MiB" in other.source and "64x64" in other.source
-    assert L.measure_this_computer(copy_mib=8, matmul_n=128) is small
-    again = L.measure_this_computer(refresh=True, copy_mib=8, matmul_n=128)
-    assert again is not small and L.measure_this_computer(copy_mib=8, matmul_n=128) is again
+    assert P.measure_this_computer(copy_mib=8, matmul_n=128) is small
+    again = P.measure_this_computer(refresh=True, copy_mib=8, matmul_n=128)
+    assert again is not small and P.measure_this_computer(copy_mib=8, matmul_n=128) is again
     # get_hardware("this-computer") is the measurement with the default sizes (128 MiB, 1024)
     monkeypatch.setitem(P._THIS_COMPUTER, (128, 1024), small)  # stand-in, so no 128 MiB copy runs here
-    assert L.get_hardware("this-computer") is small
+    assert P.get_hardware("this-computer") is small
     for bad in ({"copy_mib": 0}, {"matmul_n": -1}, {"copy_mib": 1.5}):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            L.measure_this_computer(**bad)
+            P.measure_this_computer(**bad)
 
 
 # ------------------------------------------------------------------------------------------
@@ -320,7 +321,7 @@ def test_monotone_in_depth_tokens_tool_and_speed(llama70_fp8):
 
 
 def test_slower_hardware_never_lowers_total(llama70_fp8):
-    hw = L.get_hardware("H200")
+    hw = P.get_hardware("H200")
     prev = -1.0
     for scale in (4.0, 2.0, 1.0, 0.5, 0.25):  # from fast to slow
         slower = dataclasses.replace(hw, bandwidth=hw.bandwidth * scale,
@@ -345,10 +346,10 @@ def test_slower_hardware_never_lowers_total(llama70_fp8):
 @pytest.mark.parametrize("bw", [0, -3.35e12, float("nan"), float("inf")])
 def test_bad_bandwidth(bw):
     with pytest.raises(ValueError, match="bandwidth") as e:
-        L.Hardware("x", 80e9, bw, {"bf16": 1e15}, source="test")
+        P.Hardware("x", 80e9, bw, {"bf16": 1e15}, source="test")
     assert "대역폭" in str(e.value)
     with pytest.raises(ValueError, match="bandwidth"):
-        L.Link("x", bw)
+        P.Link("x", bw)
 
 
 def test_bad_depth_and_counts():
@@ -364,11 +365,11 @@ def test_bad_depth_and_counts():
     with pytest.raises(TypeError, match="decode_ms_per_token"):
         L.agent_loop(3, 10, 0.0, prefill_tokens_per_s=1.0)  # a rate is missing
     with pytest.raises(ValueError, match="batch"):
-        L.estimate_decode_step_ms(L.get_model("Llama-3-8B"), "H100", 100, batch=0)
+        L.estimate_decode_step_ms(P.get_model("Llama-3-8B"), "H100", 100, batch=0)
     with pytest.raises(ValueError, match="context_tokens"):
-        L.estimate_decode_step_ms(L.get_model("Llama-3-8B"), "H100", -5)
+        L.estimate_decode_step_ms(P.get_model("Llama-3-8B"), "H100", -5)
     with pytest.raises(ValueError, match="mfu"):
-        L.estimate_prefill_ms(L.get_model("Llama-3-8B"), "H100", 100, mfu=1.5)
+        L.estimate_prefill_ms(P.get_model("Llama-3-8B"), "H100", 100, mfu=1.5)
     with pytest.raises(ValueError, match="alpha"):
         L.SpeculativeConfig(alpha=1.2)
     with pytest.raises(ValueError, match="gamma"):
@@ -389,7 +390,7 @@ _ARRAY_CTX = np.array([0.0, 1000.0, 8000.0])
 ])
 def test_array_inputs_are_validated(kwargs, field):
     # arrays of contexts took a separate path that skipped these checks (negative TPOT, inf, ...)
-    m = L.get_model("Llama-3-8B")
+    m = P.get_model("Llama-3-8B")
     for scalar_or_array in (1000, _ARRAY_CTX):
         with pytest.raises(ValueError, match=field):
             L.estimate_decode_step_ms(m, "H100", scalar_or_array, **kwargs)
@@ -402,7 +403,7 @@ def test_array_inputs_are_validated(kwargs, field):
 
 
 def test_array_input_errors_in_other_entry_points():
-    m = L.get_model("Llama-3-8B")
+    m = P.get_model("Llama-3-8B")
     with pytest.raises(ValueError, match="context_tokens"):
         L.estimate_decode_step_ms(m, "H100", np.array([100.0, -1.0]))
     with pytest.raises(ValueError, match="prompt_tokens"):
@@ -431,30 +432,30 @@ def test_array_input_errors_in_other_entry_points():
 
 def test_unknown_names():
     with pytest.raises(ValueError, match="hardware") as e:
-        L.get_hardware("H300")
+        P.get_hardware("H300")
     assert "H100" in str(e.value) and "Trainium3" in str(e.value)  # lists the allowed names
     with pytest.raises(ValueError, match="model") as e:
-        L.get_model("GPT-5")
+        P.get_model("GPT-5")
     assert "Llama-3-70B" in str(e.value)
     with pytest.raises(ValueError, match="dtype") as e:
-        L.get_model("Llama-3-70B", "int3")
+        P.get_model("Llama-3-70B", "int3")
     assert "fp8" in str(e.value) and "bf16" in str(e.value)
     with pytest.raises(ValueError, match="link"):
-        L.get_link("carrier pigeon")
+        P.get_link("carrier pigeon")
     with pytest.raises(ValueError, match="lpu_parallel"):
-        L.layer_split_decode_ms(L.get_model("Llama-3-8B"), lpu_parallel="magic")
+        L.layer_split_decode_ms(P.get_model("Llama-3-8B"), lpu_parallel="magic")
     with pytest.raises(ValueError, match="num_hidden_layers"):
-        L.model_from_config({"hidden_size": 8, "num_attention_heads": 1, "intermediate_size": 8, "vocab_size": 8})
+        P.model_from_config({"hidden_size": 8, "num_attention_heads": 1, "intermediate_size": 8, "vocab_size": 8})
 
 
 def test_rate_presets_are_sourced():
-    presets = L.rate_presets()
+    presets = W.rate_presets()
     labels = [p.label for p in presets]
     assert any("H100" in x for x in labels) and any("LPX" in x for x in labels)
     for p in presets:
         assert p.source and p.decode_ms_per_token > 0
     h100 = next(p for p in presets if "H100" in p.label)
-    assert h100.decode_ms_per_token == pytest.approx(L.estimate_decode_step_ms(L.get_model("Llama-3-70B", "fp8"), "H100", 8192))
+    assert h100.decode_ms_per_token == pytest.approx(L.estimate_decode_step_ms(P.get_model("Llama-3-70B", "fp8"), "H100", 8192))
     lpx = next(p for p in presets if "LPX" in p.label)
     assert lpx.decode_ms_per_token == 1.0  # "approach 1,000 tokens per second per user"
 
@@ -468,7 +469,7 @@ def test_amdahl_and_chips_needed(llama70_fp8):
     # 70.6 GB of FP8 weights in 500 MB SRAM chips: ceil(70.55 / 0.5) = 142; one 80 GB H100
     assert L.chips_needed(llama70_fp8, "Groq3-LPU") == 142
     assert L.chips_needed(llama70_fp8, "H100") == 1
-    assert L.chips_needed(L.get_model("Llama-3-70B"), "H100") == 2
+    assert L.chips_needed(P.get_model("Llama-3-70B"), "H100") == 2
 
 
 # ------------------------------------------------------------------------------------------
@@ -514,11 +515,9 @@ def test_profiles_and_latency_import_without_torch():
     code = (
         "import sys\n"
         "import decodelab.profiles, decodelab.latency as lat\n"
-        "m = lat.get_model('Llama-3-70B', 'fp8')\n"
-        "assert lat.get_model is decodelab.profiles.get_model and lat.Hardware is decodelab.profiles.Hardware\n"
+        "m = decodelab.profiles.get_model('Llama-3-70B', 'fp8')\n"
         "assert round(lat.estimate_decode_step_ms(m, 'H100', 8192), 1) == 21.9\n"
         f"assert decodelab.__file__.startswith({root!r})\n"
-        "assert lat.rate_presets()[0].decode_ms_per_token > 0  # moved to the widget module, still here\n"
         "bad = sorted(k for k in sys.modules if k.split('.')[0] in ('torch', 'transformers'))\n"
         "assert not bad, bad\n"
     )
@@ -531,7 +530,7 @@ def test_profiles_and_latency_import_without_torch():
 
 
 def test_roofline_core_and_estimates_agree_on_arrays_and_scalars(llama70_fp8):
-    m, hw = llama70_fp8, L.get_hardware("H100")
+    m, hw = llama70_fp8, P.get_hardware("H100")
     ctx = np.array([0.0, 1.0, 1000.0, 8192.0, 32000.0])
     kw = dict(n_chips=2, mfu=0.5, mbu=0.8)
     # decode step: 1 new token per sequence, its query meets the S cached keys, S tokens of KV read
@@ -551,7 +550,7 @@ def test_roofline_core_and_estimates_agree_on_arrays_and_scalars(llama70_fp8):
     np.testing.assert_array_equal(ai, core8.flops / core8.bytes)
     split = L.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", ctx)
     np.testing.assert_array_equal(split["gpu_attention_ms"],
-                                  L.roofline(m, L.get_hardware("Rubin"), 1.0, ctx, ctx).kv_bytes / 22e12 * 1e3)
+                                  L.roofline(m, P.get_hardware("Rubin"), 1.0, ctx, ctx).kv_bytes / 22e12 * 1e3)
     # each entry of an array answer is the scalar answer, exactly
     for i, s in enumerate(ctx):
         one = L.estimate_decode_step(m, hw, s, 4, comm_ms=0.25, **kw)
@@ -573,32 +572,26 @@ def test_roofline_core_and_estimates_agree_on_arrays_and_scalars(llama70_fp8):
         assert e2e[i] == pytest.approx(L.estimate_ttft_ms(m, hw, int(p), **kw) + 49 * tpot[i], rel=1e-15)
 
 
-def test_deprecated_aliases_warn_and_give_the_same_numbers(llama70_fp8):
-    m = llama70_fp8
-    pairs = [(L.prefill_ms, L.estimate_prefill_ms, (m, "H100", 8192)),
-             (L.decode_step_ms, L.estimate_decode_step_ms, (m, "H100", 8192)),
-             (L.ttft_ms, L.estimate_ttft_ms, (m, "H100", 8192)),
-             (L.tpot_ms, L.estimate_tpot_ms, (m, "H100", 8192, 300)),
-             (L.e2e_ms, L.estimate_e2e_ms, (m, "H100", 8192, 300)),
-             (L.speculative_speedup, L.expected_speedup, (0.75, 7, 0.02))]
-    for old, new, args in pairs:
-        with pytest.warns(DeprecationWarning, match=new.__name__):
-            assert old(*args) == new(*args)
-    with pytest.warns(DeprecationWarning, match="estimate_decode_step"):
-        assert L.decode_step(m, "H100", 8192) == L.estimate_decode_step(m, "H100", 8192)
+def test_one_home_per_name():
+    # no shims: the old names are gone, and latency does not re-export the profiles
+    for gone in ("prefill_ms", "decode_step", "decode_step_ms", "ttft_ms", "tpot_ms", "e2e_ms",
+                 "speculative_speedup", "rate_presets", "RatePreset", "get_model", "measure_this_computer"):
+        assert not hasattr(L, gone), gone
+    assert not set(L.__all__) & set(P.__all__)  # latency's names are its own
+    import decodelab
+    from decodelab import speculative
+    assert decodelab.expected_speedup is L.expected_speedup
+    assert not hasattr(speculative, "expected_speedup")
+    with pytest.raises(TypeError, match="model"):
+        L.agent_loop(3, 300, 2000.0, model=P.get_model("Llama-3-70B", "fp8"), hardware="H100")
 
 
-def test_agent_loop_old_profile_form_still_works(llama70_fp8):
+def test_agent_rates_feed_agent_loop(llama70_fp8):
     sched = dict(initial_context_tokens=4000, context_growth_per_call=1000)
-    with pytest.warns(DeprecationWarning, match="agent_rates"):
-        old = L.agent_loop(3, 300, 2000.0, model=llama70_fp8, hardware="H100", **sched)
-    new = L.agent_loop(3, 300, 2000.0, **L.agent_rates(llama70_fp8, "H100", 3, 300, **sched).kwargs, **sched)
-    np.testing.assert_array_equal(old.call_ms, new.call_ms)
+    loop = L.agent_loop(3, 300, 2000.0, **L.agent_rates(llama70_fp8, "H100", 3, 300, **sched).kwargs, **sched)
     # 299 decode steps per call at TPOT = mean step from context 4,001 to 4,299 (call 0)
-    assert old.decode_ms[0] == pytest.approx(299 * L.estimate_tpot_ms(llama70_fp8, "H100", 4000, 300), rel=1e-12)
-    assert old.prefill_ms[1] == pytest.approx(L.estimate_prefill_ms(llama70_fp8, "H100", 1000, past_tokens=4000))
-    with pytest.raises(TypeError, match="speed"):
-        L.agent_loop(3, 300, 2000.0, speed=3)
+    assert loop.decode_ms[0] == pytest.approx(299 * L.estimate_tpot_ms(llama70_fp8, "H100", 4000, 300), rel=1e-12)
+    assert loop.prefill_ms[1] == pytest.approx(L.estimate_prefill_ms(llama70_fp8, "H100", 1000, past_tokens=4000))
 
 
 def test_agent_loop_takes_per_call_arrays():
@@ -664,14 +657,14 @@ def test_presets_table_has_a_source_per_row():
 
 
 def test_unpublished_figures_are_labelled_assumptions():
-    rubin = L.get_hardware("Rubin")
+    rubin = P.get_hardware("Rubin")
     # no source publishes a dense BF16 / FP8 figure for Rubin: ours is an assumption, and says so
     assert {"bf16", "fp16", "fp8"} <= rubin.assumed
     assert rubin.notes.startswith("가정(assumption)") and "공개되지 않았습니다" in rubin.notes
     assert (rubin.memory_bytes, rubin.bandwidth) == (288e9, 22e12)  # these are published
-    assert L.get_hardware("H100").assumed == frozenset() and not L.get_hardware("H100").notes
-    assert "bf16" in L.get_hardware("Groq3-LPU").assumed and "fp8" not in L.get_hardware("Groq3-LPU").assumed
-    presets = {p.label: p for p in L.rate_presets()}
+    assert P.get_hardware("H100").assumed == frozenset() and not P.get_hardware("H100").notes
+    assert "bf16" in P.get_hardware("Groq3-LPU").assumed and "fp8" not in P.get_hardware("Groq3-LPU").assumed
+    presets = {p.label: p for p in W.rate_presets()}
     assert "가정(assumption)" in presets["Rubin (루프라인)"].source
     assert "가정(assumption)" in presets["Rubin + Groq 3 LPX (NVIDIA 주장)"].source
     assert "가정" not in presets["H100 SXM (루프라인)"].source
@@ -688,7 +681,7 @@ def test_unpublished_figures_are_labelled_assumptions():
 ])
 def test_wrong_types_raise_type_error(call, field):
     with pytest.raises(TypeError, match=f"^{field}=.*: .*\\(허용: .*\\)$"):
-        call(L.get_model("Llama-3-8B"))
+        call(P.get_model("Llama-3-8B"))
 
 
 def test_numpy_numbers_are_numbers_and_messages_have_one_shape(llama70_fp8):
@@ -699,5 +692,5 @@ def test_numpy_numbers_are_numbers_and_messages_have_one_shape(llama70_fp8):
         L.estimate_decode_step_ms(llama70_fp8, "H100", 100, batch=0)
     assert str(e.value) == "batch=0: 배치 크기에 맞지 않는 값입니다 (허용: 1 이상의 정수 또는 그 배열)"
     with pytest.raises(ValueError) as e:
-        L.get_hardware("H300")
+        P.get_hardware("H300")
     assert str(e.value).startswith("hardware='H300': ") and "(허용: H100, H200" in str(e.value)

@@ -14,6 +14,7 @@ import torch
 
 import decodelab
 from decodelab import models as M
+from decodelab._paths import MODELS_DIR
 
 TOKENS = 4096  # len(bundled tokenizer)
 
@@ -58,7 +59,7 @@ def make_model(folder, arch: str, vocab: int = TOKENS, seed: int = 0, tokenizer=
 
 @pytest.fixture(scope="module")
 def tok():
-    return M.load_tokenizer(M.BUNDLED_DIR / "target")
+    return M.load_tokenizer(MODELS_DIR / "target")
 
 
 ARCHS = ["llama", "qwen2", "mistral", "gemma", "gpt2"]
@@ -253,7 +254,7 @@ def test_threads_auto_sets_one_thread_only_for_the_bundled_pair(tok, tmp_path):
 
 # ------------------------------------------------------------------ the switch reaches the notebooks
 
-REPO = M.BUNDLED_DIR.parents[2]
+REPO = MODELS_DIR.parents[2]
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from decodelab import serving as S
-from decodelab.models import BUNDLED_DIR
+from decodelab._paths import MODELS_DIR as BUNDLED_DIR
 
 HOST = "127.0.0.1"
 TARGET = str(BUNDLED_DIR / "target")
@@ -181,7 +181,7 @@ def _bounded(fn, limit_s=25.0):
 
 @pytest.mark.parametrize("script,pattern", [
     (_drop, "연결을 끊었습니다"),
-    (_stall, "제한 시간 안에 응답하지 않았습니다"),
+    (_stall, "제한 시간"),
     (_close_early, "끝 표시"),
 ])
 def test_broken_streams_give_a_korean_error_and_no_hang(script, pattern):
@@ -192,6 +192,70 @@ def test_broken_streams_give_a_korean_error_and_no_hang(script, pattern):
         srv.close()
     assert isinstance(box.get("error"), S.ServingError), box
     assert pattern in str(box["error"])
+
+
+def _not_json(conn, stop):  # a chunk that is not JSON
+    conn.sendall(HEAD + _chunk(_sse("가")) + _chunk("data: {not json\n\n"))
+    stop.wait(0.5)
+
+
+def _choices_dict(conn, stop):  # "choices" is an object, not a list
+    conn.sendall(HEAD + _chunk('data: {"id": "x", "object": "text_completion", "created": 0, "model": "m", '
+                               '"choices": {"a": 1}}\n\n'))
+    stop.wait(0.5)
+
+
+def _keepalive(conn, stop):  # one token, then only SSE comments, each well within the read timeout
+    conn.sendall(HEAD + _chunk(_sse("가")))
+    while not stop.wait(0.3):
+        conn.sendall(_chunk(": keepalive\n\n"))
+
+
+def _status(code):
+    def script(conn, stop):
+        body = json.dumps({"error": {"message": "boom", "type": "x"}}).encode()
+        conn.sendall(f"HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                     f"Connection: close\r\n\r\n".encode() + body)
+    return script
+
+
+@pytest.mark.parametrize("script,pattern", [
+    (_not_json, "스트림 조각이 JSON이 아닙니다"),
+    (_choices_dict, "OpenAI 형식과 다릅니다"),
+    (_status(500), "서버 내부 오류"),
+    (_status(429), "--concurrency"),
+])
+def test_server_faults_are_korean_errors_and_exit_1(script, pattern, capsys):
+    srv = _RawServer(script)
+    try:
+        box = _bounded(lambda: S.measure_request(srv.url, "모든 국민은", model="m", max_tokens=8, timeout_s=3))
+        assert S.main(["--endpoint", srv.url, "--model", "m", "--concurrency", "1", "--requests", "1",
+                       "--timeout", "3"]) == 1
+    finally:
+        srv.close()
+    assert isinstance(box.get("error"), S.ServingError), box
+    assert pattern in str(box["error"]) and "max_tokens를 확인" not in str(box["error"])
+    err = capsys.readouterr().err
+    assert pattern in err and "Traceback" not in err and "KeyError" not in err
+
+
+def test_timeout_bounds_the_whole_request_not_each_read():
+    srv = _RawServer(_keepalive)
+    t0 = time.monotonic()
+    try:
+        box = _bounded(lambda: S.measure_request(srv.url, "모든 국민은", model="m", max_tokens=8, timeout_s=1.5))
+    finally:
+        srv.close()
+    assert isinstance(box.get("error"), S.ServingError), box
+    assert "제한 시간 1.5초 안에 끝나지 않았습니다" in str(box["error"]) and "스트림이 멈춤" not in str(box["error"])
+    assert time.monotonic() - t0 < 20  # a hang guard (keep-alives would hold a per-read timeout forever)
+
+
+def test_a_full_accept_queue_is_not_called_a_stalled_stream():
+    import httpx
+
+    err = S._wrap(httpx.ConnectTimeout("timed out"), "http://127.0.0.1:9")
+    assert "연결을 받지 않았습니다" in str(err) and "스트림이 멈춤" not in str(err)
 
 
 def test_nothing_listening_is_a_connection_error():

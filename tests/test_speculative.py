@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from decodelab import generate
-from decodelab.decoding import cache_length, encode_prompt, forward
+from decodelab.decoding import cache_length, forward
+from decodelab.models import format_prompt
 from decodelab.proposers import DraftModelProposer, LlamaRunner, NGramProposer, Proposal, Proposer
 from decodelab.speculative import speculative_generate
 
@@ -61,7 +62,7 @@ def references(pair, prompts):
     try:
         for p in prompts:
             ours = generate(t, tok, p, N_TOKENS, stop_at_eos=False, top_candidates=0).token_ids
-            ids = encode_prompt(tok, p)
+            ids = format_prompt(tok, p)
             with torch.inference_mode():
                 hf = t.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
                                 max_new_tokens=N_TOKENS, do_sample=False, pad_token_id=2)
@@ -161,7 +162,7 @@ def test_draft_samples_from_the_q_it_returns(pair, prompts):
     from decodelab.sampling import SamplingConfig
 
     t, d, tok = pair.target, pair.draft, pair.tokenizer
-    ids = encode_prompt(tok, prompts[2])
+    ids = format_prompt(tok, prompts[2])
     cfg = SamplingConfig(0.9, top_k=50, top_p=0.95)
     for seed in range(5):
         prop = DraftModelProposer(d)
@@ -221,7 +222,7 @@ def test_natural_eos_stops_like_plain_greedy(pair, prompts):
 def test_cache_invariant_and_cropped_cache_matches_fresh_prefill(pair, prompts):
     t, d, tok = pair.target, pair.draft, pair.tokenizer
     for temperature in (0.0, 1.0):
-        ids = encode_prompt(tok, prompts[5])
+        ids = format_prompt(tok, prompts[5])
         prop = DraftModelProposer(d)
         snapshots = []
 
@@ -273,7 +274,7 @@ def test_bad_input_raises_clear_errors(pair, prompts):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     t, d, tok = pair.target, pair.draft, pair.tokenizer
-    for bad, exc in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError), (None, TypeError)):
+    for bad, exc in ((0, ValueError), (-1, ValueError), (1.5, ValueError), (True, TypeError), (None, TypeError)):
         with pytest.raises(exc, match=r"^num_speculative_tokens=.*: .*\(허용: "):
             speculative_generate(t, d, tok, prompts[0], 5, num_speculative_tokens=bad)
     # a draft whose output layer is smaller than the tokenizer cannot share it
@@ -283,8 +284,12 @@ def test_bad_input_raises_clear_errors(pair, prompts):
         speculative_generate(t, small, tok, prompts[0], 5)
     with pytest.raises(ValueError, match="max_new_tokens"):
         speculative_generate(t, d, tok, prompts[0], 0)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        speculative_generate(t, d, tok, prompts[0], 2.5)
     with pytest.raises(TypeError, match="max_new_tokens"):
-        speculative_generate(t, d, tok, prompts[0], 2.0)
+        speculative_generate(t, d, tok, prompts[0], "5")
+    with pytest.raises(ValueError, match="draft='prompt_lookup': .*'ngram'"):
+        speculative_generate(t, "prompt_lookup", tok, prompts[0], 5)
     with pytest.raises(ValueError, match="draft='medusa'"):
         speculative_generate(t, "medusa", tok, prompts[0], 5)
     with pytest.raises(ValueError, match="temperature"):
@@ -339,7 +344,8 @@ def test_leviathan_formula_with_alpha_predicts_the_mean_acceptance_length(pair, 
     greedy, 10 prompts x 64 tokens. vLLM's acceptance rate (accepted / drafted) in its place
     predicts far too little (more than 10% low at gamma 4 and 6): it counts the drafts after a
     rejection, never evaluated, as rejected."""
-    from decodelab.speculative import expected_tokens_per_call, speedup_sweep
+    from decodelab.latency import expected_tokens_per_call
+    from decodelab.speculative import speedup_sweep
 
     rows = speedup_sweep(pair.target, pair.draft, pair.tokenizer, prompts, 64, [2, 4, 6], compare=False)
     for r in rows:

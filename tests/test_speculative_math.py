@@ -18,14 +18,8 @@ import torch
 
 from decodelab.proposers import NGramProposer, common_prefix_length
 from decodelab.sampling import SamplingConfig, probabilities
-from decodelab.speculative import (
-    acceptance_probabilities,
-    expected_speedup,
-    expected_tokens_per_call,
-    optimal_gamma,
-    residual_distribution,
-    verify_step,
-)
+from decodelab.latency import expected_speedup, expected_tokens_per_call, optimal_gamma
+from decodelab.speculative import acceptance_probabilities, residual_distribution, verify_probabilities
 
 V = 4
 
@@ -177,7 +171,7 @@ def test_enumeration_detects_a_wrong_residual():
 
 
 def _empirical_first_tokens(model: Synthetic, ctx, gamma, J, n, seed):
-    """Run the real verify_step (and a draft that samples from q) n times; count first-J tokens."""
+    """Run the real verify_probabilities (and a draft that samples from q) n times; count first-J tokens."""
     gen = torch.Generator().manual_seed(seed)
     counts: dict[tuple, int] = {}
     for _ in range(n):
@@ -192,7 +186,7 @@ def _empirical_first_tokens(model: Synthetic, ctx, gamma, J, n, seed):
                     d.append(int(torch.multinomial(q, 1, generator=gen)))
                     rows.append(q)
             p = torch.stack([model.p(c + tuple(d[:i])) for i in range(gamma + 1)])
-            k, t = verify_step(p, torch.stack(rows) if rows else None, d, gen)
+            k, t = verify_probabilities(p, torch.stack(rows) if rows else None, d, gen)
             emitted = d[:k] + [t]
             out += emitted
             c = c + tuple(emitted)
@@ -227,12 +221,12 @@ def test_residual_with_equal_or_nearly_equal_vectors_has_no_nan():
     noisy = noisy / noisy.sum()
     r = residual_distribution(p, noisy, 5)
     assert torch.isfinite(r).all() and abs(float(r.sum()) - 1.0) < 1e-5 and (r >= 0).all()
-    # verify_step with p == q never rejects and never produces NaN
+    # verify_probabilities with p == q never rejects and never produces NaN
     a = acceptance_probabilities(torch.stack([p, p]), torch.stack([p]), torch.tensor([17]))
     assert float(a[0]) == 1.0
     gen = torch.Generator().manual_seed(3)
     for _ in range(50):
-        k, t = verify_step(torch.stack([p, noisy]), torch.stack([noisy]), [int(torch.argmax(p))], gen)
+        k, t = verify_probabilities(torch.stack([p, noisy]), torch.stack([noisy]), [int(torch.argmax(p))], gen)
         assert 0 <= t < 4096 and k in (0, 1)
 
 
@@ -289,11 +283,13 @@ def test_formulas_hand_computed():
 
 
 def test_formulas_have_one_implementation():
-    """speculative.py's formulas are latency.py's (torch-free) ones."""
-    from decodelab import latency
+    """The paper's formulas live in latency.py (torch-free) only; the package's name is that one."""
+    import decodelab
+    from decodelab import latency, speculative
 
-    assert expected_tokens_per_call is latency.expected_tokens_per_call  # re-exported, not wrapped
-    assert expected_speedup is latency.expected_speedup and optimal_gamma is latency.optimal_gamma
+    assert decodelab.expected_tokens_per_call is latency.expected_tokens_per_call
+    assert decodelab.expected_speedup is latency.expected_speedup
+    assert not hasattr(speculative, "expected_speedup") and not hasattr(speculative, "optimal_gamma")
     for alpha, gamma, c in [(0.75, 7, 0.02), (0.3, 1, 0.5), (1.0, 4, 0.0), (0.0, 3, 0.1)]:
         assert expected_speedup(alpha, gamma, c) == pytest.approx(float(latency.SpeculativeConfig(alpha, gamma, c).speedup))
 
@@ -309,8 +305,12 @@ def test_ngram_proposer_hand_computed():
     assert ng.propose([9], 4).tokens == [] and ng.forward_calls == 0
     with pytest.raises(ValueError, match="min_n=0"):
         NGramProposer(min_n=0)
-    with pytest.raises(TypeError, match="max_n"):
+    with pytest.raises(ValueError, match="max_n"):
         NGramProposer(max_n=2.5)
+    with pytest.raises(ValueError, match="max_n=1: .*min_n 이상"):
+        NGramProposer(min_n=2, max_n=1)
+    with pytest.raises(TypeError, match="min_n"):
+        NGramProposer(min_n="2")
 
 
 def test_common_prefix_length():
@@ -471,7 +471,7 @@ def test_crop_cache_keeps_the_first_positions(tiny_pair):
     crop_cache(None, 3)  # no cache: nothing to do
     with pytest.raises(ValueError, match="length=-1"):
         crop_cache(cache, -1)
-    with pytest.raises(TypeError, match="length=1.5"):
+    with pytest.raises(ValueError, match="length=1.5"):
         crop_cache(cache, 1.5)
 
 
@@ -647,24 +647,24 @@ def test_result_alpha_is_counted_from_its_rounds(tiny_pair):
 
 
 def test_greedy_verify_hand_computed():
-    from decodelab.speculative import verify
+    from decodelab.speculative import verify_logits
 
     greedy = SamplingConfig(0.0)
     logits = torch.tensor([[0.0, 1.0, 0.0, 5.0],   # argmax 3 after the newest token
                            [0.0, 2.0, 1.0, 0.0],   # argmax 1 after d_1
                            [0.0, 0.0, 3.0, 1.0]])  # argmax 2 after d_2 (the bonus position)
-    assert verify(logits, [3, 1], greedy) == (2, 2)  # both accepted, bonus = argmax of the last row
-    assert verify(logits, [3, 0], greedy) == (1, 1)  # d_2 rejected, recovered = argmax of row 1
-    assert verify(logits, [2, 1], greedy) == (0, 3)  # d_1 rejected at once
-    assert verify(logits[:1], [], greedy) == (0, 3)  # no drafts: a plain target step
+    assert verify_logits(logits, [3, 1], greedy) == (2, 2)  # both accepted, bonus = argmax of the last row
+    assert verify_logits(logits, [3, 0], greedy) == (1, 1)  # d_2 rejected, recovered = argmax of row 1
+    assert verify_logits(logits, [2, 1], greedy) == (0, 3)  # d_1 rejected at once
+    assert verify_logits(logits[:1], [], greedy) == (0, 3)  # no drafts: a plain target step
 
 
 @pytest.mark.parametrize("padded", [False, True])
 def test_greedy_verify_is_the_sampling_rule_with_one_hot_distributions(padded):
-    """verify() with greedy settings equals verify_step() on the one-hot p of the same logits
+    """verify_logits() with greedy settings equals verify_probabilities() on the one-hot p of the same logits
     (with a deterministic draft, or a one-hot q, also zero-padded narrower than p), for every
     acceptance pattern of random cases: greedy is the special case of the rejection rule."""
-    from decodelab.speculative import verify, verify_step
+    from decodelab.speculative import verify_logits, verify_probabilities
 
     greedy = SamplingConfig(0.0)
     g = torch.Generator().manual_seed(0)
@@ -682,10 +682,10 @@ def test_greedy_verify_is_the_sampling_rule_with_one_hot_distributions(padded):
             q = q[:, :11]  # a draft with one row fewer: tokens it cannot propose have q = 0
             drafts = [min(d, 10) for d in drafts]
             k_true = next((i for i, (d, b) in enumerate(zip(drafts, best)) if d != b), gamma)
-        got = verify(logits, drafts, greedy)
+        got = verify_logits(logits, drafts, greedy)
         assert got == (k_true, best[k_true])
-        assert verify_step(p, None, drafts, torch.Generator().manual_seed(case)) == got
-        assert verify_step(p, q, drafts, torch.Generator().manual_seed(case)) == got
+        assert verify_probabilities(p, None, drafts, torch.Generator().manual_seed(case)) == got
+        assert verify_probabilities(p, q, drafts, torch.Generator().manual_seed(case)) == got
         seen.add((gamma, got[0]))
     assert len(seen) == sum(gamma + 1 for gamma in range(1, 5))  # every (gamma, accepted) pattern occurred
 
@@ -702,8 +702,8 @@ def test_narrow_q_is_zero_padded_exactly():
     assert torch.equal(residual_distribution(p[0], q[0]), residual_distribution(p[0], qp[0]))
     assert residual_distribution(p[0], q[0]).shape == (7,)
     for seed in range(20):
-        assert verify_step(p, q, [4, 1], torch.Generator().manual_seed(seed)) == \
-            verify_step(p, qp, [4, 1], torch.Generator().manual_seed(seed))
+        assert verify_probabilities(p, q, [4, 1], torch.Generator().manual_seed(seed)) == \
+            verify_probabilities(p, qp, [4, 1], torch.Generator().manual_seed(seed))
 
 
 # --------------------------------------------------------------------------------------------
@@ -729,7 +729,6 @@ def test_measure_costs_with_every_proposer_kind(tiny_pair):
         "transformers": DraftModelProposer(draft, backend="transformers"),
         "NGramProposer": NGramProposer(),
         "ngram": "ngram",
-        "prompt_lookup": "prompt_lookup",
         "custom": Fixed(),
     }
     reps = 5

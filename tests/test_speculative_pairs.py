@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from decodelab import generate
-from decodelab.decoding import encode_prompt
+from decodelab.models import format_prompt
 from decodelab.proposers import DraftModelProposer, LlamaRunner, as_proposer
 from decodelab.speculative import speculative_generate
 
@@ -90,7 +90,7 @@ def _check_exact(target, draft, tok, gammas=(1, 3, 5)):
     Returns the speculative results (for acceptance checks)."""
     results = []
     for p in PROMPTS:
-        ids = encode_prompt(tok, p)
+        ids = format_prompt(tok, p)
         plain = generate(target, tok, p, N, stop_at_eos=False, top_candidates=0).token_ids
         assert plain == _hf_greedy(target, ids, N), p
         for g in gammas:

@@ -14,6 +14,7 @@ import pytest
 
 from decodelab import exercises as ex
 from decodelab import latency as lat
+from decodelab import profiles as P
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "src" / "02_prefill_vs_decode.md"
@@ -23,7 +24,7 @@ SOLUTION_B = 256      # a reference solution: still memory-bound, 256 tokens per
 
 def throughput(batch: int) -> float:
     # the notebook's check cell
-    m8 = lat.get_model("Llama-3-8B", "bf16")
+    m8 = P.get_model("Llama-3-8B", "bf16")
     e = lat.estimate_decode_step(m8, "H100", 0, batch)
     return batch * 1000 / e.ms
 

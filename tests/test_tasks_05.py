@@ -14,6 +14,7 @@ from conftest import edit_cell_source, task_decider
 
 from decodelab import exercises as ex
 from decodelab import latency as lat
+from decodelab import profiles as P
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "notebooks" / "src" / "05_chips.md"
@@ -40,7 +41,7 @@ def _edit_cell() -> dict:
 
 def _transfer_ms(weights_dtype: str, kv_dtype: str) -> float:
     """The notebook's check cell: 8,192 tokens of Llama-3-70B KV over one 400 Gb/s NIC."""
-    mine = lat.get_model("Llama-3-70B", weights_dtype, kv_dtype=kv_dtype)
+    mine = P.get_model("Llama-3-70B", weights_dtype, kv_dtype=kv_dtype)
     return lat.kv_transfer_ms(mine, 8192, "400G-NIC")
 
 

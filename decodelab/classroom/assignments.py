@@ -1,24 +1,250 @@
-"""nbgrader assignments built from the course, the exam bank and the LMS export.
+"""nbgrader assignments built from the exam bank, the per-student (parametric) items, the LMS export.
 
-Placeholder: the graded-assignments work (nbgrader) replaces this module. Its public entry points
-are fixed by :mod:`decodelab.classroom.cli` and :mod:`decodelab.classroom.hub`:
+Lecturer's side only. :func:`write_course` turns the exam bank (``classroom/exam/`` of the
+repository, see :mod:`decodelab.classroom.bank`) into a course directory that nbgrader 0.9 runs as
+it is (``generate_assignment`` -> ``release_assignment`` -> students ``fetch_assignment`` /
+``submit`` -> ``collect`` -> ``autograde`` -> formgrader -> ``generate_feedback``):
 
-- ``write_course(course_dir: pathlib.Path) -> None``: ``nbgrader_config.py`` and ``source/``.
-- ``variant_main(argv) -> int`` and ``export_main(argv) -> int``: the ``decodelab classroom`` subcommands.
+- ``nbgrader_config.py`` (course id, Korean stubs, the review step of :mod:`.review`);
+- ``student/nbgrader_config.py`` for the students' servers (:data:`STUDENT_CONFIG`);
+- ``exam/``: a copy of the bank, read by the hidden tests at autograde time (never released);
+- ``source/exam-NN/exam-NN.ipynb`` for each notebook NN of the bank:
+
+  * quiz items and parametric numeric items: an answer cell (``답["id"] = ...``) and an
+    autograded test cell whose hidden test calls :func:`decodelab.classroom.bank.grade_cell`
+    (decodelab's grading rules, partial credit for multiple choice through nbgrader's partial
+    credit; an undecidable short answer goes to formgrader);
+  * edit-the-code tasks: an autograded answer cell (the function to complete) and a hidden test
+    (:func:`decodelab.classroom.bank.grade_code`);
+  * written answers: manually graded cells; formgrader shows the rubric beside them.
+
+A parametric item's cell prints the student's own numbers (:func:`decodelab.classroom.student.show`,
+seeded by nbgrader's student id); the key is computed only by the hidden test.
+
+Commands: ``decodelab classroom variant DIR ITEM STUDENT`` / ``--list`` (:func:`variant_main`) and
+``decodelab classroom export DIR --lms canvas|moodle -o FILE`` (:func:`export_main`, in :mod:`.lms`).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import shutil
+import sys
 from pathlib import Path
 
+import nbformat
 
-def write_course(course_dir: Path) -> None:
-    """Write the nbgrader part of a course directory (nothing yet)."""
+from .bank import ExamError, Parametric, Task, Written, load_bank, variant
+
+__all__ = ["assignment_name", "default_bank", "export_main", "variant_main", "write_course", "write_notebook"]
+
+BANK_FILES = ("items.yaml", "parametric.py")
+ANSWER_STUB = "None  # 여기에 답을 적으세요"
+TEXT_STUB = "여기에 답을 쓰세요."
+
+NBGRADER_CONFIG = '''\
+# nbgrader 설정: decodelab classroom init이 만든 파일입니다 (강의자용). lecturer/grading.md를 보세요.
+import os
+
+from nbgrader.converters.autograde import Autograde
+from nbgrader.preprocessors import SaveAutoGrades
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.course_id = {course_id!r}
+# 학생 폴더를 나눠 쓰는 교환 폴더 (JupyterHub에서는 모든 사용자가 읽고 쓸 수 있는 공유 폴더)
+c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE_ROOT", "/srv/nbgrader/exchange")
+# 배포본에서 지워진 정답 자리에 들어가는 말
+c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
+c.ClearSolutions.text_stub = {text_stub!r}
+# 채점: 노트북을 다시 실행하고(숨은 테스트가 decodelab의 규칙으로 채점), 판단할 수 없는 답은 검토 대기열로
+c.Execute.timeout = 120
+_steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
+_steps.insert(_steps.index(SaveAutoGrades) + 1, "decodelab.classroom.review.MarkForReview")
+c.Autograde.autograde_preprocessors = _steps
+'''
+
+
+STUDENT_CONFIG = '''\
+# nbgrader 설정, 학생 서버 쪽 (decodelab classroom init이 만든 파일). JupyterHub의 학생 서버가 읽게 두세요
+# (예: /etc/jupyter/nbgrader_config.py, 또는 JUPYTER_CONFIG_PATH에 이 폴더).
+import os
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = {course_id!r}
+c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE_ROOT", "/srv/nbgrader/exchange")
+# 제출자는 허브에 로그인한 사용자: 학생 서버가 모두 같은 시스템 사용자로 돌아도 (데모 모드) 허브 이름으로 제출합니다
+if os.environ.get("JUPYTERHUB_USER"):
+    c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
+'''
+"""The student servers' ``nbgrader_config.py`` (written as ``student/nbgrader_config.py`` of the course)."""
+
+
+def assignment_name(notebook: str) -> str:
+    """nbgrader's assignment (and notebook) name of notebook ``NN``'s exam: ``exam-NN``."""
+    return f"exam-{notebook}"
+
+
+def default_bank() -> Path:
+    """The exam bank folder: ``$DECODELAB_EXAM_BANK``, else ``classroom/exam`` of the repository
+    checkout decodelab runs from (an installed wheel carries no bank, by design)."""
+    env = os.environ.get("DECODELAB_EXAM_BANK")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "classroom" / "exam"
+
+
+def _meta(grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = False,
+          points: float | None = None) -> dict:
+    m = {"grade": grade, "solution": solution, "locked": locked, "grade_id": grade_id, "schema_version": 3}
+    if points is not None:
+        m["points"] = points
+    return {"nbgrader": m}
+
+
+def _md(source: str, grade_id: str, **kw):
+    return nbformat.v4.new_markdown_cell(source, metadata=_meta(grade_id, **kw))
+
+
+def _code(source: str, grade_id: str, **kw):
+    return nbformat.v4.new_code_cell(source, metadata=_meta(grade_id, **kw))
+
+
+HOW = {
+    "single": '고른 기호 하나를 따옴표 안에 (예: 기호가 x라면 "x")',
+    "multiple": '맞는 기호를 모두 목록으로 (예: 기호가 x와 y라면 ["x", "y"])',
+    "short": '짧은 한국어 답을 따옴표 안에 (예: "답을 여기에")',
+    "numeric": '수 또는 단위를 붙인 글자 (예: 21.9 또는 "21.9 ms")',
+    "ordering": '항목 기호를 순서대로 목록으로 (예: ["X", "Y", "Z"])',
+}
+
+
+def _answer_cell(item_id: str, solution: str, how: str):
+    src = (f"# {how}\n답[{item_id!r}] = (\n    ### BEGIN SOLUTION\n    {solution}\n    ### END SOLUTION\n)")
+    return _code(src, f"{item_id}-answer", solution=True)
+
+
+def _test_cell(item_id: str, points: float, call: str):
+    src = ("# 채점 칸: 제출한 뒤 강의자 쪽에서 채점합니다 (고치지 마세요)\n"
+           f"### BEGIN HIDDEN TESTS\nfrom decodelab.classroom.bank import {call.split('(')[0]}\n{call}\n"
+           "### END HIDDEN TESTS")
+    return _code(src, item_id, grade=True, locked=True, points=points)
+
+
+def _question_text(q) -> str:
+    lines = [q.prompt]
+    for c in getattr(q, "choices", []) or []:
+        lines.append(f"- **{c.id}**. {c.text}")
+    for it in getattr(q, "items", []) or []:
+        lines.append(f"- **{it.id}**. {it.text}")
+    return "\n".join(lines)
+
+
+def write_notebook(bank, notebook: str):
+    """The nbgrader source notebook of notebook ``notebook``'s exam (an ``nbformat`` node)."""
+    cells = [
+        _md(f"# {bank.titles[notebook]}\n\n"
+            "평가 노트북입니다. 문항마다 `답[...] = ...` 칸에 답을 적고, 코드 과제는 함수를 완성하고, 서술형은 글로 쓰세요. "
+            "위에서부터 차례로 실행한 뒤 제출(Submit)하세요. 이름이나 학번은 적지 않습니다: 제출한 계정이 곧 학생입니다. "
+            "수치 문항의 숫자는 학생마다 다릅니다. 채점과 해설은 제출 뒤 강의자가 돌려줍니다(피드백).",
+            "header", locked=True),
+        _code("from decodelab.classroom.student import show\n\n답 = {}", "setup", locked=True),
+    ]
+    for n, item in enumerate(bank.items(notebook), 1):
+        pts = bank.points(item)
+        head = f"### 문항 {n} ({pts:g}점)"
+        if isinstance(item, Parametric):
+            pub = json.dumps(item.public(), ensure_ascii=False, indent=1)
+            cells.append(_md(f"{head}\n\n아래 칸을 실행하면 나만의 수치로 문항이 나옵니다. "
+                             "decodelab의 함수(decodelab.latency)를 써서 계산해도 됩니다.", f"{item.id}-prompt", locked=True))
+            cells.append(_code(f"show({pub})", f"{item.id}-show", locked=True))
+            cells.append(_answer_cell(item.id, f"None  # 학생마다 다릅니다: decodelab classroom variant DIR {item.id} 학생ID",
+                                      HOW["numeric"] + f", 단위 {item.unit}"))
+            cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))
+        elif isinstance(item, Task):
+            cells.append(_md(f"{head}\n\n{item.prompt}", f"{item.id}-prompt", locked=True))
+            src = item.stub.replace("### SOLUTION\n", "### BEGIN SOLUTION\n" + item.solution + "    ### END SOLUTION\n")
+            cells.append(_code(src.rstrip("\n"), f"{item.id}-answer", solution=True))
+            cells.append(_test_cell(item.id, pts, f"grade_code({item.id!r}, globals().get({item.function!r}))"))
+        elif isinstance(item, Written):
+            cells.append(_md(f"{head} 서술형\n\n{item.prompt}", f"{item.id}-prompt", locked=True))
+            cells.append(_md(f"### BEGIN SOLUTION\n{item.rubric}\n### END SOLUTION", item.id, grade=True,
+                             solution=True, points=pts))
+        else:  # a keyed quiz question (decodelab.quiz.schema)
+            cells.append(_md(f"{head}\n\n{_question_text(item)}", f"{item.id}-prompt", locked=True))
+            key = item.answer
+            cells.append(_answer_cell(item.id, json.dumps(key, ensure_ascii=False), HOW[item.kind]))
+            cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    return nb
+
+
+def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: str = "decodelab") -> None:
+    """Write the nbgrader part of a course directory: ``nbgrader_config.py``, ``exam/`` (the bank),
+    ``source/exam-NN/exam-NN.ipynb`` and ``student/nbgrader_config.py`` (for the students' servers:
+    course id, exchange, and the hub login as nbgrader's student id). Safe to run again (files are rewritten; the gradebook
+    and students' work are left alone).
+
+    Raises:
+        ExamError: (Korean) no exam bank at ``bank_dir`` (default :func:`default_bank`).
+    """
+    course_dir = Path(course_dir)
+    src = Path(bank_dir) if bank_dir else default_bank()
+    if not all((src / f).is_file() for f in BANK_FILES):
+        raise ExamError(f"{src}: 시험 문항 은행(items.yaml, parametric.py)이 없습니다 "
+                        "(저장소의 classroom/exam 폴더를 DECODELAB_EXAM_BANK로 알려 주세요)")
+    (course_dir / "exam").mkdir(parents=True, exist_ok=True)
+    for f in BANK_FILES:
+        shutil.copyfile(src / f, course_dir / "exam" / f)
+    (course_dir / "nbgrader_config.py").write_text(
+        NBGRADER_CONFIG.format(course_id=course_id, code_stub=ANSWER_STUB, text_stub=TEXT_STUB), encoding="utf-8")
+    (course_dir / "student").mkdir(exist_ok=True)
+    (course_dir / "student" / "nbgrader_config.py").write_text(STUDENT_CONFIG.format(course_id=course_id),
+                                                                encoding="utf-8")
+    bank = load_bank(course_dir / "exam")
+    for nb in bank.notebooks:
+        name = assignment_name(nb)
+        out = course_dir / "source" / name
+        out.mkdir(parents=True, exist_ok=True)
+        nbformat.write(write_notebook(bank, nb), out / f"{name}.ipynb")
 
 
 def variant_main(argv: list[str]) -> int:
-    raise SystemExit("decodelab classroom variant: 아직 준비되지 않았습니다")
+    """``decodelab classroom variant DIR ITEM STUDENT`` (a student's numbers and answer) or ``DIR --list``."""
+    ap = argparse.ArgumentParser(prog="decodelab classroom variant",
+                                 description="학생별 수치 문항: 그 학생의 수치와 정답 (강의자용)")
+    ap.add_argument("dir", type=Path, help="강좌 폴더 (decodelab classroom init DIR)")
+    ap.add_argument("item", nargs="?", help="문항 id (--list로 목록)")
+    ap.add_argument("student", nargs="?", help="학생 id (nbgrader / JupyterHub 사용자 이름)")
+    ap.add_argument("--list", action="store_true", help="학생별 수치 문항 id를 한 줄에 하나씩")
+    a = ap.parse_args(argv)
+    try:
+        bank = load_bank(a.dir / "exam")
+    except ExamError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if a.list:
+        print("\n".join(bank.parametric))
+        return 0
+    if not (a.item and a.student):
+        ap.error("ITEM과 STUDENT를 함께 주세요 (또는 --list)")
+    try:
+        values, q = variant(bank, a.item, a.student)
+    except KeyError as e:
+        print(e.args[0], file=sys.stderr)
+        return 2
+    print(f"문항 {a.item}, 학생 {a.student}")
+    for k, v in values.items():
+        print(f"  {k} = {v}")
+    print(f"문제: {q.prompt}")
+    print(f"정답: {q.answer:.6g} {q.unit} (허용 오차 ±{q.tolerance:.3g} {q.unit})".rstrip())
+    return 0
 
 
 def export_main(argv: list[str]) -> int:
-    raise SystemExit("decodelab classroom export: 아직 준비되지 않았습니다")
+    """``decodelab classroom export DIR --lms canvas|moodle -o FILE``: see :mod:`.lms`."""
+    from .lms import export_main as _main
+
+    return _main(argv)

@@ -10,11 +10,12 @@ file in the folder, invalid quiz key, bad arguments). ``release``: 0 written; 2 
 
 from __future__ import annotations
 
-import argparse
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from .._atomic import os_reason
+from .._cli import ArgumentParser
 from .gradebook import DUPLICATE_RULE
 from .loading import QuizError, load_quizzes, select_notebook
 from .submission import MAX_BYTES
@@ -38,8 +39,20 @@ def _message(e: Exception) -> str:
     return str(e)
 
 
-def _grade_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def _check_quizzes_option(value: str | None) -> None:
+    """Refuse a ``--quizzes`` folder that does not exist, naming the option the user typed.
+
+    Raises:
+        FileNotFoundError: (Korean) ``value`` is given and is not a folder.
+    """
+    if value is not None and not Path(value).is_dir():
+        what = "파일입니다" if Path(value).exists() else "없습니다"
+        raise FileNotFoundError(f"--quizzes {value}: 퀴즈 폴더가 {what}. 정답이 든 quizzes 폴더를 주거나, "
+                                "이 옵션을 빼면 패키지에 든 연습 퀴즈를 씁니다.")
+
+
+def _grade_parser() -> ArgumentParser:
+    p = ArgumentParser(
         prog="decodelab grade",
         description="학생 제출 파일(.json)이 든 폴더를 채점해 성적표 CSV를 만듭니다 (학생 한 명당 한 행, 문항마다 한 열 + 합계). "
         "제출 파일은 데이터로만 읽으며, 잘못된 파일은 건너뛰고 알려 줍니다.",
@@ -47,7 +60,7 @@ def _grade_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("submissions_dir", help="제출 파일 폴더")
     p.add_argument("-o", "--output", default="gradebook.csv", help="성적표 CSV 경로 (기본: gradebook.csv)")
-    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: 저장소의 quizzes/ 또는 $DECODELAB_QUIZZES)")
+    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: $DECODELAB_QUIZZES, 없으면 패키지에 든 연습 퀴즈)")
     p.add_argument("--notebook", action="append", default=None, metavar="NN",
                    help="이 노트북의 문항만 채점 (여러 번 쓸 수 있음, 예: --notebook 01 --notebook 02)")
     p.add_argument("--max-bytes", type=int, default=MAX_BYTES, help=f"제출 파일 하나의 최대 크기 (기본 {MAX_BYTES})")
@@ -82,6 +95,7 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
     args = _grade_parser().parse_args(argv)
     err = sys.stderr
     try:
+        _check_quizzes_option(args.quizzes)
         notebooks = {select_notebook(n) for n in args.notebook} if args.notebook else None
         every = load_quizzes(args.quizzes)
         questions = every
@@ -141,15 +155,16 @@ def release_main(argv: Sequence[str] | None = None) -> int:
     """
     from .release import build_release
 
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="decodelab quiz release",
         description="정답과 해설을 뺀 학생용 시험 배포본을 만듭니다. 채점은 강사의 quizzes/ 폴더(정답 파일)로 "
         "`decodelab grade`가 합니다.",
     )
     p.add_argument("out_dir", help="배포본을 쓸 폴더 (없거나 비어 있거나 이전 배포본)")
-    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: 저장소의 quizzes/)")
+    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: $DECODELAB_QUIZZES, 없으면 패키지에 든 연습 퀴즈)")
     args = p.parse_args(argv)
     try:
+        _check_quizzes_option(args.quizzes)
         res = build_release(args.out_dir, quizzes=args.quizzes)
     except (QuizError, FileNotFoundError, ValueError, OSError) as e:
         print(f"decodelab quiz release: 오류: {_message(e)}", file=sys.stderr)
@@ -171,14 +186,15 @@ def view_main(argv: Sequence[str] | None = None) -> int:
     from .loading import get_question
     from .shuffle import student_view
 
-    p = argparse.ArgumentParser(prog="decodelab quiz view",
+    p = ArgumentParser(prog="decodelab quiz view",
                                 description="학생이 본 선택지 순서와 번호를 다시 보여 줍니다 (제출 파일의 shuffle_key 또는 학번).")
     p.add_argument("question_id", help="문항 id (예: 01-decode-definition)")
     p.add_argument("shuffle_key", help="제출 파일의 shuffle_key (없으면 student_id)")
-    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: 저장소의 quizzes/)")
+    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: $DECODELAB_QUIZZES, 없으면 패키지에 든 연습 퀴즈)")
     p.add_argument("--release", default=None, help="학생이 푼 시험 배포본 폴더 (시험 제출일 때)")
     args = p.parse_args(argv)
     try:
+        _check_quizzes_option(args.quizzes)
         q = get_question(args.question_id, args.quizzes)
         back: dict[str, str] = {}
         shown_q = q
@@ -213,14 +229,17 @@ def quiz_main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     usage = ("사용법: decodelab quiz release OUT_DIR [--quizzes DIR]  (정답과 해설이 없는 학생용 시험 배포본)\n"
              "        decodelab quiz view QUESTION_ID SHUFFLE_KEY [--quizzes DIR]  (학생이 본 선택지 순서)")
-    if not args or args[0] in ("-h", "--help", "help"):
-        print(usage, file=sys.stdout if args else sys.stderr)
-        return 0 if args else 2
+    if not args:
+        print(f"{usage}\ndecodelab quiz: 오류: 하위 명령이 빠졌습니다 (release 또는 view)", file=sys.stderr)
+        return 2
+    if args[0] in ("-h", "--help", "help"):
+        print(usage)
+        return 0
     if args[0] == "release":
         return release_main(args[1:])
     if args[0] == "view":
         return view_main(args[1:])
-    print(f"decodelab quiz: 알 수 없는 하위 명령 {args[0]!r}\n{usage}", file=sys.stderr)
+    print(f"{usage}\ndecodelab quiz: 오류: 알 수 없는 하위 명령 {args[0]!r}: release 또는 view를 쓰세요", file=sys.stderr)
     return 2
 
 

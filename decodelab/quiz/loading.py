@@ -4,11 +4,8 @@ Where the quizzes are (first that applies):
 
 1. the ``path`` argument of the loading functions;
 2. the environment variable ``DECODELAB_QUIZZES`` (a folder);
-3. ``<repository>/quizzes`` next to the package, i.e. ``Path(decodelab.__file__).parents[1] /
-   "quizzes"``: this is where they are in a checkout and in an editable install
-   (``pip install -e .``), which is how this course is installed.
-
-A non-editable wheel does not carry ``quizzes/``: point ``DECODELAB_QUIZZES`` at a copy.
+3. the practice quiz bank bundled in the package (:data:`decodelab._paths.QUIZZES_DIR`, read with
+   ``importlib.resources``): the same files in a checkout, an editable install and a wheel.
 
 A folder made by ``decodelab quiz release`` (an exam release, no keys) loads with
 :func:`load_public`; :func:`load_quizzes` refuses it, since it has no answers to grade with.
@@ -25,6 +22,7 @@ from typing import Any, Callable, Iterable
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
+from .._paths import QUIZZES_DIR
 from .schema import (
     NOTEBOOK_IDS,
     PublicChoice,
@@ -279,7 +277,7 @@ def load_quiz_file(path: str | os.PathLike) -> QuizFile | ReleaseFile:
 
 
 def quizzes_dir(path: str | os.PathLike | None = None) -> Path:
-    """The quiz folder: ``path``, else ``$DECODELAB_QUIZZES``, else ``<repo>/quizzes``.
+    """The quiz folder: ``path``, else ``$DECODELAB_QUIZZES``, else the bundled practice quiz bank.
 
     Raises:
         FileNotFoundError: (Korean message) the folder does not exist.
@@ -289,11 +287,11 @@ def quizzes_dir(path: str | os.PathLike | None = None) -> Path:
     elif os.environ.get(QUIZZES_ENV):
         p, how = Path(os.environ[QUIZZES_ENV]), f"환경 변수 {QUIZZES_ENV}"
     else:
-        p, how = Path(__file__).resolve().parents[2] / "quizzes", "저장소의 quizzes/ (편집 가능 설치)"
+        p, how = QUIZZES_DIR, "패키지에 든 연습 퀴즈"
     if not p.is_dir():
         raise FileNotFoundError(
-            f"퀴즈 폴더를 찾을 수 없습니다: {p} ({how}). 저장소에서 `pip install -e .`로 설치했는지 확인하거나, "
-            f"환경 변수 {QUIZZES_ENV}에 quizzes 폴더 경로를 지정하세요."
+            f"퀴즈 폴더를 찾을 수 없습니다: {p} ({how}). 있는 퀴즈 폴더를 지정하세요 "
+            f"(환경 변수 {QUIZZES_ENV} 또는 --quizzes)."
         )
     return p
 

@@ -35,7 +35,7 @@ from .._atomic import atomic_write_text
 from .schema import QUESTION_ID, QUIZ_SET
 from .submission import EXERCISE_KINDS, MAX_BYTES, answer_problem, make_submission, validate_student_id
 
-__all__ = ["ANSWERS_ENV", "AnswerStore", "answers_root"]
+__all__ = ["ANSWERS_ENV", "AnswerStore", "answers_root", "text_problem"]
 
 ANSWERS_ENV = "DECODELAB_ANSWERS_DIR"
 _MAX_RECORD = 64 * 1024
@@ -49,7 +49,27 @@ def answers_root(root: str | os.PathLike | None = None) -> Path:
     return Path(env).expanduser() if env else Path.home() / ".decodelab" / "answers"
 
 
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be saved as an answer, or None: a NUL character (it would end up raw in
+    the lecturer's gradebook CSV) or a lone surrogate (not encodable as UTF-8, e.g. half of an emoji
+    pasted from a broken source). The reason is Korean and says what to change."""
+    if "\x00" in text:
+        return "답에 보이지 않는 NUL 문자(\\x00)가 들어 있습니다: 그 문자를 지우고 다시 입력하세요"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return (f"답의 {e.start + 1}번째 글자가 깨진 문자(짝 없는 서로게이트 U+{ord(text[e.start]):04X})입니다: "
+                "그 부분을 지우고 다시 입력하세요 (이모지나 특수 문자를 다시 붙여 넣어 보세요)")
+    return None
+
+
 def _check_response(response: Any) -> Any:
+    """``response`` if it is a savable answer.
+
+    Raises:
+        TypeError: not None, str, number, or list of str.
+        ValueError: a text holds a NUL or a lone surrogate (:func:`text_problem`).
+    """
     ok = (
         response is None
         or isinstance(response, str)
@@ -58,7 +78,26 @@ def _check_response(response: Any) -> Any:
     )
     if not ok:
         raise TypeError(f"저장할 수 없는 답 형식입니다: {type(response).__name__}")
+    for text in ([response] if isinstance(response, str) else response if isinstance(response, list) else []):
+        why = text_problem(text)
+        if why is not None:
+            raise ValueError(why)
     return response
+
+
+def _record_text(record: dict) -> str:
+    """``record`` as the JSON text saved on disk, refused when :meth:`AnswerStore.load` could not read
+    it back (over ``_MAX_RECORD`` bytes).
+
+    Raises:
+        ValueError: (Korean) the record is too big; nothing is written.
+    """
+    text = json.dumps(record, ensure_ascii=False)
+    size = len(text.encode("utf-8"))
+    if size > _MAX_RECORD:
+        raise ValueError(f"문항 {record.get('question_id')}: 답이 너무 깁니다 (저장하면 {size:,}바이트, 한도 "
+                         f"{_MAX_RECORD:,}바이트): 답을 줄이세요. 저장하지 않았습니다.")
+    return text
 
 
 class AnswerStore:
@@ -147,6 +186,8 @@ class AnswerStore:
 
         Raises:
             TypeError: ``response`` is not None, str, number, or list of str.
+            ValueError: (Korean) a text with a NUL or a lone surrogate, or a record over the size
+                :meth:`load` reads back (64 KiB); nothing is written.
             OSError: the file could not be written (disk full, no permission).
         """
         _check_response(response)
@@ -167,8 +208,9 @@ class AnswerStore:
         for k, v in (extra or {}).items():
             if k not in record:
                 record[k] = v
+        text = _record_text(record)
         self.dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(record, ensure_ascii=False))
+        atomic_write_text(path, text)
         return record
 
     def update(self, question_id: str, **fields: Any) -> dict:
@@ -176,6 +218,7 @@ class AnswerStore:
         value an exercise revealed; ``attempts`` and ``response`` stay as they were.
 
         Raises:
+            ValueError: (Korean) the record would exceed the size :meth:`load` reads back.
             OSError: the file could not be written.
         """
         path = self._path(question_id)
@@ -183,8 +226,9 @@ class AnswerStore:
                                            "score": None}
         record.update(fields)
         record["updated_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        text = _record_text(record)
         self.dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(record, ensure_ascii=False))
+        atomic_write_text(path, text)
         return record
 
     # ---------------------------------------------------------------- student id and export
@@ -294,8 +338,11 @@ class AnswerStore:
         """
         sid = validate_student_id(student_id)
         answers, left_out = self.submission_answers()
+        unreadable = dict(zip(self.problem_ids, self.problems))
         self.left_out = left_out
         exercises = self.exercise_entries() if self.quiz_set == "course" else {}
+        for qid, problem in unreadable.items():  # corrupt records: reported, never silently dropped
+            left_out[qid] = problem.split(": ", 1)[-1].rstrip(".") + " (이 기록은 제출 파일에서 뺐습니다)"
         key = self.shuffle_key(sid)
         if not answers and not left_out and not exercises:
             raise ValueError("저장된 답이 없습니다: 먼저 문항에 답하고 '제출'을 누르세요.")

@@ -392,7 +392,7 @@ def read_submission(path: str | os.PathLike, *, max_bytes: int = MAX_BYTES) -> S
                          object_pairs_hook=_unique_pairs)
     except json.JSONDecodeError as e:
         raise SubmissionError(
-            f"JSON 형식이 아닙니다 ({e.lineno}행 {e.colno}열: {e.msg}): 잘렸거나 손상된 파일일 수 있습니다"
+            f"JSON 형식이 아닙니다 ({e.lineno}행 {e.colno}열에서 읽기가 멈춤): 잘렸거나 손상된 파일, 또는 제출 파일이 아닌 파일일 수 있습니다"
         ) from None
     except RecursionError:
         raise SubmissionError("JSON이 너무 깊이 중첩되어 있습니다") from None

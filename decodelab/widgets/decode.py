@@ -54,8 +54,9 @@ def byte_pieces(tokenizer, token_id: int) -> str:
     return "".join(f"<0x{_BYTE_DECODER[ch]:02X}>" if ch in _BYTE_DECODER else ch for ch in token)
 
 
-def _visible(text: str) -> str:
-    """Escape for HTML and make whitespace visible (for HTML widgets only, never for figures)."""
+def visible_html(text: str) -> str:
+    """``text`` for an HTML widget: escaped, with whitespace made visible (space -> ␣, newline
+    -> ⏎); the one helper every widget's token HTML uses. Never for figures (:func:`plot_label`)."""
     return html.escape(_show_whitespace(text))
 
 
@@ -84,7 +85,7 @@ def tokens_html(tokenizer, text: str) -> str:
     for i, tid in enumerate(ids):
         piece = tokenizer.decode([tid])
         partial = "\ufffd" in piece
-        label = html.escape(byte_pieces(tokenizer, tid)) if partial else _visible(piece)
+        label = html.escape(byte_pieces(tokenizer, tid)) if partial else visible_html(piece)
         colour = "#e5e7eb" if partial else _PALETTE[i % len(_PALETTE)]
         boxes.append(
             f'<span style="display:inline-block;margin:2px;padding:2px 5px;border-radius:4px;'
@@ -109,7 +110,7 @@ def candidates_html(step: decoding.Step) -> str:
     for c in step.top:
         chosen = "font-weight:bold" if c.token_id == step.token_id else ""
         rows.append(
-            f'<tr style="{chosen}"><td style="font-family:monospace">{_visible(c.piece)}</td>'
+            f'<tr style="{chosen}"><td style="font-family:monospace">{visible_html(c.piece)}</td>'
             f'<td style="width:140px"><div style="background:#60a5fa;height:10px;width:{100 * c.prob:.1f}%"></div></td>'
             f"<td>{100 * c.prob:.1f}%</td></tr>"
         )
@@ -178,7 +179,7 @@ class DecodeExplorer(W.VBox):
             tip = html.escape(f"#{step.index} 위치 {step.position} · {step.ms:.2f} ms · id {step.token_id}")
             colour = "#fef3c7" if step.index == 0 else "#e0f2fe"
             spans.append(f'<span title="{tip}" style="background:{colour};border-radius:3px;margin:1px;padding:0 2px;'
-                         f'font-family:monospace">{_visible(step.piece) or "▯"}</span>')
+                         f'font-family:monospace">{visible_html(step.piece) or "▯"}</span>')
             self.tokens.value = '<div style="line-height:1.9">' + "".join(spans) + "</div>"
             self.top.value = candidates_html(step)
             if delay:

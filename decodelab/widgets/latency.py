@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import latency as lat
+from .. import profiles
 from .._check import check as _check
 
 __all__ = [
@@ -170,24 +171,24 @@ def plot_agent_loop(result: lat.AgentLoopResult, ax=None, *, title: str | None =
     return fig
 
 
-def plot_roofline(hardware: Sequence[str | lat.Hardware] = ("H100", "H200", "B200", "Trainium2"),
-                  dtype: str = "bf16", *, model: lat.ModelProfile | None = None,
+def plot_roofline(hardware: Sequence[str | profiles.Hardware] = ("H100", "H200", "B200", "Trainium2"),
+                  dtype: str = "bf16", *, model: profiles.ModelProfile | None = None,
                   batches: Sequence[int] = (1, 8, 64, 256), context_tokens: int = 0, ax=None):
     """Roofline: attainable FLOP/s against arithmetic intensity, one roof per hardware preset,
     with the decode step of ``model`` (default Llama-3-70B in ``dtype``) marked at several batch
     sizes. Ridge point = where the slanted (memory) roof meets the flat (compute) roof.
 
-    Sources: chip figures of :func:`decodelab.latency.get_hardware` (facts/hardware.md),
+    Sources: chip figures of :func:`decodelab.profiles.get_hardware` (facts/hardware.md),
     intensity of :func:`decodelab.latency.arithmetic_intensity`.
 
     Returns:
         The matplotlib ``Figure``.
     """
     fig, ax = _axes(ax, figsize=(7.0, 4.2))
-    m = model if model is not None else lat.get_model("Llama-3-70B", dtype)
+    m = model if model is not None else profiles.get_model("Llama-3-70B", dtype)
     x = np.logspace(-1, 4, 200)
     for i, name in enumerate(hardware):
-        hw = lat.get_hardware(name)
+        hw = profiles.get_hardware(name)
         peak = hw.flops_for(dtype)
         ax.loglog(x, np.minimum(peak, x * hw.bandwidth) / 1e12, color=f"C{i}", label=f"{hw.name}")
         ridge = peak / hw.bandwidth
@@ -235,7 +236,7 @@ def plot_measured_vs_roofline(lengths, measured_ms, predicted_ms, *, xlabel: str
     return fig
 
 
-def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int = 8192, *, ax=None):
+def plot_layer_split(model: profiles.ModelProfile | None = None, context_tokens: int = 8192, *, ax=None):
     """Horizontal bars: one decode step of ``model`` (default Llama-3-70B FP8) on one H100, on
     Rubin alone, on Rubin + Groq 3 LPX split by layer (pipeline and ideal), next to NVIDIA's
     "approaching 1,000 tokens/s per user" claim (1 ms). Sources: :mod:`decodelab.latency`.
@@ -244,7 +245,7 @@ def plot_layer_split(model: lat.ModelProfile | None = None, context_tokens: int 
         The matplotlib ``Figure``.
     """
     fig, ax = _axes(ax, figsize=(10.0, 4.0))  # the notebook's full width
-    m = model if model is not None else lat.get_model("Llama-3-70B", "fp8")
+    m = model if model is not None else profiles.get_model("Llama-3-70B", "fp8")
     pipe = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens)
     ideal = lat.layer_split_decode_ms(m, "Rubin", "Groq3-LPX", context_tokens, lpu_parallel="ideal")
     rows = [
@@ -284,7 +285,7 @@ class RatePreset:
     source: str
 
 
-def rate_presets(model: lat.ModelProfile | None = None, context_tokens: int = 8192, *,
+def rate_presets(model: profiles.ModelProfile | None = None, context_tokens: int = 8192, *,
                  include_this_computer: bool = False) -> list[RatePreset]:
     """Decode and prefill speeds per hardware preset for ``model`` (default Llama-3-70B FP8).
 
@@ -299,7 +300,7 @@ def rate_presets(model: lat.ModelProfile | None = None, context_tokens: int = 81
     Raises:
         TypeError / ValueError: context_tokens not an integer >= 0.
     """
-    m = model if model is not None else lat.get_model("Llama-3-70B", "fp8")
+    m = model if model is not None else profiles.get_model("Llama-3-70B", "fp8")
     s = _check("context_tokens", context_tokens, "맥락 토큰 수", integer=True)
 
     def roof(hw, mm, ss):
@@ -308,19 +309,19 @@ def rate_presets(model: lat.ModelProfile | None = None, context_tokens: int = 81
 
     out = []
     for name in ("H100", "H200", "B200", "Rubin", "Trainium2", "Trainium3"):
-        hw = lat.get_hardware(name)
+        hw = profiles.get_hardware(name)
         if not lat.estimate_decode_step(m, hw, s).fits:
             continue
         dec, pre, assumed = roof(hw, m, s)
         out.append(RatePreset(f"{hw.name} (루프라인)", dec, pre,
                               f"루프라인: {m.name} {m.dtype.upper()}, 맥락 {s} 토큰, 칩 1개; {hw.source}{assumed}"))
-    _, rubin_pre, assumed = roof(lat.get_hardware("Rubin"), m, s)
+    _, rubin_pre, assumed = roof(profiles.get_hardware("Rubin"), m, s)
     out.append(RatePreset("Rubin + Groq 3 LPX (NVIDIA 주장)", 1.0, rubin_pre,
                           f"디코드: '사용자당 초당 약 1,000 토큰' 주장(facts/hardware.md); 프리필: Rubin 루프라인{assumed}"))
     out.append(RatePreset("Groq LPU v1 (GroqCloud 2024 공개 속도)", 1000.0 / 300.0, None,
                           "Llama-2-70B 약 300 tokens/s (facts/hardware.md, GroqCloud 2024)"))
     if include_this_computer:
-        here, tm, short = lat.measure_this_computer(), lat.get_model("bundled-target", "fp32"), min(s, 256)
+        here, tm, short = profiles.measure_this_computer(), profiles.get_model("bundled-target", "fp32"), min(s, 256)
         dec, pre, _ = roof(here, tm, short)
         out.append(RatePreset("이 컴퓨터 + 번들 대상 모델 (루프라인)", dec, pre,
                               f"루프라인: 번들 대상 모델 FP32, 맥락 {short} 토큰; {here.source}"))
@@ -341,7 +342,7 @@ class LatencyExplorer:
 
     CUSTOM = -1
 
-    def __init__(self, model: lat.ModelProfile | None = None, context_tokens: int = 8192,
+    def __init__(self, model: profiles.ModelProfile | None = None, context_tokens: int = 8192,
                  include_this_computer: bool = False):
         import ipywidgets as W
 
@@ -475,7 +476,7 @@ class LatencyExplorer:
                              + (self.presets[i].source if i != self.CUSTOM else "직접 설정한 값") + "</div>")
 
 
-def latency_explorer(model: lat.ModelProfile | None = None, context_tokens: int = 8192, *,
+def latency_explorer(model: profiles.ModelProfile | None = None, context_tokens: int = 8192, *,
                      include_this_computer: bool = False):
     """The latency explorer widget (hardware preset dropdown + sliders + per-call stacked bars).
 

@@ -10,7 +10,8 @@ import html
 import ipywidgets as W
 
 from .. import speculative as spec
-from .decode import _visible, plot_label
+from ..latency import expected_speedup
+from .decode import plot_label, visible_html
 
 #: colours of the four outcomes of a drafted token (+ the prefill token and plain steps)
 COLOURS = {
@@ -33,7 +34,7 @@ _TD_TOKENS = _TD + ";text-align:left;white-space:normal;line-height:1.9"
 def _chip(text: str, status: str, tip: str = "", *, raw: bool = False) -> str:
     colour = COLOURS[status][0]
     strike = "text-decoration:line-through;color:#7f1d1d;" if status == "rejected" else ""
-    body = html.escape(text) if raw else (_visible(text) or "▯")
+    body = html.escape(text) if raw else (visible_html(text) or "▯")
     return (f'<span title="{html.escape(tip)}" style="background:{colour};{strike}border-radius:3px;margin:1px;'
             f'padding:0 3px;font-family:monospace;display:inline-block;white-space:pre">{body}</span>')
 
@@ -155,11 +156,11 @@ def speedup_figure(rows: list[spec.SweepRow], c: float, verify_cost: dict | None
     fig, ax = new_figure(figsize=(7, 3.6))
     g = [r.gamma for r in rows]
     ax.bar(g, [r.speedup for r in rows], color="#60a5fa", label="측정 (이 컴퓨터)")
-    ax.plot(g, [spec.expected_speedup(r.alpha, r.gamma, c) for r in rows], "o-", color="#b45309",
+    ax.plot(g, [expected_speedup(r.alpha, r.gamma, c) for r in rows], "o-", color="#b45309",
             label=f"식의 예측 (측정한 α, c = {c:.3f}, 검증 비용 1)")
     if verify_cost:
         gs = [r for r in rows if r.gamma in verify_cost]
-        ax.plot([r.gamma for r in gs], [spec.expected_speedup(r.alpha, r.gamma, c, verify_cost=verify_cost[r.gamma])
+        ax.plot([r.gamma for r in gs], [expected_speedup(r.alpha, r.gamma, c, verify_cost=verify_cost[r.gamma])
                                         for r in gs], "s--", color="#7c3aed", label="같은 식 + 측정한 검증 비용")
     ax.axhline(1.0, color="#444", lw=0.8, ls="--")
     ax.set_xlabel("초안 토큰 수 γ")

@@ -1,0 +1,53 @@
+"""Settings for every pytest run in this repository (``tests/`` and nbval on ``notebooks/``).
+
+Set before any test, notebook kernel or benchmark subprocess starts, and inherited by all of them
+through the environment:
+
+- ``DECODELAB_ANSWERS_DIR``: a fresh temporary answers folder for the session (removed at the
+  end), whatever the caller had set, so no test and no notebook run under nbval writes into the
+  user's own answers (``~/.decodelab/answers``);
+- one torch intra-op thread (``OMP_NUM_THREADS=1`` for the kernels and subprocesses, and
+  ``torch.set_num_threads(1)`` in this process, once): the course's models are tiny, and on a
+  busy 2-core machine two OpenMP threads waiting for each other slow a decode step many times;
+- offline Hugging Face and the Agg matplotlib backend.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+ANSWERS_ENV = "DECODELAB_ANSWERS_DIR"
+_SAVED: dict[str, str | None] = {}
+_TEMP: list[str] = []
+
+
+def _setenv(name: str, value: str) -> None:
+    _SAVED.setdefault(name, os.environ.get(name))
+    os.environ[name] = value
+
+
+def pytest_configure(config) -> None:
+    answers = tempfile.mkdtemp(prefix="decodelab-test-answers-")
+    _TEMP.append(answers)
+    _setenv(ANSWERS_ENV, answers)
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        _setenv(name, "1")
+    for name, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("MPLBACKEND", "Agg")):
+        if name not in os.environ:
+            _setenv(name, value)
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def pytest_unconfigure(config) -> None:
+    for name, value in _SAVED.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _SAVED.clear()
+    while _TEMP:
+        shutil.rmtree(_TEMP.pop(), ignore_errors=True)

@@ -1,0 +1,107 @@
+"""The exam bank on its own (no nbgrader run): parametric items, their keys, grading one cell."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from decodelab import latency as L
+from decodelab.classroom.assignments import write_course
+from decodelab.classroom.bank import ExamError, course_context, grade_cell, grade_code, load_bank, variant
+from decodelab.classroom.student import draw, student_id
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    d = tmp_path_factory.mktemp("course")
+    write_course(d, bank_dir=ROOT / "classroom" / "exam")
+    (d / "autograded" / "alice" / "exam-02").mkdir(parents=True)
+    (d / "autograded" / "bob" / "exam-02").mkdir(parents=True)
+    return d
+
+
+@pytest.fixture(scope="module")
+def bank(course):
+    return load_bank(course / "exam")
+
+
+def test_twenty_parametric_items_across_02_to_05(bank):
+    per_nb = {nb: [i for i in bank.parametric.values() if i.notebook == nb] for nb in ("02", "03", "04", "05")}
+    assert len(bank.parametric) >= 20 and all(len(v) >= 5 for v in per_nb.values())
+    assert not set(bank.parametric) & {q["id"] for q in _practice_ids()}
+
+
+def _practice_ids():
+    import yaml
+
+    for p in sorted((ROOT / "quizzes").glob("[0-9][0-9].yaml")):
+        yield from yaml.safe_load(p.read_text(encoding="utf-8"))["questions"]
+
+
+@pytest.mark.parametrize("item_id", ["02-x-step-time", "03-x-loop-total", "04-x-tokens-per-call", "05-x-kv-transfer"])
+def test_keys_are_decodelab_formulas(bank, item_id):
+    """Hand-checked figures (facts/hardware.md worked examples, Leviathan et al. Eq. 1)."""
+    item = bank.parametric[item_id]
+    p, want = {
+        "02-x-step-time": ({"model": "Llama-3-70B", "dtype": "fp8", "hardware": "H100", "context": 8192}, 21.86),
+        "03-x-loop-total": ({"depth": 50, "tokens": 300, "tool_ms": 2000, "tpot_ms": 20}, 399.0),  # 50 x (299 x 20 + 2000) ms
+        "04-x-tokens-per-call": ({"alpha": 0.75, "gamma": 7}, (1 - 0.75 ** 8) / 0.25),
+        "05-x-kv-transfer": ({"model": "Llama-3-70B", "tokens": 8192, "link": "NVLink"}, 5.97),
+    }[item_id]
+    assert item.answer(p) == pytest.approx(want, rel=2e-3)
+
+
+def test_numbers_differ_per_student_and_answers_are_finite(bank):
+    students = [f"s{n:03d}" for n in range(30)]
+    for item in bank.parametric.values():
+        answers = [variant(bank, item.id, s)[1].answer for s in students]
+        assert all(math.isfinite(a) for a in answers), item.id
+        assert len({round(a, 9) for a in answers}) >= 8, item.id  # a leaked key fits few classmates
+        assert draw(item.id, item.params, "s001") == draw(item.id, item.params, "s001")  # reproducible
+        q = item.question("s001")
+        assert "{" not in q.prompt and "{" not in q.explanation
+
+
+def test_grade_cell_uses_the_submission_folder_not_the_notebook(bank, course, capsys):
+    q = variant(bank, "04-x-speedup", "alice")[1]
+    alice, bob = course / "autograded" / "alice" / "exam-02", course / "autograded" / "bob" / "exam-02"
+    assert course_context(alice).student == "alice"
+    assert grade_cell("04-x-speedup", f"{q.answer:.4f}배", cwd=alice) == q.points
+    assert "해설" in capsys.readouterr().out
+    assert grade_cell("04-x-speedup", f"{q.answer:.4f}", cwd=bob) == 0.0  # alice's number in bob's folder
+    assert grade_cell("04-x-speedup", None, cwd=alice) == 0.0
+    assert grade_cell("02-e-bandwidth-chip", "b", cwd=alice) == bank.points(bank.get("02-e-bandwidth-chip"))
+    assert grade_cell("02-e-ttft-tpot", "TPOT", cwd=alice) == 0.0  # a listed misconception
+    capsys.readouterr()
+    assert grade_cell("02-e-ttft-tpot", "프롬프트를 읽는 데 드는 시간", cwd=alice) == 0.0
+    assert capsys.readouterr().out.startswith("[검토 필요]")
+
+
+def test_grade_code_partial_credit_per_case(course):
+    alice = course / "autograded" / "alice" / "exam-02"
+    pts = load_bank(course / "exam").tasks["04-c-tokens-per-call"].points
+    assert grade_code("04-c-tokens-per-call", L.expected_tokens_per_call, cwd=alice) == pts
+    assert grade_code("04-c-tokens-per-call", lambda a, g: (1 - a ** (g + 1)) / (1 - a), cwd=alice) == pytest.approx(
+        pts * 3 / 4)  # alpha = 1 divides by zero
+    assert grade_code("04-c-tokens-per-call", None, cwd=alice) == 0.0
+
+
+def test_student_side_holds_no_key(tmp_path, monkeypatch):
+    with pytest.raises(ExamError):
+        grade_cell("02-x-step-time", "1 ms", cwd=tmp_path)
+    monkeypatch.setenv("JUPYTERHUB_USER", "hub-user")
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert student_id() == "hub-user"
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert student_id(tmp_path / "autograded" / "carol" / "exam-02") == "carol"
+
+
+def test_lms_export_rejects_unknown_system(course, tmp_path):
+    from decodelab.classroom.lms import export
+
+    with pytest.raises(ValueError, match="canvas"):
+        export(course, "blackboard", tmp_path / "x.csv")

@@ -1,0 +1,300 @@
+"""Graded assignments on nbgrader, end to end in a temporary course directory.
+
+nbgrader really runs: generate + release exam-02, two students (different ids) fetch it, answer in
+the answer cells (alice right, bob wrong and with alice's numbers copied), submit; the lecturer
+collects, autogrades, grades by hand through nbgrader's API, autogrades again and generates the
+feedback; then the LMS export. One course directory for the module (kernels are slow on 2 cores).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import nbformat
+import pytest
+
+nbgrader = pytest.importorskip("nbgrader")
+from nbclient import NotebookClient  # noqa: E402
+from nbgrader.api import Gradebook  # noqa: E402
+from nbgrader.apps import NbGraderAPI  # noqa: E402
+from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
+
+from decodelab.classroom.assignments import ANSWER_STUB, variant_main, write_course  # noqa: E402
+from decodelab.classroom.bank import ExamError, Parametric, Task, Written, grade_cell, load_bank, variant  # noqa: E402
+from decodelab.classroom.lms import export  # noqa: E402
+from decodelab.classroom.student import draw  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+A = "exam-02"
+STUDENTS = ("alice", "bob")
+CHEAT = "mallory"  # replaces the grading function in her own kernel
+BOB_SHORT = "프롬프트를 읽는 데 드는 시간"  # neither accepted nor a listed misconception: review
+
+
+def _nbgrader(args, cwd, env):
+    r = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _cells(nb, suffix):
+    return {c.metadata["nbgrader"]["grade_id"][: -len(suffix)]: c for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith(suffix)}
+
+
+def _answer(bank, item, student, right):
+    """The response a student types: alice right, bob wrong (bob copies alice's numeric answers)."""
+    if isinstance(item, Parametric):
+        q = variant(bank, item.id, "alice")[1]  # alice's key: right for alice, a copied answer for bob
+        return json.dumps(f"{q.answer:.6g} {q.unit}", ensure_ascii=False)
+    if item.kind == "short":
+        return json.dumps("TTFT" if right else BOB_SHORT, ensure_ascii=False)
+    if item.kind == "multiple":
+        return json.dumps(list(item.answer) if right else [item.answer[0]])  # bob: half of the right ones
+    wrong = next(c.id for c in item.choices if c.id != item.answer)
+    return json.dumps(item.answer if right else wrong)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    base = tmp_path_factory.mktemp("classroom")
+    course, exchange = base / "course", base / "exchange"
+    exchange.mkdir()
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")  # nbgrader runs alembic
+    mp.setenv("PYTHONPATH", f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")  # kernels import this decodelab
+    mp.setenv("HOME", str(base / "home"))
+    mp.setenv("DECODELAB_ANSWERS_DIR", str(base / "answers"))
+    mp.setenv("NBGRADER_EXCHANGE_ROOT", str(exchange))
+    mp.delenv("JUPYTERHUB_USER", raising=False)
+    state = {"base": base, "dir": course}
+    try:
+        write_course(course)
+        bank = state["bank"] = load_bank(course / "exam")
+        (base / "home").mkdir()
+        cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()  # the course's own config
+        assert cfg.Exchange.root == str(exchange) and cfg.CourseDirectory.root == str(course)
+        api = NbGraderAPI(config=cfg)
+        for step in (api.generate_assignment(A), api.release_assignment(A)):
+            assert step["success"], step["log"] + str(step.get("error"))
+        flags = ["--course", "decodelab", f"--Exchange.root={exchange}"]
+        for sid in STUDENTS:
+            home = base / sid
+            home.mkdir()
+            # the student's server: the course's student config (hub login = nbgrader student id)
+            env = {**os.environ, "JUPYTERHUB_USER": sid, "JUPYTER_CONFIG_PATH": str(course / "student")}
+            _nbgrader(["fetch_assignment", A, *flags], home, env)
+            path = home / A / f"{A}.ipynb"
+            nb = nbformat.read(path, as_version=4)
+            state[f"fetched-{sid}"] = path.read_text(encoding="utf-8")
+            # the student runs the notebook: the parametric cells print this student's numbers
+            mp.setenv("JUPYTERHUB_USER", sid)
+            NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(home / A)}}).execute()
+            mp.delenv("JUPYTERHUB_USER")
+            state[f"shown-{sid}"] = {gid[: -len("-show")]: "".join(o.get("text", "") for o in c.outputs)
+                                     for gid, c in ((c.metadata["nbgrader"]["grade_id"], c) for c in nb.cells
+                                                    if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("-show"))}
+            answers = _cells(nb, "-answer")
+            for item in bank.items("02"):
+                cell = answers.get(item.id)
+                if isinstance(item, Written):
+                    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == item.id)
+                    cell.source = "가중치를 배치 전체가 함께 읽으므로 처리량이 늘어납니다."
+                elif isinstance(item, Task):
+                    body = item.solution if sid == "alice" else "    return weight_gb + kv_gb\n"
+                    cell.source = cell.source.replace(f"    {ANSWER_STUB}", body.rstrip("\n"))
+                else:
+                    assert ANSWER_STUB in cell.source
+                    cell.source = cell.source.replace(ANSWER_STUB, _answer(bank, item, sid, sid == "alice"))
+            nbformat.write(nb, path)
+            _nbgrader(["submit", A, *flags], home, env)  # no --student: the config takes the hub login
+        home = base / CHEAT
+        home.mkdir()
+        env = {**os.environ, "JUPYTERHUB_USER": CHEAT}
+        _nbgrader(["fetch_assignment", A, *flags], home, env)
+        path = home / A / f"{A}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        nb.cells.insert(2, nbformat.v4.new_code_cell(
+            "import decodelab.classroom.bank as b\nb.grade_cell = lambda item_id, response, **kw: 1.0"))
+        cell = _cells(nb, "-answer")["02-e-bandwidth-chip"]
+        cell.source = cell.source.replace(ANSWER_STUB, '"a"')
+        nbformat.write(nb, path)
+        _nbgrader(["submit", A, *flags, f"--student={CHEAT}"], home, env)
+        assert api.collect(A)["success"]
+        r = api.autograde(A, CHEAT)
+        assert r["success"], r["log"]
+        state["cheat"] = _grades(course, (CHEAT,))[CHEAT]
+        for sid in STUDENTS:
+            r = api.autograde(A, sid)
+            assert r["success"], r["log"]
+        state["first"] = _grades(course)
+        state["report_before"] = export(course, "canvas", base / "before.csv")
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            g = gb.find_grade("02-w-batching", A, A, "alice")
+            g.manual_score, g.needs_manual_grade = 2.5, False
+            g = gb.find_grade("02-e-ttft-tpot", A, A, "bob")
+            g.manual_score, g.needs_manual_grade = 1.0, False
+            g = gb.find_grade("02-w-batching", A, A, "bob")
+            g.manual_score, g.needs_manual_grade = 0.0, False
+            gb.update_or_create_student("alice", lms_user_id="lti-1001")
+            gb.db.commit()
+        for sid in STUDENTS:
+            r = api.autograde(A, sid)
+            assert r["success"], r["log"]
+        state["second"] = _grades(course)
+        r = api.generate_feedback(A)
+        assert r["success"], r["log"]
+        yield state
+    finally:
+        mp.undo()
+
+
+def _grades(course, students=STUDENTS):
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        out = {}
+        for sid in students:
+            sub = gb.find_submission(A, sid)
+            out[sid] = {"score": sub.score, "max": sub.max_score,
+                        "grades": {g.name: (g.auto_score, g.manual_score, g.needs_manual_grade, g.max_score)
+                                   for nb in sub.notebooks for g in nb.grades}}
+        return out
+
+
+def test_autograde_scores_each_student_against_own_numbers(course):
+    bank, first = course["bank"], course["first"]
+    items = bank.items("02")
+    assert sum(isinstance(i, Parametric) for i in items) >= 5
+    alice, bob = first["alice"]["grades"], first["bob"]["grades"]
+    for item in items:
+        auto_a, _, review_a, pts = alice[item.id]
+        auto_b, _, review_b, _ = bob[item.id]
+        if isinstance(item, Written):  # written answers: formgrader, no automatic score
+            assert auto_a is None and review_a and auto_b is None and review_b
+        elif getattr(item, "kind", None) == "multiple":
+            assert (auto_a, auto_b) == (pts, pts / 2)  # nbgrader's partial credit
+        elif getattr(item, "kind", None) == "short":
+            assert auto_a == pts and not review_a
+            assert auto_b is None and review_b  # undecidable: sent to formgrader, not 0
+        else:  # choice, task, and parametric: bob's copy of alice's numbers is wrong for his own
+            assert (auto_a, auto_b) == (pts, 0.0), item.id
+    auto_total = sum(bank.points(i) for i in items if not isinstance(i, Written))
+    assert first["alice"]["score"] == pytest.approx(auto_total)
+    assert first["alice"]["max"] == pytest.approx(sum(bank.points(i) for i in items))
+
+
+def test_parametric_numbers_differ_and_are_the_students_own(course):
+    bank = course["bank"]
+    shown_a, shown_b = course["shown-alice"], course["shown-bob"]
+    ids = [i.id for i in bank.items("02") if isinstance(i, Parametric)]
+    assert sorted(shown_a) == sorted(ids)
+    for item_id in ids:
+        a, b = draw(item_id, bank.parametric[item_id].params, "alice"), draw(item_id, bank.parametric[item_id].params, "bob")
+        assert a != b, item_id
+        assert shown_a[item_id].startswith("[alice] ") and shown_b[item_id].startswith("[bob] ")
+        assert shown_a[item_id] != shown_b[item_id].replace("[bob]", "[alice]")
+        assert variant(bank, item_id, "alice")[1].answer != variant(bank, item_id, "bob")[1].answer
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert variant_main([str(course["dir"]), "02-x-step-time", "alice"]) == 0
+    values = draw("02-x-step-time", bank.parametric["02-x-step-time"].params, "alice")
+    assert f"context = {values['context']}" in buf.getvalue()
+    assert f"{variant(bank, '02-x-step-time', 'alice')[1].answer:.6g}" in buf.getvalue()
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert variant_main([str(course["dir"]), "--list"]) == 0
+    listed = buf.getvalue().split()
+    assert len(listed) >= 20 and {i[:2] for i in listed} == {"02", "03", "04", "05"}
+
+
+def test_release_holds_no_hidden_test_or_key(course):
+    bank, release = course["bank"], course["dir"] / "release" / A
+    assert sorted(p.name for p in release.rglob("*") if p.is_file()) == [f"{A}.ipynb"]
+    for text in (course["fetched-alice"], (release / f"{A}.ipynb").read_text(encoding="utf-8")):
+        assert "HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text and "grade_cell" not in text
+        for item in bank.items("02"):
+            if isinstance(item, Written):
+                assert item.rubric.splitlines()[0][:30] not in text
+            elif isinstance(item, Task):
+                assert item.solution.strip() not in text
+            else:
+                assert item.explanation[:30] not in text
+        nb = nbformat.reads(text, as_version=4)
+        for item_id, cell in _cells(nb, "-answer").items():
+            if item_id in bank.questions:
+                assert ANSWER_STUB in cell.source
+                assert json.dumps(bank.questions[item_id].answer, ensure_ascii=False) not in cell.source
+    # the package students install carries no exam bank, and its grader refuses outside a course
+    pkg = ROOT / "decodelab"
+    assert not [p for p in pkg.rglob("*") if p.name in ("items.yaml", "parametric.py")]
+    pkg_text = "".join(p.read_text(encoding="utf-8", errors="ignore") for p in pkg.rglob("*.py"))
+    for item in bank.parametric.values():
+        assert item.explanation[:25] not in pkg_text
+    with pytest.raises(ExamError):
+        grade_cell("02-e-bandwidth-chip", "b", cwd=course["base"] / "alice" / A)
+
+
+def test_manual_grades_survive_autograde_again(course):
+    second = course["second"]
+    a, b = second["alice"]["grades"], second["bob"]["grades"]
+    assert a["02-w-batching"][1] == 2.5 and b["02-e-ttft-tpot"][1] == 1.0 and b["02-w-batching"][1] == 0.0
+    pts_multiple = b["02-e-what-is-read"][3]
+    assert second["bob"]["score"] == pytest.approx(1.0 + pts_multiple / 2)
+    assert second["alice"]["score"] == pytest.approx(course["first"]["alice"]["score"] + 2.5)
+
+
+def test_feedback_in_korean_with_explanations(course):
+    bank = course["bank"]
+    page = (course["dir"] / "feedback" / "alice" / A / f"{A}.html").read_text(encoding="utf-8")
+    assert "정답입니다" in page and "채점 기준" in page
+    for item in bank.items("02"):  # every item's explanation; a parametric one with alice's numbers
+        text = item.question("alice").explanation if isinstance(item, Parametric) else item.explanation
+        assert html.escape(text[:20], quote=False) in page, item.id
+    assert "[alice]" in page  # the student's own numbers, shown again
+    assert (course["dir"] / "feedback" / "bob" / A / f"{A}.html").is_file()
+
+
+def test_lms_export_reports_pending_and_unknown(course, tmp_path):
+    before = course["report_before"]
+    # before the lecturer's decisions: bob's short answer and both written answers await review
+    assert before.pending == {("alice", A): 1, ("bob", A): 2, (CHEAT, A): 8}
+    rows = list(csv.reader((course["base"] / "before.csv").open(encoding="utf-8")))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", A]  # one column, no total
+    bob = next(r for r in rows if r[3] == "bob")
+    assert bob[5] == ""  # pending: left empty, not 0
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\nAlice Kim,lti-1001,,,A\n",
+                      encoding="utf-8")
+    out = tmp_path / "canvas.csv"
+    report = export(course["dir"], "canvas", out, roster=roster)
+    assert report.unknown == ["bob", CHEAT] and report.written == ["alice"] and not report.pending
+    rows = list(csv.reader(out.open(encoding="utf-8")))
+    total = course["second"]["alice"]["score"]
+    assert rows[1][0].strip() == "Points Possible" and float(rows[1][5]) == pytest.approx(course["second"]["alice"]["max"])
+    assert rows[2][:2] == ["Alice Kim", "lti-1001"] and float(rows[2][5]) == pytest.approx(total)
+    out = tmp_path / "moodle.csv"
+    report = export(course["dir"], "moodle", out)
+    rows = list(csv.reader(out.open(encoding="utf-8")))
+    assert rows[0] == ["username", "idnumber", A]
+    assert {r[0]: float(r[2]) for r in rows[1:] if r[0] != CHEAT} == pytest.approx(
+        {s: course["second"][s]["score"] for s in STUDENTS})
+    assert [r[2] for r in rows if r[0] == CHEAT] == [""]  # flagged scores wait for the lecturer
+
+
+def test_tampering_in_the_students_kernel_goes_to_review(course):
+    """mallory's own cell makes every hidden test print 1.0; her answer cells are graded again outside
+    her kernel: the differing scores wait for the lecturer and the autograded notebook says why."""
+    grades = course["cheat"]["grades"]
+    flagged = [gid for gid, (auto, manual, review, _) in grades.items() if review and not gid.startswith("02-w")]
+    assert "02-e-bandwidth-chip" in flagged and "02-x-step-time" in flagged
+    assert grades["02-c-step-time"][0] == 0.0  # her stub returns None: the task test is not patched
+    text = (course["dir"] / "autograded" / CHEAT / A / f"{A}.ipynb").read_text(encoding="utf-8")
+    assert "점수 불일치" in text

@@ -1,0 +1,205 @@
+"""Regression tests for edge cases that crashed or misled: answers store and exercise widgets,
+the command-line tools' argument errors (Korean, exit 2) and their clear failures."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from decodelab import exercises as ex
+from decodelab.quiz import AnswerStore, read_submission
+
+REPO = Path(__file__).resolve().parents[1]
+
+DEFS_01 = """\
+notebook: "01"
+predictions:
+  - id: 01-predict-kv-step
+    prompt: "KV 캐시를 켜면 위치 60에서 디코드 한 스텝은 몇 ms일까요?"
+    kind: number
+    unit: "ms"
+    why: "캐시가 있으면 새 토큰 하나만 계산합니다."
+written:
+  - id: 01-written-decode-definition
+    prompt: "디코드 단계를 한 문장으로, 내 말로 설명하세요."
+    rubric: ["토큰을 하나씩 만든다", "방금 만든 토큰을 다음 입력으로 쓴다"]
+    model_answer: "디코드 단계는 토큰을 하나씩 만드는 반복입니다."
+"""
+
+
+@pytest.fixture()
+def quizzes(tmp_path, monkeypatch) -> Path:
+    q = tmp_path / "quizzes"
+    shutil.copytree(REPO / "quizzes", q, ignore=shutil.ignore_patterns("exercises"))
+    (q / "exercises").mkdir()
+    (q / "exercises" / "01.yaml").write_text(DEFS_01, encoding="utf-8")
+    monkeypatch.setenv("DECODELAB_QUIZZES", str(q))
+    monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))
+    return q
+
+
+def _corrupt(qid: str) -> Path:
+    store = AnswerStore("course")
+    store.dir.mkdir(parents=True, exist_ok=True)
+    path = store.dir / f"{qid}.json"
+    path.write_text('{"question_id": "' + qid + '", "resp', encoding="utf-8")  # cut off mid-write
+    return path
+
+
+@pytest.mark.parametrize("view, qid", [(ex.WrittenView, "01-written-decode-definition"),
+                                       (ex.PredictView, "01-predict-kv-step")])
+def test_a_widget_shows_its_own_corrupt_record(quizzes, view, qid):
+    path = _corrupt(qid)
+    w = view(qid)
+    assert f"문항 {qid}: 저장된 답을 읽을 수 없습니다" in w.feedback.value and "잘렸거나 손상" in w.feedback.value
+    assert path.read_text(encoding="utf-8").endswith('"resp')  # left on disk, not deleted
+
+
+def test_the_export_reports_corrupt_records(quizzes, tmp_path):
+    _corrupt("01-written-decode-definition")
+    store = AnswerStore("course")
+    store.save("01-decode-definition", "c")
+    out = store.export("s001", tmp_path)
+    assert "01-written-decode-definition" in store.left_out
+    assert "제출 파일에서 뺐습니다" in store.left_out["01-written-decode-definition"]
+    sub = read_submission(out)
+    assert "01-decode-definition" in sub.answers and "01-written-decode-definition" not in sub.exercises
+
+
+@pytest.mark.parametrize("text, says", [("토큰을\ud800 하나씩", "짝 없는 서로게이트 U+D800"),
+                                        ("토큰을\x00 하나씩", "NUL 문자")])
+def test_a_written_answer_with_a_lone_surrogate_or_a_nul_is_refused_in_korean(quizzes, text, says):
+    w = ex.WrittenView("01-written-decode-definition")
+    w.text.value = text
+    w.button.click()
+    assert says in w.feedback.value and "저장하지 않았습니다" in w.feedback.value
+    assert AnswerStore("course").get("01-written-decode-definition") is None
+    with pytest.raises(ValueError, match=says.split()[0]):
+        AnswerStore("course").save("01-decode-definition", ["a", text])
+
+
+def test_save_enforces_the_size_the_store_reads_back(tmp_path):
+    store = AnswerStore("course", tmp_path)
+    with pytest.raises(ValueError, match="너무 깁니다.*65,536바이트"):
+        store.save("01-check-1", "가" * 100_000)
+    assert not (store.dir / "01-check-1.json").exists()
+    store.save("01-check-1", "가" * 20_000)  # 60 KB of UTF-8: under the limit, and it reads back
+    assert store.get("01-check-1")["response"] == "가" * 20_000 and store.problems == []
+
+
+# ------------------------------------------------------------------ command-line tools
+
+class Ran:
+    def __init__(self, code, out, err):
+        self.returncode, self.stdout, self.stderr = code, out, err
+
+
+@pytest.fixture()
+def cli(capsys, monkeypatch):
+    """Run ``decodelab ARGS`` in this process (as the console script does); returns its code and output."""
+    from decodelab.cli import main
+
+    def run(*argv, cwd=None, env=None):
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        capsys.readouterr()
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:
+            code = exc.code
+        out = capsys.readouterr()
+        return Ran(code, out.out, out.err)
+
+    return run
+
+
+@pytest.mark.parametrize("argv, korean", [
+    (["grade"], "필수 인자가 빠졌습니다"),
+    (["grade", "x", "--lms", "blackboard"], "고를 수 있는 값이 아닙니다"),
+    (["grade", "x", "--max-bytes", "many"], "대신 정수 값을 주세요"),
+    (["quiz"], "하위 명령이 빠졌습니다"),
+    (["quiz", "publish"], "알 수 없는 하위 명령 'publish'"),
+    (["quiz", "release"], "필수 인자가 빠졌습니다"),
+    (["card", "--bogus"], "알 수 없는 인자입니다"),
+    (["lab", "--port", "x"], "대신 정수 값을 주세요"),
+    (["bench", "decode", "--tokens", "0"], "1 이상의 정수"),
+    (["bench", "decode", "--repeats", "0"], "1 이상의 정수"),
+])
+def test_argument_errors_are_korean_with_exit_2(cli, argv, korean):
+    proc = cli(*argv, cwd=REPO)
+    assert proc.returncode == 2, proc.stderr
+    assert korean in proc.stderr and "사용법:" in proc.stderr
+    for english in ("the following arguments", "invalid choice", "invalid int", "unrecognized", "usage:", "Traceback"):
+        assert english not in proc.stderr
+
+
+def test_bench_decode_help_explains_every_option(cli):
+    proc = cli("bench", "decode", "--help", cwd=REPO)
+    assert proc.returncode == 0 and "decodelab bench decode" in proc.stdout and "bench_decode.py" not in proc.stdout
+    assert "--tokens N   프롬프트마다" in proc.stdout and "--repeats N  프롬프트" in proc.stdout
+
+
+def test_bench_outside_a_checkout_says_it_needs_the_checkout(cli, tmp_path):
+    proc = cli("bench", "decode", cwd=tmp_path, env={"DECODELAB_BENCHMARKS": ""})
+    assert proc.returncode == 2 and "저장소의 benchmarks/" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_quiz_release_with_a_missing_quiz_folder_names_the_option(cli, tmp_path):
+    proc = cli("quiz", "release", str(tmp_path / "out"), "--quizzes", str(tmp_path / "nosuch"))
+    assert proc.returncode == 2
+    assert "--quizzes" in proc.stderr and "nosuch" in proc.stderr
+    assert "인자 path" not in proc.stderr and "install" not in proc.stderr
+
+
+def test_grade_on_a_file_that_is_not_json_says_so_in_korean(cli, tmp_path):
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "decodelab-course-s1.json").write_text("이건 JSON이 아닙니다", encoding="utf-8")
+    proc = cli("grade", str(tmp_path / "subs"), "-o", str(tmp_path / "book.csv"))
+    assert "Expecting value" not in proc.stderr + proc.stdout and "JSON" in proc.stderr
+    plain = tmp_path / "notes.txt"
+    plain.write_text("x", encoding="utf-8")
+    proc = cli("grade", str(plain), "-o", str(tmp_path / "book2.csv"))
+    assert proc.returncode == 2 and "폴더" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_train_out_a_file_fails_before_any_download(tmp_path, monkeypatch, capsys):
+    from decodelab import train
+
+    monkeypatch.setattr(train, "obtain_corpus", lambda *a: pytest.fail("downloaded before checking --out"))
+    monkeypatch.setattr(train, "check_requirements", lambda workdir: [])
+    readme = tmp_path / "README.md"
+    readme.write_text("x", encoding="utf-8")
+    assert train.main(["--out", str(readme), "--workdir", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "이미 있는 파일" in err and readme.read_text(encoding="utf-8") == "x"
+    assert train.main(["--seeds", str(tmp_path / "nosuch"), "--workdir", str(tmp_path / "w")]) == 2
+    assert "--seeds" in capsys.readouterr().err
+
+
+def test_train_seeds_is_an_explicit_option():
+    from decodelab import train
+
+    assert train._parser().parse_args([]).seeds is None
+
+
+@pytest.mark.parametrize("make, says", [(lambda p: p, "폴더가 없습니다"),
+                                        (lambda p: p.write_text("x") and p, "폴더가 파일입니다"),
+                                        (lambda p: p.mkdir() or p, "`decodelab train`이 만든 모델 쌍 폴더가 아닙니다")])
+def test_card_folder_not_made_by_train_is_a_clear_error(tmp_path, capsys, make, says):
+    from decodelab import card
+
+    folder = make(tmp_path / "m")
+    assert card.main(["--folder", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+    assert card.check_train_folder(card.MODELS_DIR) == card.MODELS_DIR
+
+
+def test_top_level_help_does_not_call_lab_a_lecturer_command():
+    from decodelab.cli import COMMANDS
+
+    assert "강의자용" not in COMMANDS["lab"][1] and "강의자" not in COMMANDS["lab"][1]
