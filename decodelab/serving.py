@@ -327,9 +327,10 @@ def server_model(endpoint: str, *, timeout_s: float = 10.0, api_key: str | None 
     return models[0].id
 
 
-def _check(max_tokens, timeout_s) -> None:
-    check("max_tokens", max_tokens, "만들 토큰 수(max_tokens)", low=1, integer=True)
-    check("timeout_s", timeout_s, "제한 시간(초)", strict=True, high=3600)
+def _check(max_tokens, timeout_s) -> tuple[int, float]:
+    """``max_tokens`` (an int >= 1) and ``timeout_s`` (seconds in (0, 3600]) checked, as int and float."""
+    return (check("max_tokens", max_tokens, "만들 토큰 수(max_tokens)", low=1, integer=True),
+            check("timeout_s", timeout_s, "제한 시간(초)", strict=True, high=3600))
 
 
 # --------------------------------------------------------------------------------------------
@@ -371,7 +372,7 @@ def measure_request(
         ServingError: unreachable server, HTTP error, stalled or broken stream, a chunk that is not
             OpenAI's format, no chunk at all, the whole request longer than ``timeout_s``.
     """
-    _check(max_tokens, timeout_s)
+    max_tokens, timeout_s = _check(max_tokens, timeout_s)
     client = _client_obj or _client(endpoint, timeout_s, api_key)
     if model is None:
         model = server_model(endpoint, timeout_s=timeout_s, api_key=api_key)
@@ -515,7 +516,7 @@ def sweep(
         ServingError: any request failed (message of the first failure).
     """
     levels = _parse_levels(concurrency)
-    _check(max_tokens, timeout_s)
+    max_tokens, timeout_s = _check(max_tokens, timeout_s)
     if requests_per_level is not None:
         check("requests_per_level", requests_per_level, "동시 요청 수마다 보낼 요청 수", low=1, integer=True,
               hint="None = 동시 요청 수의 2배")

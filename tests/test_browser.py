@@ -20,8 +20,9 @@ then for each ``notebooks/*.ipynb``:
 
 The exercise widgets are also driven as a student would (``test_exercises_in_jupyterlab``, on
 notebook 01): run the cells above the measuring cell, type a prediction (a wrong one first: a
-Korean message) and commit it, run the measuring cell and see the prediction beside the value and
-the prediction widget locked, write an explanation and submit it (an empty one first) and see the
+Korean message), run the measuring cell first and see its result hidden, commit the prediction and
+see the result open below with the prediction beside the value and the prediction widget locked,
+rerun the measuring cell, write an explanation and submit it (an empty one first) and see the
 model answer and the rubric; each state is saved as ``artifacts/screenshots/01-ex-*.png``. The kernel's answers go to a temporary
 ``$DECODELAB_ANSWERS_DIR``.
 
@@ -616,7 +617,7 @@ def test_exercises_in_jupyterlab(browser, lab_server):
     if not (lab_server.root / EXERCISE_NOTEBOOK).is_file():
         pytest.skip(f"{EXERCISE_NOTEBOOK} is not among the tested notebooks")
     answers = lab_server.root.parent / "answers" / "course"
-    shutil.rmtree(answers, ignore_errors=True)  # Run All of the notebook test revealed without predicting
+    shutil.rmtree(answers, ignore_errors=True)  # a fresh student: no prediction saved by an earlier run
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
     page = context.new_page()
     page.set_default_timeout(RUN_ALL_S * 1000)
@@ -653,14 +654,26 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         _wait_text(box, "숫자로 읽을 수 없습니다")
         _shot(box, "01-ex-2-predict-invalid")
 
-        # 3. a real prediction, committed
+        # 2b. the measuring cell runs before any prediction (as after Run All): its printed lines and
+        #     the value stay hidden, a notice and the skip button show; the prediction stays open
+        page.evaluate(JS_RUN_AT, [reveal_cell, "notebook:run-cell"])
+        time.sleep(0.5)
+        _wait_idle(page, RUN_ALL_S)
+        result = page.locator(f".decodelab-result-{EXERCISE_PREDICT}")
+        hidden = _wait_text(result, "결과를 숨겨 두었습니다")
+        assert "예측 없이 보기" in hidden and "실제 값:" not in hidden and "캐시 길이 8" not in hidden, hidden
+        assert not box.locator("input[type=text]").is_disabled()
+        _shot(page.locator(".jp-Notebook .jp-Cell").nth(reveal_cell).locator(".jp-Cell-outputArea"), "01-ex-2b-result-hidden")
+
+        # 3. a real prediction, committed: the hidden result below opens at once
         field_.fill("7")
         box.get_by_role("button", name="예측 확정").click()
-        _wait_text(box, "예측을 저장했습니다")
+        opened = _wait_text(result, "실제 값: 8 위치")
+        assert "내 예측: 7 위치" in opened and "캐시 길이 8" in opened, opened
         assert "7 위치" in box.inner_text()
         _shot(box, "01-ex-3-predict-committed")
 
-        # 4. rerun the measuring cell: the prediction beside the value, with the why
+        # 4. rerun the measuring cell: it opens at once, the prediction beside the value, with the why
         page.evaluate(JS_RUN_AT, [reveal_cell, "notebook:run-cell"])
         time.sleep(0.5)
         _wait_idle(page, RUN_ALL_S)

@@ -105,3 +105,26 @@ def test_lms_export_rejects_unknown_system(course, tmp_path):
 
     with pytest.raises(ValueError, match="canvas"):
         export(course, "blackboard", tmp_path / "x.csv")
+
+
+def _visible(item) -> str:
+    """What a student sees of an item before grading (prompt, choices, items)."""
+    from decodelab.classroom.bank import Parametric, Task, Written
+
+    if isinstance(item, (Parametric, Task, Written)):
+        return item.prompt
+    return " ".join([item.prompt, *(c.text for c in getattr(item, "choices", []) or []),
+                     *(i.text for i in getattr(item, "items", []) or [])])
+
+
+def test_no_accepted_answer_is_printed_in_another_item(bank):
+    from decodelab.quiz.normalize import normalize_text
+
+    items = [i for nb in bank.notebooks for i in bank.items(nb)]
+    shorts = [q for q in bank.questions.values() if q.kind == "short"]
+    assert shorts
+    for q in shorts:
+        for form in (q.answer, *q.accepted):
+            for other in items:
+                if other.id != q.id:
+                    assert normalize_text(form) not in normalize_text(_visible(other)), (q.id, form, other.id)

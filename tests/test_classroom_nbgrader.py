@@ -96,15 +96,25 @@ def course(tmp_path_factory):
             path = home / A / f"{A}.ipynb"
             nb = nbformat.read(path, as_version=4)
             state[f"fetched-{sid}"] = path.read_text(encoding="utf-8")
-            # the student runs the notebook: the parametric cells print this student's numbers
+            # the student runs the notebook (the parametric cells print this student's numbers) and
+            # answers one item in its widget: the cell below does what a click does, in the same kernel
+            widget_id = "02-e-what-is-read" if sid == "alice" else "02-e-bandwidth-chip"
+            q = bank.questions[widget_id]
+            value = tuple(q.answer) if sid == "alice" else next(c.id for c in q.choices if c.id != q.answer)
+            nb.cells.append(nbformat.v4.new_code_cell(
+                f"from decodelab.classroom.student import BOXES\nBOXES[{widget_id!r}].value = {value!r}"))
             mp.setenv("JUPYTERHUB_USER", sid)
             NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(home / A)}}).execute()
             mp.delenv("JUPYTERHUB_USER")
+            nb.cells.pop()
+            state[f"widget-{sid}"] = json.loads((home / A / "answers.json").read_text(encoding="utf-8"))
             state[f"shown-{sid}"] = {gid[: -len("-show")]: "".join(o.get("text", "") for o in c.outputs)
                                      for gid, c in ((c.metadata["nbgrader"]["grade_id"], c) for c in nb.cells
                                                     if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("-show"))}
             answers = _cells(nb, "-answer")
             for item in bank.items("02"):
+                if item.id == widget_id:
+                    continue  # answered in the widget; the answer cell stays as released
                 cell = answers.get(item.id)
                 if isinstance(item, Written):
                     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == item.id)
@@ -189,6 +199,15 @@ def test_autograde_scores_each_student_against_own_numbers(course):
     auto_total = sum(bank.points(i) for i in items if not isinstance(i, Written))
     assert first["alice"]["score"] == pytest.approx(auto_total)
     assert first["alice"]["max"] == pytest.approx(sum(bank.points(i) for i in items))
+
+
+def test_widget_answers_are_submitted_and_graded(course):
+    assert course["widget-alice"] == {"02-e-what-is-read": ["a", "b"]}
+    assert list(course["widget-bob"]) == ["02-e-bandwidth-chip"]
+    for sid in STUDENTS:
+        assert (course["dir"] / "submitted" / sid / A / "answers.json").is_file()
+    # graded as if typed (see the scores test): alice's full set, bob's wrong choice; no review flag
+    assert course["first"]["alice"]["grades"]["02-e-what-is-read"][2] is False
 
 
 def test_parametric_numbers_differ_and_are_the_students_own(course):

@@ -301,8 +301,144 @@ def test_public_functions_display_and_return(quizzes, monkeypatch):
     assert ex.check("01-task-band", 15) is True
     import ipywidgets as W
 
-    assert [type(x) for x in shown] == [W.VBox, W.VBox, W.HTML, W.HTML]
+    assert [type(x) for x in shown] == [W.VBox, W.VBox, W.VBox, W.HTML]
     assert "decodelab-exercise-01-predict-kv-step" in shown[0]._dom_classes
+    assert "decodelab-result-01-predict-kv-step" in shown[2]._dom_classes
+
+
+def _visible(gate) -> str:
+    """The text a student sees in a result widget (hidden parts left out)."""
+    parts = [gate.notice.value, gate.result.value]
+    if gate.skip_button.layout.display != "none":
+        parts.append(gate.skip_button.description)
+    return " ".join(parts)
+
+
+def test_run_all_first_keeps_the_value_hidden_until_the_prediction(quizzes):
+    # Run All: the prediction widget shows, then the result cell runs before any prediction
+    v = ex.PredictView("01-predict-kv-step")
+    gate = ex.RevealView("01-predict-kv-step")
+    assert gate.state == "waiting"
+    gate.set_value(3.1)
+    assert gate.state == "hidden" and gate.held.layout.display == "none"
+    seen = _visible(gate)
+    assert "3.1" not in seen and "결과를 숨겨 두었습니다" in seen and "예측 없이 보기" in seen
+    assert AnswerStore("course").get("01-predict-kv-step") is None  # nothing recorded, nothing closed
+    assert not v.input.disabled
+    # the student now predicts: the value opens below at once, and the prediction locks
+    v.input.value = "12.5"
+    v.button.click()
+    assert gate.state == "open" and gate.held.layout.display is None
+    assert "내 예측: <b>12.5 ms</b>" in gate.result.value and "실제 값: 3.1 ms" in gate.result.value
+    assert gate.skip_button.layout.display == "none" and gate.notice.value == ""
+    assert v.input.disabled and "바꿀 수 없습니다" in v.feedback.value
+    rec = AnswerStore("course").get("01-predict-kv-step")
+    assert (rec["response"], rec["revealed"]) == (12.5, 3.1)
+    # a rerun of the result cell opens at once (the prediction stays)
+    again = ex.RevealView("01-predict-kv-step")
+    again.set_value(3.3)
+    assert again.state == "open" and "내 예측: <b>12.5 ms</b>" in again.result.value
+
+
+def test_skipping_opens_the_value_and_closes_the_prediction(quizzes):
+    v = ex.PredictView("01-predict-curve")
+    gate = ex.RevealView("01-predict-curve")
+    gate.set_value("b")
+    assert gate.state == "hidden" and "위치에 따라 늘어난다" not in _visible(gate)
+    gate.prediction_committed()  # nothing was committed: a stray call changes nothing
+    assert gate.state == "hidden"
+    gate.skip_button.click()
+    assert gate.state == "open" and "예측을 확정하지 않았습니다" in gate.result.value
+    assert "위치에 따라 늘어난다" in gate.result.value
+    assert v.input.disabled and "예측 없이 결과를 보았으므로" in v.feedback.value
+    rec = AnswerStore("course").get("01-predict-curve")
+    assert rec["response"] is None and rec["revealed"] == "b"
+    # reopened later (a new kernel): the result shows at once, the prediction stays closed
+    assert ex.PredictView("01-predict-curve").input.disabled
+    later = ex.RevealView("01-predict-curve")
+    later.set_value("b")
+    assert later.state == "open"
+    gate.skip()  # already open: stays open, records nothing new
+    assert gate.state == "open" and AnswerStore("course").get("01-predict-curve")["revealed"] == "b"
+
+
+def test_a_prediction_committed_before_the_result_cell_opens_it_at_once(quizzes):
+    v = ex.PredictView("01-predict-kv-step")
+    v.input.value = "2"
+    v.commit()
+    gate = ex.RevealView("01-predict-kv-step")
+    gate.set_value(3.0)
+    assert gate.state == "open" and "내 예측: <b>2 ms</b>" in gate.result.value
+
+
+def test_hold_then_reveal_holds_the_cells_figures_and_validates(quizzes, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = []
+    monkeypatch.setattr(ex, "_display", shown.append)
+    ex.hold("01-predict-kv-step")
+    (gate,) = ex._HOLDING["01-predict-kv-step"]
+    assert shown[0] is gate.view and gate.capturing
+    fig = plt.figure()
+    ex.reveal("01-predict-kv-step", 3.0)
+    assert shown[1] is fig and not plt.fignum_exists(fig.number)  # shown inside the held output, closed
+    assert "01-predict-kv-step" not in ex._HOLDING and gate.state == "hidden" and not gate.capturing
+    assert gate.shows_result and len(shown) == 2  # the reveal used the hold's widget: no second one
+    with pytest.raises(TypeError, match="숫자"):
+        ex.reveal("01-predict-kv-step", "3.1")
+    with pytest.raises(ValueError, match="선택지 id"):
+        ex.RevealView("01-predict-curve").set_value("c")
+
+
+def test_cells_between_the_prediction_and_the_reveal_are_held_together(quizzes, monkeypatch):
+    shown = []
+    monkeypatch.setattr(ex, "_display", shown.append)
+    v = ex.PredictView("01-predict-kv-step")
+    ex.hold("01-predict-kv-step")      # cell A: the measurement (prints a table)
+    ex._end_of_cell()                  # IPython's post_run_cell: A's capture ends, its widget waits
+    ex.hold("01-predict-kv-step")      # cell B: a plot of the same measurement
+    ex._end_of_cell()
+    ex.reveal("01-predict-kv-step", 3.0)   # cell C: only the value
+    gates = sorted(ex._LIVE_GATES["01-predict-kv-step"], key=lambda g: shown.index(g.view) if g.view in shown else 99)
+    a, b, c = gates[:3]
+    assert [g.shows_result for g in (a, b, c)] == [False, False, True]
+    assert all(g.state == "hidden" and g.held.layout.display == "none" for g in (a, b, c))
+    assert AnswerStore("course").get("01-predict-kv-step") is None
+    v.input.value = "2"
+    v.button.click()  # one prediction opens all three
+    assert all(g.state == "open" and g.held.layout.display is None for g in (a, b, c))
+    assert a.result.value == b.result.value == "" and "실제 값: 3 ms" in c.result.value
+    assert AnswerStore("course").get("01-predict-kv-step")["revealed"] == 3.0
+
+
+def test_a_failing_held_cell_shows_its_output_and_the_error(quizzes, monkeypatch):
+    monkeypatch.setattr(ex, "_display", lambda _x: None)
+    ex.hold("01-predict-kv-step")
+    (gate,) = ex._HOLDING["01-predict-kv-step"]
+
+    class Failed:  # IPython's ExecutionResult of a cell that raised
+        success = False
+
+    ex._end_of_cell(Failed())
+    assert not gate.capturing and gate.held.layout.display is None and "오류" in gate.notice.value
+
+
+def test_one_skip_opens_every_held_cell_of_the_exercise(quizzes, monkeypatch):
+    monkeypatch.setattr(ex, "_display", lambda _x: None)
+    ex.hold("01-predict-curve")
+    ex._end_of_cell()
+    ex.reveal("01-predict-curve", "b")
+    here = AnswerStore("course").dir
+    gates = [g for g in ex._LIVE_GATES["01-predict-curve"] if g.store.dir == here]
+    assert len(gates) == 2
+    first = next(g for g in gates if not g.shows_result)
+    first.skip_button.click()  # the skip pressed on the earlier cell's widget
+    assert all(g.state == "open" for g in gates)
+    rec = AnswerStore("course").get("01-predict-curve")
+    assert rec["response"] is None and rec["revealed"] == "b"
 
 
 # --------------------------------------------------------------------------------------------

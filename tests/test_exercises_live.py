@@ -1,4 +1,5 @@
-"""The prediction widgets already on screen follow a reveal in the same kernel (Run All order)."""
+"""The prediction widgets already on screen and the result widgets below follow each other in the same
+kernel (Run All order: the result stays hidden until a prediction or a skip)."""
 
 from __future__ import annotations
 
@@ -29,12 +30,28 @@ def test_a_reveal_locks_the_committed_widget_above_it(answers):
     assert AnswerStore("course").get(PRED)["response"] == 7.0
 
 
-def test_a_reveal_before_any_prediction_closes_the_widget_and_says_why(answers):
+def test_run_all_keeps_the_widget_open_and_a_late_prediction_opens_the_result(answers):
     view = ex.PredictView(PRED)  # shown, nothing typed: Run All reaches the reveal cell
     ex.reveal(PRED, 8)
+    assert not view.input.disabled and view.feedback.value == ""  # nothing closed, nothing recorded
+    assert AnswerStore("course").get(PRED) is None
+    again = ex.PredictView(PRED)  # the predict cell run again, or after a kernel restart: still open
+    assert not again.input.disabled
+    view.input.value = "7"
+    view.button.click()  # the result shown below opens now
+    rec = AnswerStore("course").get(PRED)
+    assert (rec["response"], rec["revealed"]) == (7.0, 8)
+    assert view.input.disabled and "바꿀 수 없습니다" in view.feedback.value
+
+
+def test_skipping_closes_the_widget_and_says_why(answers):
+    view = ex.PredictView(PRED)
+    gate = ex.RevealView(PRED)
+    gate.set_value(8)
+    gate.skip_button.click()
     assert view.input.disabled and view.button.disabled
-    assert "예측을 확정하기 전에 결과 셀이 먼저 실행되어" in view.feedback.value
-    again = ex.PredictView(PRED)  # the predict cell run again, or after a kernel restart
+    assert "예측 없이 결과를 보았으므로" in view.feedback.value
+    again = ex.PredictView(PRED)
     assert again.input.disabled and "이 예측은 닫혔습니다" in again.feedback.value
     rec = AnswerStore("course").get(PRED)
     assert rec["response"] is None and rec["revealed"] == 8

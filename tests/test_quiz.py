@@ -280,6 +280,18 @@ def test_normalize_text_folds_nfd_spaces_punctuation_fullwidth():
         ("1/3분", "s", 20.0),
         ("1,000/4 tokens/s", "tokens/s", 250.0),
         ("1/0.5", "", 2.0),
+        # issue 17: trailing Korean words, a trailing dot, ns and MiB
+        ("21.9ms입니다", "ms", 21.9),
+        ("22 ms 정도", "ms", 22.0),
+        ("22.", "ms", 22.0),
+        ("3333 ns", "µs", 3.333),
+        ("약 22ms쯤", "ms", 22.0),
+        ("150초 걸립니다", "s", 150.0),
+        ("103개입니다", "개", 103.0),
+        ("0.75입니다", "", 0.75),
+        ("512 MiB", "MB", 536.870912),
+        ("1 GiB", "GB", 1.073741824),
+        ("2 KiB", "B", 2048.0),
     ],
 )
 def test_parse_quantity(text, unit, value):
@@ -296,6 +308,8 @@ def test_parse_quantity(text, unit, value):
     ("1e999", "s", "너무 큽니다"),
     (10**400, "s", "너무 큽니다"),  # float(int) would raise OverflowError, not ResponseError
     (-(10**400), "", "너무 큽니다"),
+    ("22 ms보다 작다", "ms", "알 수 없습니다"),  # a comparison is not a value
+    ("22 ms 이상", "ms", "알 수 없습니다"),
     ("1/0", "", "분모가 0"),
     ("2/0.0 s", "s", "분모가 0"),
     ("1/2/3", "", "알 수 없습니다"),
@@ -344,8 +358,7 @@ def test_short_answer_keywords_and_forbidden():
     assert grade("02-decode-bottleneck-term", "Memory Bandwidth") == 1.0
     assert grade("02-decode-bottleneck-term", "FLOP/s") == 0.0
     assert grade("02-decode-bottleneck-term", "DRAM 대역폭") == 1.0
-    assert grade("01-prereq-processor", "gpu") == grade("01-prereq-processor", "ＧＰＵ") == 1.0
-    assert grade("01-prereq-processor", "CPU") == 0.0
+    assert grade("01-prereq-processor", "c") == 1.0 and grade("01-prereq-processor", "a") == 0.0
 
 
 # Keyword grading must not accept a negated statement or the right word in the wrong domain.
@@ -382,8 +395,6 @@ WRONG_SHORT = [
     ("05-low-latency-def", "요청 간격 시간"),
     ("05-low-latency-def", "답을 학습하는 시간"),
     ("05-low-latency-def", "응답 길이"),
-    ("01-prereq-processor", "GPU가 아니다"),
-    ("01-prereq-processor", "TPU"),
 ]
 
 # Natural right answers that are not accepted forms, some with a negation word outside the keyword's scope.
@@ -406,7 +417,6 @@ RIGHT_SHORT = [
     ("01-check-1", "토큰을 차례차례"),
     ("05-low-latency-def", "요청을 보내고 응답이 올 때까지 기다리는 시간"),
     ("05-low-latency-def", "답을 기다리는 시간"),
-    ("01-prereq-processor", "GPU입니다"),
 ]
 
 
@@ -423,7 +433,7 @@ def test_short_answer_right_forms_survive_the_negation_guard(qid, form):
 
 def test_accepted_short_forms_pass_with_a_polite_ending():
     shorts = [q for q in load_quizzes() if q.kind == "short"]
-    assert len(shorts) == 5
+    assert len(shorts) == 4
     for q in shorts:
         for form in [q.answer, *q.accepted]:
             assert check(q, form).score == 1.0, (q.id, form)
@@ -445,28 +455,34 @@ def test_numeric_tolerance_boundaries():
     assert check(exact, "3").score == 1.0 and check(exact, "3개").score == 1.0
     assert check(exact, 3.0000001).score == 0.0
     # the shipped questions
-    assert grade("03-added-latency", "150 s") == grade("03-added-latency", "2.5 min") == 1.0
-    assert grade("03-added-latency", "15") == 0.0
-    assert grade("04-acceptance-rate", "75%") == grade("04-acceptance-rate", 0.75) == 1.0
-    assert grade("02-kv-bytes-per-token", "327680 B") == 1.0
-    assert grade("02-kv-bytes-per-token", "0.33 MB") == 1.0  # within 0.005 MB
-    assert grade("02-kv-bytes-per-token", "0.34") == 0.0
-    assert grade("04-speedup", "2.8배") == 1.0
+    assert grade("03-added-latency", "70 s") == grade("03-added-latency", "1.1667 min") == 1.0
+    assert grade("03-added-latency", "7") == 0.0
+    assert grade("04-acceptance-rate", "62%") == grade("04-acceptance-rate", 0.62) == 1.0
+    assert grade("02-kv-bytes-per-token", "262144 B") == 1.0
+    assert grade("02-kv-bytes-per-token", "0.26 MB") == 1.0  # within 0.005 MB
+    assert grade("02-kv-bytes-per-token", "0.27") == 0.0
+    assert grade("04-speedup", "1.96배") == 1.0
+    # what students type (issue 17): trailing Korean words, a trailing dot, ns and MiB
+    assert grade("02-decode-step-time", "3.46ms입니다") == grade("02-decode-step-time", "3.5 ms 정도") == 1.0
+    assert grade("02-decode-step-time", "3.46.") == grade("02-decode-step-time", "3458 us") == 1.0
+    assert grade("05-sram-read-time", "2000 ns") == grade("05-sram-read-time", "2 µs쯤") == 1.0
+    assert grade("02-kv-bytes-context", "2048 MiB") == 1.0  # 2.147e9 bytes
+    assert grade("02-decode-step-time", "3.46 ms보다 작다") == 0.0
 
 
 def test_numeric_fraction_answers():
-    # 01-topk-prob: 2/7 = 0.285714 (tolerance 0.001); a student may well type the fraction
-    assert grade("01-topk-prob", "2/7") == grade("01-topk-prob", "0.2857") == 1.0
+    # 01-topk-prob: 4/17 = 0.2353 (tolerance 0.005); a student may well type the fraction
+    assert grade("01-topk-prob", "4/17") == grade("01-topk-prob", "0.2353") == 1.0
     assert grade("01-topk-prob", "2/5") == 0.0
     assert grade("01-topk-prob", "2/0") == 0.0
-    assert grade("04-residual", "2/3") == 1.0
+    assert grade("04-residual", "5/6") == 1.0
     assert grade("03-added-latency", 10**400) == 0.0  # scores 0, never raises
 
 
 def test_numeric_bad_input_scores_zero_and_parse_explains():
     assert grade("03-added-latency", "백오십 초") == 0.0
     assert grade("03-added-latency", None) == 0.0
-    assert grade("03-added-latency", ["150"]) == 0.0
+    assert grade("03-added-latency", ["70"]) == 0.0
     q = next(q for q in load_quizzes() if q.id == "03-added-latency")
     with pytest.raises(ResponseError, match="숫자"):
         parse_response(q, "백오십 초")

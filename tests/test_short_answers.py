@@ -1,7 +1,9 @@
 """Short answers graded honestly: right -> 1.0, wrong -> 0.0, undecidable -> None (lecturer's review).
 
-The fixture ``tests/fixtures/short_answers.yaml`` holds, per short question, answers judged by hand:
-no wrong answer may get credit, at least 80% of the right ones must get 1.0 and none of them 0.0.
+The fixture ``tests/fixtures/short_answers.yaml`` holds, per short question, answers judged by hand
+(at least 10 right and 10 wrong: keyword lists, negations, wrong causes, the opposite meaning, a right
+term inside a wrong claim): no wrong answer may get credit, at least 80% of the right ones must get
+1.0 and none of them 0.0, and the ``zero`` ones (listed misconceptions, negated concepts) exactly 0.0.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import yaml
 from pydantic import ValidationError
 
 from decodelab.quiz import load_quizzes
-from decodelab.quiz.grading import grade_short, misconception_of, states
+from decodelab.quiz.grading import SHORT_REASONS, check, grade_short, misconception_of, short_verdict
+from decodelab.quiz.matching import Folded, states
 from decodelab.quiz.schema import ShortAnswer
 
 FIXTURE = Path(__file__).parent / "fixtures" / "short_answers.yaml"
@@ -22,20 +25,32 @@ CASES = yaml.safe_load(FIXTURE.read_text(encoding="utf-8"))
 SHORT = {q.id: q for q in load_quizzes() if q.kind == "short"}
 
 
+def _wrong(qid):
+    return list(dict.fromkeys(CASES[qid]["wrong"] + CASES[qid].get("zero", [])))
+
+
 def test_every_short_question_has_its_fixture():
     assert set(CASES) == set(SHORT)
     for qid, case in CASES.items():
-        assert len(case["right"]) >= 8 and len(case["wrong"]) >= 8, qid
+        assert len(case["right"]) >= 10 and len(_wrong(qid)) >= 10, qid
         assert len(set(case["right"])) == len(case["right"]) and len(set(case["wrong"])) == len(case["wrong"])
+        assert not set(case["right"]) & set(_wrong(qid)), qid
+        assert len(case.get("zero", [])) >= 5, qid
 
 
 @pytest.mark.parametrize("qid", sorted(CASES))
 def test_no_wrong_answer_gets_credit(qid):
     q = SHORT[qid]
-    credited = [a for a in CASES[qid]["wrong"] if grade_short(q, a) not in (0.0, None)]
+    credited = [a for a in _wrong(qid) if grade_short(q, a) not in (0.0, None)]
     assert credited == []
-    decided = sum(1 for a in CASES[qid]["wrong"] if grade_short(q, a) == 0.0)
-    assert decided >= len(CASES[qid]["wrong"]) // 2, "오개념 규칙이 오답을 거의 잡지 못합니다"
+    decided = sum(1 for a in _wrong(qid) if grade_short(q, a) == 0.0)
+    assert decided >= len(_wrong(qid)) // 2, "오개념 규칙이 오답을 거의 잡지 못합니다"
+
+
+@pytest.mark.parametrize("qid", sorted(CASES))
+def test_listed_misconceptions_and_negations_score_zero(qid):
+    q = SHORT[qid]
+    assert {a: grade_short(q, a) for a in CASES[qid]["zero"] if grade_short(q, a) != 0.0} == {}
 
 
 @pytest.mark.parametrize("qid", sorted(CASES))
@@ -55,7 +70,7 @@ def test_spacing_and_nfd_do_not_change_the_grade(qid):
         assert grade_short(q, unicodedata.normalize("NFD", a)) == want, a
         assert grade_short(q, f"  {a}\n") == want, a
         squeezed = a.replace(" ", "")
-        if squeezed != a and "않" not in a and "안 " not in a:  # negation scope may depend on spacing
+        if squeezed != a and not any(n in a for n in ("않", "안 ", "없", "아니")):  # negation scope may depend on spacing
             assert grade_short(q, squeezed) == want, a
 
 
@@ -67,17 +82,70 @@ def test_spacing_and_nfd_do_not_change_the_grade(qid):
     ("02-decode-bottleneck-term", "DRAM 대역폭", 1.0),
     ("02-decode-bottleneck-term", "dram대역폭이요", 1.0),
     # mixed: a right concept next to a misconception goes to the lecturer, never to 0
-    ("01-prereq-processor", "CPU보다 병렬 연산이 강한 GPU", None),
+    ("02-decode-bottleneck-term", "연산 성능보다 메모리 대역폭", None),
     # a misconception denied by "아니라" / "않고" is not stated
     ("01-check-1", "병렬로 한꺼번에 만들지 않고 하나씩 차례로 만든다", 1.0),
     ("02-decode-bottleneck-term", "연산 성능이 아니라 메모리 대역폭", 1.0),
-    # negated concept: not credited, not decided
-    ("03-check-2", "지연이 쌓이지 않기 때문", None),
+    # negated concept: 0
+    ("03-check-2", "지연이 쌓이지 않기 때문", 0.0),
+    ("02-decode-bottleneck-term", "메모리 대역폭 때문이 아니다", 0.0),
+    # the particle does not hide the misconception
+    ("01-check-1", "단어를 하나씩 생성한다", 0.0),
+    ("01-check-1", "문장을 하나씩 만든다", 0.0),
+    ("01-check-1", "단어 하나씩 생성한다", 0.0),
+    # keyword lists: never credited
+    ("03-check-2", "지연, 누적, 쌓임, 곱해짐, 합산, 시간", None),
+    ("05-low-latency-def", "요청 응답 대기 시간 지연 기다림", None),
+    # a right term in a wrong claim, a wrong cause, the opposite meaning: 0
+    ("02-decode-bottleneck-term", "메모리 대역폭이 클수록 느려진다", 0.0),
+    ("03-check-2", "메모리가 부족해서 시간이 늘어난다", 0.0),
+    ("05-low-latency-def", "요청 후 응답까지 시간이 길다", 0.0),
+    # words the rules cannot read go to review, never to 1
+    ("03-check-2", "지연이 쌓여서 GPU가 고장 난다", None),
     # nothing the rules know: review
     ("05-low-latency-def", "잘 모르겠어요", None),
 ])
 def test_issue_cases(qid, text, score):
     assert grade_short(SHORT[qid], text) == score
+
+
+@pytest.mark.parametrize(("qid", "text", "reason"), [
+    ("01-check-1", "한 토큰씩", "accepted"),
+    ("01-check-1", "토큰을 하나씩 순서대로 만듭니다", "concepts"),
+    ("01-check-1", "토큰을 하나씩 지운다", "misconception"),
+    ("01-check-1", "토큰을 하나씩 만들지 않는다", "negation"),
+    ("02-decode-bottleneck-term", "메모리 대역폭과 연산 성능", "mixed"),
+    ("03-check-2", "지연 누적 쌓임 곱해짐 합산 시간", "list"),
+    ("03-check-2", "지연이 쌓여서 GPU가 고장 난다", "unexplained"),
+    ("05-low-latency-def", "잘 모르겠어요", "undecided"),
+])
+def test_verdict_reasons(qid, text, reason):
+    score, why = short_verdict(SHORT[qid], text)
+    assert why == reason and score == {"accepted": 1.0, "concepts": 1.0, "misconception": 0.0,
+                                       "negation": 0.0}.get(reason)
+    fb = check(SHORT[qid], text).feedback
+    if score != 1.0 and reason != "misconception":
+        assert fb == [SHORT_REASONS[reason]]
+
+
+def test_unexplained_and_keyword_list_rules():
+    f = Folded("작은 지연이 계속 쌓이기 때문")
+    covered = [(f.text.index("지연"), f.text.index("지연") + 2), (f.text.index("쌓"), f.text.index("쌓") + 1)]
+    assert f.unexplained(covered) == ["작은", "계속"]
+    assert f.unexplained(covered + [(0, 2), (f.text.index("계속"), f.text.index("계속") + 2)]) == []
+    assert Folded("지연이 쌓이지 않아").unexplained([(0, 2), (3, 4)]) == ["않아"]  # negation is never filler
+    groups = [["지연", "시간"], ["누적", "쌓", "곱해"]]
+    assert Folded("지연, 누적, 시간").is_keyword_list(groups)
+    assert Folded("지연 누적 쌓임 곱해짐").is_keyword_list(groups)
+    assert not Folded("지연 누적").is_keyword_list(groups)
+    assert not Folded("작은 지연이 계속 쌓여 전체 시간이 곱해진다").is_keyword_list(groups)
+    assert not Folded("메모리(HBM, DRAM) 대역폭").is_keyword_list([["메모리", "hbm", "dram"], ["대역폭"]])
+
+
+def test_particles_do_not_widen_a_span():
+    groups = [["단어", "문장"], ["하나씩"]]
+    assert states(groups, "단어를 하나씩", 5) and states(groups, "문장을하나씩", 5) and states(groups, "단어 하나씩", 5)
+    assert not states(groups, "단어의 조각인 토큰을 하나씩", 5)
 
 
 def test_misconception_feedback_names_the_wrong_idea():
@@ -117,10 +185,11 @@ def _error_locs(**fields) -> str:
 
 
 def test_valid_rule_fields_and_flat_groups():
-    q = ShortAnswer(**BASE, accepted=["토큰 하나씩"], concepts=["하나씩", "차례"],
+    q = ShortAnswer(**BASE, accepted=["토큰 하나씩"], concepts=["하나씩", "차례"], neutral=["토큰"],
                     misconceptions=[{"match": ["지우"], "explanation": "지우는 것이 아닙니다."}])
-    assert q.concepts == [["하나씩", "차례"]]
+    assert q.concepts == [["하나씩", "차례"]] and q.neutral == ["토큰"]
     assert q.misconceptions[0].match == [["지우"]] and q.misconceptions[0].within == 10
+    assert q.misconceptions[0].decisive is False
 
 
 @pytest.mark.parametrize(("fields", "where"), [
@@ -133,6 +202,8 @@ def test_valid_rule_fields_and_flat_groups():
     ({"misconceptions": [{"match": ["지우"], "explanation": "틀린 생각입니다.", "within": 0}]}, "within"),
     ({"misconceptions": [{"match": ["지우"], "explanation": "틀린 생각입니다.", "why": "x"}]}, "why"),
     ({"misconceptions": [{"match": ["토큰씩"], "explanation": "틀린 생각입니다."}]}, "misconceptions.0.match"),
+    ({"neutral": ["토큰", " ."]}, "neutral.1"),
+    ({"misconceptions": [{"match": ["지우"], "explanation": "틀린 생각입니다.", "decisive": "아마"}]}, "decisive"),
     ({"keywords": [["하나씩"]]}, "concepts로"),
     ({"forbidden": ["여러"]}, "misconceptions로"),
 ])

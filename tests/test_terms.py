@@ -70,7 +70,9 @@ COURSE_FILES = sorted(
 def test_glossary_lists_the_decided_variants():
     # the clashes decided in GLOSSARY.md are all listed (a parsing slip would make the check vacuous)
     for variant, preferred in {
-        "문맥": "맥락", "과제": "작업", "조밀": "밀집", "오버헤드": "부대 비용", "병렬 패스": "순전파",
+        "문맥": "맥락", "과제": "작업", "조밀": "밀집", "고정 비용": "부대 비용", "병렬 패스": "순전파",
+        "판정한 자리": "판정", "자리마다": "위치", "초안 모델 호출": "순전파", "검증 패스": "검증",
+        "수락률과 상관없이": "수락률",
         "맥락 처리": "프리필", "메인 모델": "대상 모델", "수정 토큰": "복구 토큰", "단계마다": "스텝 (디코드 스텝)",
         "에이전트 단계": "호출 (모델 호출)", "운이 없습니다": "무작위성이 없습니다",
     }.items():
@@ -87,6 +89,20 @@ def test_variants_never_hit_a_preferred_term():
     for variant in VARIANTS:
         hits = [t for t in preferred_terms if variant in t]
         assert not hits, (variant, hits)
+
+
+def test_overhead_is_allowed_beside_its_korean_term():
+    # real documentation says "오버헤드": the glossary allows it (decided 2026-12), so it is no variant
+    assert "오버헤드" not in VARIANTS
+    assert find_variants("순전파마다 붙는 부대 비용(오버헤드, overhead)", VARIANTS) == []
+    glossary = GLOSSARY.read_text(encoding="utf-8")
+    assert "\"오버헤드\"도 쓸 수 있습니다" in glossary
+
+
+def test_the_decisions_are_recorded_in_prose():
+    glossary = GLOSSARY.read_text(encoding="utf-8")
+    for decision in ("검증과 판정", "위치와 자리", "호출은 에이전트의 모델 호출에만", "수락률과 상관없이"):
+        assert decision in glossary, decision
 
 
 def test_the_check_finds_a_planted_variant():

@@ -69,7 +69,7 @@ ITEMS = [
          params={"model": MODELS, "hardware": GPUS, "prompt_tokens": {"range": [1000, 12000], "step": 500},
                  "queue_ms": {"range": [0, 400], "step": 25}},
          prompt="{model}(BF16)을 {hardware} 한 장에서 서빙합니다. 요청이 큐에서 {queue_ms} ms를 기다린 뒤 프롬프트 "
-                "{prompt_tokens} 토큰을 프리필합니다. 루프라인 모델로 어림한 첫 토큰까지의 시간(TTFT)은 몇 ms인가요?",
+                "{prompt_tokens} 토큰을 프리필합니다. 루프라인 모델로 어림하면, 요청이 도착해서 첫 출력 토큰이 나오기까지 몇 ms인가요?",
          answer=lambda p: L.estimate_ttft_ms(get_model(p["model"]), p["hardware"], p["prompt_tokens"],
                                              queue_ms=p["queue_ms"]),
          explanation="TTFT = 대기 {queue_ms} ms + 프리필 시간이라 약 {answer} ms입니다."),

@@ -120,7 +120,8 @@ HOW = {
 
 
 def _answer_cell(item_id: str, solution: str, how: str):
-    src = (f"# {how}\n답[{item_id!r}] = (\n    ### BEGIN SOLUTION\n    {solution}\n    ### END SOLUTION\n)")
+    src = (f"# 위 칸에서 답하거나 여기에 적으세요 (여기 적은 답이 우선): {how}\n"
+           f"답[{item_id!r}] = (\n    ### BEGIN SOLUTION\n    {solution}\n    ### END SOLUTION\n)")
     return _code(src, f"{item_id}-answer", solution=True)
 
 
@@ -148,7 +149,7 @@ def write_notebook(bank, notebook: str):
             "위에서부터 차례로 실행한 뒤 제출(Submit)하세요. 이름이나 학번은 적지 않습니다: 제출한 계정이 곧 학생입니다. "
             "수치 문항의 숫자는 학생마다 다릅니다. 채점과 해설은 제출 뒤 강의자가 돌려줍니다(피드백).",
             "header", locked=True),
-        _code("from decodelab.classroom.student import show\n\n답 = {}", "setup", locked=True),
+        _code("from decodelab.classroom.student import answer_box, show\n\n답 = {}", "setup", locked=True),
     ]
     for n, item in enumerate(bank.items(notebook), 1):
         pts = bank.points(item)
@@ -158,7 +159,9 @@ def write_notebook(bank, notebook: str):
             cells.append(_md(f"{head}\n\n아래 칸을 실행하면 나만의 수치로 문항이 나옵니다. "
                              "decodelab의 함수(decodelab.latency)를 써서 계산해도 됩니다.", f"{item.id}-prompt", locked=True))
             cells.append(_code(f"show({pub})", f"{item.id}-show", locked=True))
-            cells.append(_answer_cell(item.id, f"None  # 학생마다 다릅니다: decodelab classroom variant DIR {item.id} 학생ID",
+            cells.append(_code(f"answer_box({item.id!r}, 'numeric')", f"{item.id}-box", locked=True))
+            q = item.question("source")  # the source notebook's own run (nbgrader validate) grades as "source"
+            cells.append(_answer_cell(item.id, json.dumps(f"{q.answer:.6g} {q.unit}".strip(), ensure_ascii=False),
                                       HOW["numeric"] + f", 단위 {item.unit}"))
             cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))
         elif isinstance(item, Task):
@@ -172,6 +175,9 @@ def write_notebook(bank, notebook: str):
                              solution=True, points=pts))
         else:  # a keyed quiz question (decodelab.quiz.schema)
             cells.append(_md(f"{head}\n\n{_question_text(item)}", f"{item.id}-prompt", locked=True))
+            ids = [c.id for c in getattr(item, "choices", []) or []] or None
+            cells.append(_code(f"answer_box({item.id!r}, {item.kind!r}" + (f", {ids!r})" if ids else ")"),
+                               f"{item.id}-box", locked=True))
             key = item.answer
             cells.append(_answer_cell(item.id, json.dumps(key, ensure_ascii=False), HOW[item.kind]))
             cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))

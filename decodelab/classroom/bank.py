@@ -232,15 +232,22 @@ def _say(lines: list[str]) -> None:
 def grade_cell(item_id: str, response: Any, *, cwd: str | os.PathLike | None = None) -> float:
     """Grade one answer of a graded notebook; prints the Korean feedback and the explanation.
 
+    ``response`` None (the answer cell left as it was) takes the answer given in the item's widget
+    (:func:`decodelab.classroom.student.answer_box`, saved next to the notebook).
+
     Returns the points earned (nbgrader's partial credit: a test cell's last value). An answer the
     rules cannot decide prints :data:`REVIEW_MARK` and returns 0; nbgrader's autograde (with
     :class:`decodelab.classroom.review.MarkForReview`) then leaves it to formgrader.
     """
     from ..quiz.grading import ResponseError, check
 
+    from .student import read_answers
+
     ctx = course_context(cwd)
     item = ctx.bank.get(item_id)
     q = item.question(ctx.student) if isinstance(item, Parametric) else item
+    if response is None:  # nothing in the answer cell: the widget's answer, submitted beside the notebook
+        response = read_answers(cwd).get(item_id)
     points = float(q.points)
     if response is None or (isinstance(response, str) and not response.strip()):
         _say(["답이 비어 있습니다: 0점.", f"해설: {q.explanation}"])

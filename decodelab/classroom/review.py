@@ -27,6 +27,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
 from .bank import REVIEW_MARK, ExamError, course_context, grade_cell
+from .student import read_answers
 
 __all__ = ["MarkForReview"]
 
@@ -92,6 +93,8 @@ class MarkForReview(NbGraderPreprocessor):
                     value = literal_answer(answers.get(f"{gid}-answer", ""), gid)
                     if value is _UNREADABLE:
                         continue
+                    if value is None:  # the widget's answer, as the hidden test reads it
+                        value = read_answers(path).get(gid)
                     with redirect_stdout(io.StringIO()):
                         again = grade_cell(gid, value, cwd=path)
                     try:

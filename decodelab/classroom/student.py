@@ -18,7 +18,13 @@ import random
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["draw", "show", "student_id"]
+__all__ = ["ANSWERS_FILE", "answer_box", "draw", "read_answers", "show", "student_id"]
+
+ANSWERS_FILE = "answers.json"
+"""Answers given in the widgets, next to the notebook; nbgrader submits it with the notebook."""
+
+BOXES: dict[str, Any] = {}
+"""item id -> the widget shown for it in this kernel."""
 
 
 def student_id(cwd: str | os.PathLike | None = None) -> str:
@@ -99,3 +105,58 @@ def show(item: Mapping[str, Any], student: str | None = None) -> dict[str, Any]:
     unit = item.get("unit") or ""
     print(f"[{sid}] {text}" + (f"\n(답의 단위: {unit})" if unit else ""))
     return values
+
+
+def read_answers(folder: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The widget answers saved in ``folder`` (default: the current folder), item id -> value."""
+    import json
+
+    path = Path(folder or os.getcwd()) / ANSWERS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_answer(folder: Path, item_id: str, value: Any) -> None:
+    import json
+
+    data = read_answers(folder)
+    if value in (None, "", []):
+        data.pop(item_id, None)
+    else:
+        data[item_id] = value
+    tmp = folder / f".{ANSWERS_FILE}.tmp"
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, folder / ANSWERS_FILE)
+
+
+def answer_box(item_id: str, kind: str, choices: list[str] | None = None):
+    """The answer widget of an exam item: choice buttons (``single``), a multi-select list
+    (``multiple``) or a text box (``short``, ``numeric``, ...). Each change is saved at once to
+    :data:`ANSWERS_FILE` next to the notebook, which nbgrader submits with it; an answer written in
+    the item's answer cell (``답[...] = ...``) takes precedence over the widget's.
+    """
+    import ipywidgets as w
+
+    folder = Path(os.getcwd())
+    saved = read_answers(folder).get(item_id)
+    if kind == "single":
+        box = w.RadioButtons(options=list(choices or []), index=None)
+        if saved in (choices or []):
+            box.value = saved
+    elif kind == "multiple":
+        box = w.SelectMultiple(options=list(choices or []),
+                               value=tuple(v for v in (saved or []) if v in (choices or [])))
+    else:
+        box = w.Text(value=saved if isinstance(saved, str) else "", placeholder="답을 적으세요",
+                     continuous_update=False)
+
+    def changed(change) -> None:
+        new = change["new"]
+        _save_answer(folder, item_id, list(new) if isinstance(new, tuple) else new)
+
+    box.observe(changed, names="value")
+    BOXES[item_id] = box
+    return box

@@ -6,7 +6,8 @@ Entry points:
   ``explanation``, ``source``, ``points``); quiz files live in the repository's ``quizzes/``
   (or ``$DECODELAB_QUIZZES``), see :mod:`decodelab.quiz.loading`.
 - :func:`grade` ``(question_id, response)`` -> score in [0, 1], or ``None`` for an answer sent to the
-  lecturer's review ("검토 필요"); :func:`check` for the explanation.
+  lecturer's review ("검토 필요"); :func:`check` for the explanation; :func:`short_verdict` for a
+  short answer's score and the rule that decided it.
 - :func:`student_view` ``(question, shuffle_key)``: the order and labels in which a student saw the
   choices (the widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
 - :func:`quiz_widget` ``("01")`` -> the notebook widget (``"all"`` for the review notebook).
@@ -22,7 +23,7 @@ The widget is imported lazily, so grading does not need ipywidgets.
 from __future__ import annotations
 
 from .gradebook import Gradebook, GradeRow, Problem, grade_folder, write_gradebook
-from .grading import REVIEW, GradeResult, check, grade, grade_short, parse_response, score_response
+from .grading import REVIEW, GradeResult, check, grade, grade_short, parse_response, score_response, short_verdict
 from .loading import (
     QuizError,
     QuizProblem,
@@ -71,6 +72,7 @@ __all__ = [
     "read_submission",
     "release_ids",
     "score_response",
+    "short_verdict",
     "student_view",
     "write_gradebook",
 ]

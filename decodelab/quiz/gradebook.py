@@ -54,7 +54,7 @@ from typing import Any, Iterable, Sequence
 
 from .._atomic import atomic_write_bytes, os_reason
 from .grading import REVIEW, score_response
-from .loading import release_ids
+from .loading import load_quizzes, release_ids
 from .submission import MAX_BYTES, Submission, SubmissionError, read_submission
 
 __all__ = [
@@ -331,8 +331,6 @@ def grade_folder(
             )
         raise NotADirectoryError(f"제출 폴더가 없습니다: {folder}: 경로를 확인하세요 (학생 제출 파일들을 넣은 폴더).")
     if questions is None:
-        from .loading import load_quizzes
-
         questions = load_quizzes()
     if exercises is None:
         from ..exercises import load_exercises

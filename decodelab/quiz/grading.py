@@ -6,27 +6,25 @@ Rules per kind (the score is multiplied by the question's ``points`` in the grad
 - ``multiple``: ``max(0, (right picks - wrong picks) / number of right options)``; 1 only for the
   exact set, so ticking every option is penalized by each wrong one (e.g. right = {a, b, c}: {a, b}
   -> 2/3, {a, b, c, d} -> 2/3, {a, d} -> 0).
-- ``short``: :func:`grade_short`: 1 if the answer is an accepted form; 0 if it states a listed
-  misconception (``None`` if it also states every concept); 1 if it states every required concept
-  group (stems, negation-aware); otherwise ``None``: the lecturer reviews it (never marked wrong by
-  default).
+- ``short``: :func:`grade_short` (rules in :func:`short_verdict`): 1 for an accepted form or an
+  answer that states every required concept and contradicts nothing; 0 for a listed misconception
+  or a negated concept; otherwise ``None``: the lecturer reviews it.
 - ``numeric``: 1 if ``|value - answer| <= tolerance`` (value converted to the question's unit), else 0.
 - ``ordering``: 1 for exactly the right order, else 0.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
-import unicodedata
 from dataclasses import dataclass, field
-from itertools import islice, product
 from typing import Any
 
+from .loading import get_question
+from .matching import NEGATED_ENDING, Folded, states
 from .normalize import ResponseError, normalize_text, parse_quantity, strip_korean_ending
 
-__all__ = ["GradeResult", "REVIEW", "answer_text", "check", "grade", "grade_short", "misconception_of",
-           "parse_response", "score_response", "states"]
+__all__ = ["GradeResult", "REVIEW", "SHORT_REASONS", "answer_text", "check", "grade", "grade_short",
+           "misconception_of", "parse_response", "score_response", "short_verdict"]
 
 REVIEW = "검토 필요"
 """What the gradebook shows for an answer sent to the lecturer's review (score ``None``)."""
@@ -128,152 +126,86 @@ def parse_response(q, response: Any) -> Any:
     raise ResponseError(f"알 수 없는 문항 종류 {kind!r}")  # pragma: no cover - the schema forbids it
 
 
-# ---------------------------------------------------------------------------------------------
-# Negation guard of the keyword fallback
-# ---------------------------------------------------------------------------------------------
-# Korean negates a predicate after it ("쌓이지 않는다", "대역폭이 아니다", "늘어날 수 없다",
-# "누적되는 건 아니다") or, in the short form, right before it ("안 쌓인다", "못 늘어난다"). A keyword
-# hit is *negated* when such a marker sits in its scope (below); a keyword group counts only when it
-# has a hit that is not negated. Markers elsewhere in the answer do not matter, so correct answers
-# such as "사라지지 않고 쌓이기 때문", "끝없이 쌓여서", "무시할 수 없을 만큼 쌓여서" still score 1.
-
-_NEG_ROOTS = ("않", "아니", "아닌", "아님", "아냐", "아닙", "없", "못")
-"""Post-predicate negation roots (folded Hangul syllables)."""
-_PRE_NEG = ("안", "못")
-"""Short-form negation written before the predicate."""
-_DEPENDENT = ("수", "게", "것", "건", "거", "일", "적", "리", "때문", "탓", "필요")
-"""Dependent nouns between a predicate and its negation: "늘어날 수 없다", "쌓이는 건 아니다"."""
-_POST_WINDOW = 6
-"""A root this many syllables after a keyword, in the same word, negates it ("누적되는것은아니다")."""
-_NEGATED_ENDING = re.compile(r"(?<!수)(?:않(?!고)|아니|아닌|아님|아냐|아닙|없(?!이)|못)[가-힣]{0,3}$")
-"""An answer whose main (last) predicate is negated: "...늘어나지 않으니까", "...그런 건 아니다".
-Not "...할 수 없다" (a modal: "무시할 수 없다"), "않고" (a connective) or "없이" (an adverb)."""
+SHORT_REASONS = {
+    "accepted": "정답으로 등록된 답과 같습니다.",
+    "concepts": "핵심 개념을 모두 말했고, 규칙이 읽지 못한 말이 없습니다.",
+    "misconception": "등록된 오개념을 말했습니다.",
+    "negation": "핵심 개념을 부정했습니다.",
+    "mixed": "핵심 개념과 오개념을 함께 말해 강사가 검토합니다.",
+    "list": "낱말을 늘어놓았을 뿐 문장으로 설명하지 않아 강사가 검토합니다.",
+    "unexplained": "규칙이 판단하지 못한 말이 있어 강사가 검토합니다.",
+    "undecided": "이 답은 규칙으로 판단할 수 없어 강사가 검토합니다.",
+}
+"""Why :func:`short_verdict` decided as it did (key -> the Korean line the feedback shows)."""
 
 
-def _fold_words(text: str) -> list[str]:
-    """The answer split at whitespace and punctuation, each word folded with ``normalize_text``
-    (so ``"".join(words)`` is the folded answer). Invisible format characters do not split."""
-    s = unicodedata.normalize("NFKC", text).casefold()
-    words, cur = [], []
-    for ch in s:
-        cat = unicodedata.category(ch)
-        if ch.isspace() or cat.startswith("P") or cat in ("Cc", "Zs", "Zl", "Zp"):
-            if cur:
-                words.append(normalize_text("".join(cur)))
-                cur = []
-        else:
-            cur.append(ch)
-    if cur:
-        words.append(normalize_text("".join(cur)))
-    return [w for w in words if w]
+def short_verdict(question, text: str) -> tuple[float | None, str]:
+    """Grade a short Korean answer and say why: ``(score, reason)`` with ``score`` 1.0, 0.0 or
+    ``None`` (the lecturer's review) and ``reason`` a key of :data:`SHORT_REASONS`.
 
+    Full credit needs an answer that states the concept and contradicts nothing the rules cannot
+    read. In order (texts folded by :func:`~decodelab.quiz.normalize.normalize_text`; stems found
+    inside words, so particles, endings and spacing never matter):
 
-def _starts_negation(word: str) -> bool:
-    return word.startswith(_NEG_ROOTS) or word in _PRE_NEG
+    1. the answer is ``question.answer`` or one of ``question.accepted`` (optionally followed by a
+       polite ending such as ``입니다``) -> ``(1.0, "accepted")``;
+    2. it states one of ``question.misconceptions`` (every group of its ``match`` hit, not negated
+       nor denied by "아니라"/"않고", within its span; a case particle between two hits does not
+       count) -> ``(0.0, "misconception")``, or ``(None, "mixed")`` when it also states every
+       concept outside the misconception's words ("CPU보다 GPU") and the misconception is not
+       ``decisive`` (a wrong cause: "메모리가 부족해서 시간이 늘어난다" -> 0);
+    3. it names a concept group only in negated form ("메모리 대역폭 때문이 아니다") ->
+       ``(0.0, "negation")``;
+    4. it states every group of ``question.concepts`` (not negated, main predicate not negated):
+       a keyword list rather than a statement -> ``(None, "list")``; words outside the concept
+       hits, the question's ``neutral`` stems, denied misconceptions and particles/endings
+       (:meth:`~decodelab.quiz.matching.Folded.unexplained`) -> ``(None, "unexplained")``;
+       otherwise -> ``(1.0, "concepts")``;
+    5. anything else -> ``(None, "undecided")``.
 
-
-def _hit_negated(words: list[str], starts: list[int], s: int, e: int) -> bool:
-    """Is the keyword occurrence ``folded[s:e]`` negated? (see the comment above ``_NEG_ROOTS``)"""
-    i = bisect.bisect_right(starts, s) - 1  # word of the first syllable
-    j = bisect.bisect_right(starts, e - 1) - 1  # word of the last syllable
-    before = words[i][: s - starts[i]]
-    after = words[j][e - starts[j]:]
-    # in the same word: "쌓이지않아서", "대역폭이아니다", "누적안되니까", "안쌓이니까"
-    if any(0 <= after.find(r) < _POST_WINDOW for r in _NEG_ROOTS) or after.startswith(_PRE_NEG):
-        return True
-    if before.endswith(_PRE_NEG) or (not before and i > 0 and words[i - 1] in _PRE_NEG):
-        return True
-    nxt = words[j + 1] if j + 1 < len(words) else ""
-    nxt2 = words[j + 2] if j + 2 < len(words) else ""
-    if _starts_negation(nxt):  # "쌓이지 않는다", "대역폭이 아니다", "누적 안 되니까"
-        return True
-    # "늘어날 수 없다", "쌓이는 건 아니다", "누적 때문은 아니다"; "하나씩 만들지 않고" (V-지 않다)
-    bridge = (nxt.startswith(_DEPENDENT) and len(nxt) <= 3) or nxt.endswith(("지", "지는", "지도", "지를", "지가"))
-    return bool(nxt2) and bridge and nxt2.startswith(_NEG_ROOTS)
-
-
-_CONTRAST = ("아니라", "아니고", "않고", "말고")
-"""Contrast markers ("X가 아니라 Y", "X하지 않고 Y"): a misconception named right before one is
-denied, not stated ("병렬로 한꺼번에 만들지 않고 하나씩")."""
-_CONTRAST_WINDOW = 12
-
-
-class _Folded:
-    """An answer folded once: its words, where each starts, and the whole folded string."""
-
-    def __init__(self, text: str):
-        self.words = _fold_words(text)
-        self.text = "".join(self.words)
-        self.starts = []
-        pos = 0
-        for w in self.words:
-            self.starts.append(pos)
-            pos += len(w)
-
-    def hits(self, group: list[str], contrast: bool = False) -> list[tuple[int, int]]:
-        """Spans ``(start, end)`` of the alternatives of ``group`` that are not negated."""
-        out = []
-        for k in group:
-            k = normalize_text(k)
-            at = self.text.find(k)
-            while at >= 0:
-                e = at + len(k)
-                denied = contrast and any(m in self.text[e:e + _CONTRAST_WINDOW] for m in _CONTRAST)
-                if not denied and not _hit_negated(self.words, self.starts, at, e):
-                    out.append((at, e))
-                at = self.text.find(k, at + 1)
-        return out
-
-    def stated(self, groups: list[list[str]], within: int | None = None, contrast: bool = False,
-               exclude: list[tuple[int, int]] = ()) -> list[tuple[int, int]] | None:
-        """The hits that state every group (see :func:`states`), or None. A hit lying inside a span
-        of ``exclude`` does not count (the "하나씩" of the misconception "단어 하나씩")."""
-        spans = []
-        for g in groups:
-            hs = [(s, e) for s, e in self.hits(g, contrast)
-                  if not any(a <= s and e <= b for a, b in exclude)]
-            if not hs:
-                return None
-            spans.append(hs)
-        if within is None or len(spans) == 1:
-            return [h for hs in spans for h in hs]
-        for combo in islice(product(*spans), 4096):  # one hit per group, all in one short span
-            if max(e for _, e in combo) - min(s for s, _ in combo) <= within:
-                return list(combo)
-        return None
-
-
-def states(groups: list[list[str]], text: str, within: int | None = None, *, contrast: bool = False) -> bool:
-    """Does ``text`` state every group of ``groups``?
-
-    Each group lists alternative stems; a group is stated when one alternative occurs in the folded
-    text (:func:`~decodelab.quiz.normalize.normalize_text`) and that occurrence is not negated (see
-    :func:`_hit_negated`; with ``contrast``, also not followed closely by "아니라", "않고", ...).
-    With ``within`` (folded characters) the hits of all groups must lie in one span that long
-    (``"GPU가 커져서"``: a subject close to its predicate). ``concepts`` use no span; ``misconceptions``
-    use their ``within`` and ``contrast``.
+    Raises:
+        TypeError: ``text`` is not a ``str``.
     """
-    f = _Folded(text)
-    return bool(f.text) and f.stated(groups, within, contrast) is not None
+    if not isinstance(text, str):
+        raise TypeError(f"grade_short: 답은 str여야 합니다 (받은 값의 형식: {type(text).__name__})")
+    f = Folded(text)
+    if not f.text:
+        return None, "undecided"
+    forms = {normalize_text(x) for x in [question.answer, *question.accepted]}
+    if f.text in forms or strip_korean_ending(f.text) in forms:
+        return 1.0, "accepted"
+    wrong: list[tuple[int, int]] = []
+    decisive = False
+    for m in question.misconceptions:
+        spans = f.stated(m.match, m.within, contrast=True) or []
+        wrong += spans
+        decisive = decisive or bool(spans and m.decisive)
+    concepts = list(question.concepts)
+    hits = f.stated(concepts, exclude=wrong) if concepts else None
+    right = hits is not None and not NEGATED_ENDING.search(strip_korean_ending(f.text))
+    if wrong:
+        return (None, "mixed") if right and not decisive else (0.0, "misconception")
+    if concepts and f.negated_group(concepts):
+        return 0.0, "negation"
+    if not right:
+        return None, "undecided"
+    if f.is_keyword_list(concepts):
+        return None, "list"
+    covered = [h for g in concepts for h in f.hits(g)]
+    covered += [o for k in getattr(question, "neutral", ()) for o in f.occurrences([k])]
+    covered += [d for m in question.misconceptions for g in m.match for d in f.denied(g)]
+    if f.unexplained(covered):
+        return None, "unexplained"
+    return 1.0, "concepts"
 
 
 def grade_short(question, text: str) -> float | None:
     """Grade a short Korean answer: 1.0 right, 0.0 wrong, ``None`` for the lecturer's review.
 
-    Rules (texts folded by :func:`~decodelab.quiz.normalize.normalize_text`, so spacing, NFD
-    Hangul and punctuation never matter; stems are matched inside words, so particles and endings
-    do not either):
-
-    1. the answer is ``question.answer`` or one of ``question.accepted`` (optionally followed by one
-       polite ending such as ``입니다``) -> 1.0 (the schema rejects an accepted form that states a
-       misconception);
-    2. the answer states one of ``question.misconceptions`` (every group of its ``match`` hit, not
-       negated or denied by "아니라"/"않고", within its span) -> 0.0; but if it *also* states every
-       concept group outside the misconception's words (a mixed answer such as "CPU보다 GPU")
-       -> ``None``, the lecturer decides;
-    3. every group of ``question.concepts`` is hit, not negated, and the answer's main (last)
-       predicate is not negated -> 1.0;
-    4. anything else -> ``None``: the rules cannot decide, the lecturer reviews it.
+    The score of :func:`short_verdict` (which also says why; the rules are listed there): full
+    credit only for an accepted form, or for an answer that states every concept and contradicts
+    nothing; 0 for a listed misconception or a negated concept; review for the rest (keyword
+    lists, words the rules cannot read, mixed answers).
 
     Args:
         question: a :class:`~decodelab.quiz.schema.ShortAnswer`.
@@ -285,22 +217,7 @@ def grade_short(question, text: str) -> float | None:
     Raises:
         TypeError: ``text`` is not a ``str``.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"grade_short: 답은 str여야 합니다 (받은 값의 형식: {type(text).__name__})")
-    f = _Folded(text)
-    if not f.text:
-        return None
-    forms = {normalize_text(x) for x in [question.answer, *question.accepted]}
-    if f.text in forms or strip_korean_ending(f.text) in forms:
-        return 1.0
-    wrong: list[tuple[int, int]] = []
-    for m in question.misconceptions:
-        wrong += f.stated(m.match, m.within, contrast=True) or []
-    right = (bool(question.concepts) and not _NEGATED_ENDING.search(strip_korean_ending(f.text))
-             and f.stated(question.concepts, exclude=wrong) is not None)
-    if wrong:
-        return None if right else 0.0
-    return 1.0 if right else None
+    return short_verdict(question, text)[0]
 
 
 def misconception_of(question, text: str):
@@ -373,12 +290,12 @@ def check(q, response: Any, *, labels: dict[str, str] | None = None) -> GradeRes
         if missed:
             feedback.append(f"빠뜨린 정답: {', '.join(missed)}")
     elif q.kind == "short":
-        score = grade_short(q, value)
-        m = misconception_of(q, value) if score == 0.0 else None
+        score, reason = short_verdict(q, value)
+        m = misconception_of(q, value) if reason == "misconception" else None
         if m is not None:
             feedback.append(m.explanation)
-        elif score is None:
-            feedback.append("이 답은 규칙으로 판단할 수 없어 강사가 검토합니다.")
+        elif score != 1.0:
+            feedback.append(SHORT_REASONS[reason])
     elif q.kind == "numeric":
         diff = abs(value - q.answer)
         score = 1.0 if diff <= q.tolerance + 1e-9 * max(1.0, abs(q.answer)) else 0.0
@@ -415,7 +332,5 @@ def grade(question: Any, response: Any, *, quizzes: str | None = None) -> float 
     Raises:
         KeyError: unknown question id.
     """
-    from .loading import get_question
-
     q = get_question(question, quizzes) if isinstance(question, str) else question
     return score_response(q, response)

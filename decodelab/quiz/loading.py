@@ -39,6 +39,7 @@ __all__ = [
     "QuizError",
     "QuizProblem",
     "QuizSetView",
+    "error_message",
     "get_question",
     "load_public",
     "load_quiz_file",
@@ -46,6 +47,7 @@ __all__ = [
     "load_quizzes",
     "public_question",
     "quizzes_dir",
+    "read_yaml",
     "release_ids",
     "select_notebook",
 ]
@@ -107,7 +109,9 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def _read_yaml(path: Path) -> Any:
+def read_yaml(path: Path) -> Any:
+    """A YAML file read with duplicate-key detection; QuizError (Korean, with line and column) if it
+    is not UTF-8 or not valid YAML."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -128,8 +132,9 @@ def _read_yaml(path: Path) -> Any:
 _KINDS = "single, multiple, short, numeric, ordering"
 
 
-def _message(err: dict) -> tuple[str | None, str]:
-    """(field override, Korean message) for one pydantic error dict."""
+def error_message(err: dict) -> tuple[str | None, str]:
+    """(field override, Korean message) for one pydantic error dict (``ValidationError.errors()``):
+    the Korean text every quiz, exercise and submission error shows."""
     typ = err.get("type", "")
     ctx = err.get("ctx") or {}
     if typ == "quiz_field":
@@ -185,7 +190,7 @@ def _loc_to_field(loc: tuple, drop_tag: bool) -> str:
 def _problems_from(err: ValidationError, file: str, question: str | None, drop_tag: bool) -> list[QuizProblem]:
     out = []
     for e in err.errors():
-        override, msg = _message(e)
+        override, msg = error_message(e)
         field = ".".join(x for x in (_loc_to_field(tuple(e.get("loc", ())), drop_tag), override) if x)
         out.append(QuizProblem(file, question, field or None, msg))
     return out
@@ -239,7 +244,7 @@ def load_quiz_file(path: str | os.PathLike) -> QuizFile | ReleaseFile:
     """
     path = Path(path)
     name = path.name
-    raw = _read_yaml(path)
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise QuizError([QuizProblem(name, None, None, "최상위는 notebook, title, questions 키를 가진 매핑이어야 합니다")])
     problems: list[QuizProblem] = []

@@ -5,8 +5,8 @@ Linux composed (NFC). Full-width digits come from Korean IMEs. Spacing (띄어�
 to person. :func:`normalize_text` folds all of these so that the same answer compares equal.
 
 Numbers: :func:`parse_quantity` reads ``"150"``, ``"150 s"``, ``"2.5분"``, ``"1,000 tokens/s"``,
-``"1.5e3 ms"``, ``"약 22ms"``, ``"75%"``, a simple fraction ``"2/7"`` and converts the value into the
-question's unit.
+``"1.5e3 ms"``, ``"약 22ms"``, ``"75%"``, ``"22."``, ``"21.9ms입니다"``, ``"22 ms 정도"``, ``"3333 ns"``,
+``"512 MiB"``, a simple fraction ``"2/7"`` and converts the value into the question's unit.
 """
 
 from __future__ import annotations
@@ -106,16 +106,23 @@ _add("count", 1.0, "개", "토큰", "tokens", "token", "tok", "번", "회", "명
 _add("time", 1.0, "s", "sec", "secs", "second", "seconds", "초")
 _add("time", 1e-3, "ms", "msec", "밀리초")
 _add("time", 1e-6, "μs", "us", "마이크로초")
+_add("time", 1e-9, "ns", "nsec", "나노초")
 _add("time", 60.0, "min", "mins", "minute", "minutes", "분")
 _add("time", 3600.0, "h", "hour", "hours", "시간")
-_add("rate", 1.0, "tokens/s", "token/s", "tok/s", "토큰/초", "토큰/s", "tokens/sec", "t/s")
+_add("rate", 1.0, "tokens/s", "token/s", "tok/s", "토큰/초", "토큰/s", "tokens/sec", "tok/sec", "t/s", "초당토큰")
 _add("bytes", 1.0, "B", "byte", "bytes", "바이트")
 _add("bytes", 1e3, "KB", "kB")
 _add("bytes", 1e6, "MB")
 _add("bytes", 1e9, "GB")
 _add("bytes", 1e12, "TB")
+_add("bytes", 2.0**10, "KiB")
+_add("bytes", 2.0**20, "MiB")
+_add("bytes", 2.0**30, "GiB")
+_add("bytes", 2.0**40, "TiB")
 _add("bandwidth", 1e9, "GB/s")
 _add("bandwidth", 1e12, "TB/s")
+_add("bandwidth", 1e6, "MB/s")
+_add("bandwidth", 2.0**30, "GiB/s")
 _add("intensity", 1.0, "FLOP/byte", "FLOP/B", "FLOPs/byte", "플롭/바이트")
 _add("flop", 1.0, "FLOP", "FLOPs")
 _add("flop", 1e12, "TFLOP")
@@ -123,11 +130,34 @@ _add("flop", 1e15, "PFLOP")
 
 _NUMBER = re.compile(
     r"""^\s*(?:약|대략|~|≈|about)?\s*
-        (?P<num>[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[+-]?\d+)?|[+-]?\.\d+(?:e[+-]?\d+)?)
+        (?P<num>[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[+-]?\d+)?|[+-]?\.\d+(?:e[+-]?\d+)?)\.?
         (?:\s*/\s*(?P<den>\d+(?:\.\d+)?|\.\d+))?
         \s*(?P<unit>.*?)\s*\Z""",
     re.VERBOSE | re.IGNORECASE,
 )
+
+
+_TAIL_WORDS = ("입니다", "이에요", "예요", "이요", "이다", "정도", "가량", "내외", "남짓", "안팎", "걸립니다", "걸려요",
+               "걸린다", "걸림", "쯤", "임", "요", "이")
+"""Korean words a student may write after a number and its unit ("21.9ms입니다", "22 ms 정도",
+"3초쯤 걸립니다"); they are dropped before the unit is read. Comparisons ("보다 작다") are not."""
+
+
+def _drop_tail(unit_text: str) -> str:
+    """``unit_text`` without the trailing words of :data:`_TAIL_WORDS` (and a final dot)."""
+    s = unit_text.strip().rstrip(".").strip()
+    changed = True
+    while changed and s:
+        changed = False
+        folded = s.replace(" ", "")
+        if normalize_unit(folded) in UNITS and normalize_unit(folded) != "":
+            break
+        for w in _TAIL_WORDS:
+            if folded.endswith(w) and len(folded) >= len(w):
+                s = folded[: -len(w)].rstrip(".").strip()
+                changed = True
+                break
+    return s
 
 
 def parse_quantity(response: object, unit: str) -> float:
@@ -135,7 +165,8 @@ def parse_quantity(response: object, unit: str) -> float:
 
     Args:
         response: an ``int``/``float``, or a string such as ``"150"``, ``"150 s"``, ``"2.5분"``,
-            ``"1,000"``, ``"1.5e2"``, ``"약 22 ms"``, ``"75%"``, or a simple fraction ``"2/7"`` /
+            ``"1,000"``, ``"1.5e2"``, ``"약 22 ms"``, ``"75%"``, ``"22."``, a number followed by Korean
+            words such as ``입니다``, ``정도``, ``쯤`` (``"21.9ms입니다"``, ``"22 ms 정도"``), or a simple fraction ``"2/7"`` /
             ``"3/4 s"`` (numerator as above, denominator a plain non-zero decimal number). A number
             with no unit is taken to be in the question's unit. A unit of the same kind (time,
             bytes, ...) is converted: ``parse_quantity("2.5분", "s") == 150.0``.
@@ -183,18 +214,21 @@ def parse_quantity(response: object, unit: str) -> float:
         value = value / den
     if not math.isfinite(value):
         raise ResponseError("숫자가 너무 큽니다: 유한한 숫자를 입력하세요.")
-    given = normalize_unit(m.group("unit"))
+    unit_text = m.group("unit")
+    if normalize_unit(unit_text) not in UNITS:
+        unit_text = _drop_tail(unit_text)
+    given = normalize_unit(unit_text)
     if given == "" or given == normalize_unit(unit):
         return value
     if given not in UNITS:
         raise ResponseError(
-            f"단위 {m.group('unit')!r}을(를) 알 수 없습니다. 이 문항의 단위는 {unit or '(단위 없음)'}입니다: "
+            f"단위 {unit_text!r}을(를) 알 수 없습니다. 이 문항의 단위는 {unit or '(단위 없음)'}입니다: "
             f"숫자만 입력하거나 {unit or '단위 없이'} 로 쓰세요."
         )
     gdim, gfactor = UNITS[given]
     if gdim != qdim:
         raise ResponseError(
-            f"단위 {m.group('unit')!r}은(는) 이 문항에 맞지 않습니다. 이 문항의 단위는 "
+            f"단위 {unit_text!r}은(는) 이 문항에 맞지 않습니다. 이 문항의 단위는 "
             f"{unit or '(단위 없음)'}입니다."
         )
     return value * gfactor / qfactor

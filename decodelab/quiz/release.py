@@ -31,11 +31,14 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from itertools import combinations
+from math import factorial
 from pathlib import Path
 
 import yaml
 
 from .._atomic import atomic_write_text, os_reason
+from .grading import score_response
 from .loading import load_quiz_files, public_question, quizzes_dir, release_ids
 from .schema import ReleaseFile, ReleaseInfo
 
@@ -66,11 +69,6 @@ def fixed_rule_scores(questions, salt: str) -> dict[str, tuple[float, float]]:
     answer for every student), for the opaque ids made with ``salt``: single ``sorted-first`` /
     ``sorted-last`` (the smallest / largest id), multiple ``sorted-first-two``, ordering ``sorted``.
     The chance is the expected score of a uniformly random answer of the same form."""
-    from itertools import combinations
-    from math import factorial
-
-    from .grading import score_response
-
     out = {"single sorted-first": [0.0, 0.0], "single sorted-last": [0.0, 0.0],
            "multiple sorted-first-two": [0.0, 0.0], "ordering sorted": [0.0, 0.0]}
     for q in questions:

@@ -20,8 +20,9 @@ Kinds and their answer fields:
 - ``single``: ``choices`` (>= 2), ``answer`` = one choice id.
 - ``multiple``: ``choices``, ``answer`` = list of choice ids (partial credit, see grading).
 - ``short``: ``answer`` (Korean text), ``accepted`` (other whole answers), ``concepts`` (required
-  concept groups of alternative stems), ``misconceptions`` (``{match, explanation}``: wrong ideas
-  that score 0). Undecided answers go to the lecturer's review (see :class:`ShortAnswer`).
+  concept groups of alternative stems), ``neutral`` (stems a right answer may add),
+  ``misconceptions`` (``{match, explanation, within, decisive}``: wrong ideas that score 0).
+  Undecided answers go to the lecturer's review (see :class:`ShortAnswer`).
 - ``numeric``: ``answer`` (number), ``tolerance`` (absolute, in ``unit``), ``unit`` (a key of
   :data:`decodelab.quiz.normalize.UNITS`).
 - ``ordering``: ``items`` (>= 3, with ids), ``answer`` = the item ids in the right order.
@@ -39,10 +40,12 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from .matching import states
 from .normalize import UNITS, normalize_text, normalize_unit
 
 __all__ = [
     "Choice",
+    "Identified",
     "Item",
     "Misconception",
     "MultipleChoice",
@@ -62,6 +65,7 @@ __all__ = [
     "ShortAnswer",
     "SingleChoice",
     "Source",
+    "Strict",
 ]
 
 NOTEBOOK_IDS = ("01", "02", "03", "04", "05", "06", "07")
@@ -80,11 +84,13 @@ def field_error(field: str, message: str) -> PydanticCustomError:
     return PydanticCustomError("quiz_field", "{field}: {message}", {"field": field, "message": message})
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
+    """Base of every quiz and exercise model: unknown fields are errors, frozen, strings stripped."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
-class _Identified(_Strict):
+class Identified(Strict):
     """A quiz question or exercise: an ``id`` ``NN-이름`` whose prefix is its notebook."""
 
     id: str
@@ -104,14 +110,14 @@ class _Identified(_Strict):
         return self.id[:2]
 
 
-class Option(_Strict):
+class Option(Strict):
     """One option of a choice: ``id`` ``a``..``h`` and its ``text``."""
 
     id: str = Field(pattern=r"^[a-h]\z")
     text: str = Field(min_length=1)
 
 
-class Source(_Strict):
+class Source(Strict):
     """Where a question comes from: a seed article, a notebook section, or a facts file row.
 
     At least one of ``seed`` (``"000"`` or ``"001"``), ``notebook`` (``"01"``-``"07"``), ``facts``
@@ -137,14 +143,14 @@ class Choice(Option):
     explanation: str | None = None
 
 
-class Item(_Strict):
+class Item(Strict):
     """One element of an ordering question."""
 
     id: str = Field(pattern=r"^[A-H]\z")
     text: str = Field(min_length=1)
 
 
-class _Base(_Identified):
+class _Base(Identified):
     prompt: str = Field(min_length=5)
     explanation: str = Field(min_length=5)
     source: list[Source] = Field(min_length=1)
@@ -214,7 +220,7 @@ def _check_groups(field: str, groups: list[list[str]]) -> None:
                 raise field_error(f"{field}.{i}.{j}", "정규화하면 빈 문자열이 됩니다: 글자가 있는 표현을 적으세요")
 
 
-class Misconception(_Strict):
+class Misconception(Strict):
     """A wrong idea a student may write; an answer that states it scores 0 with this explanation.
 
     ``match`` is a list of groups of alternative stems (written like ``concepts``); the answer
@@ -222,11 +228,16 @@ class Misconception(_Strict):
     (``"토큰을 지우는 게 아니라"`` does not state "지운다"), and with several groups all hits lie
     within ``within`` folded characters (default 10), so ``[[GPU, 칩], [커지, 커져]]`` catches
     "GPU가 커져서" but not "GPU를 여러 번 호출하면 지연이 커져서". A flat list is one group.
+
+    An answer that states a misconception and also every concept goes to review (a mixed answer:
+    "CPU보다 GPU"), unless the misconception is ``decisive``: a wrong cause or claim that the
+    concept words do not make right ("메모리가 부족해서 시간이 늘어난다") scores 0 all the same.
     """
 
     match: list[list[str]]
     explanation: str = Field(min_length=5)
     within: int = Field(default=10, ge=1, le=200)
+    decisive: bool = False
 
     @field_validator("match", mode="before")
     @classmethod
@@ -253,6 +264,10 @@ class ShortAnswer(_Base):
       negated, for every group is right.
     - ``misconceptions``: wrong ideas (:class:`Misconception`), each with its explanation; an answer
       that states one scores 0.
+    - ``neutral``: stems a right answer may add that neither state nor contradict the concept
+      (``토큰``, ``모델``, ``계속``). An answer that states every concept gets full credit only when
+      the rest of it is neutral stems, denied misconceptions, particles and endings; anything else
+      goes to review (:func:`decodelab.quiz.grading.short_verdict`).
 
     Everything else (an answer the rules cannot decide) goes to the lecturer's review. The old
     names ``keywords`` / ``forbidden`` are rejected with a message naming the new field.
@@ -263,6 +278,7 @@ class ShortAnswer(_Base):
     accepted: list[str] = Field(default_factory=list)
     concepts: list[list[str]] = Field(default_factory=list)
     misconceptions: list[Misconception] = Field(default_factory=list)
+    neutral: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -291,8 +307,9 @@ class ShortAnswer(_Base):
                 raise field_error(f"accepted.{i}", "정규화하면 빈 문자열이 됩니다")
         if self.concepts:
             _check_groups("concepts", self.concepts)
-        from .grading import states  # the same matcher the grader uses
-
+        for i, k in enumerate(self.neutral):
+            if not normalize_text(k):
+                raise field_error(f"neutral.{i}", "정규화하면 빈 문자열이 됩니다: 글자가 있는 표현을 적으세요")
         for form in [self.answer, *self.accepted]:
             for i, m in enumerate(self.misconceptions):
                 if states(m.match, form, m.within, contrast=True):
@@ -347,7 +364,7 @@ Question = Annotated[
 """Any question with its key (the lecturer's files in ``quizzes/``)."""
 
 
-class QuizHeader(_Strict):
+class QuizHeader(Strict):
     """The fields of a quiz file other than its questions (validated on their own so that a broken
     header and broken questions are all reported at once)."""
 
@@ -375,7 +392,7 @@ OPAQUE_CHOICE = r"^(?:[a-h]|[0-9a-f]{6})\z"
 OPAQUE_ITEM = r"^(?:[A-H]|[0-9A-F]{6})\z"
 
 
-class PublicChoice(_Strict):
+class PublicChoice(Strict):
     """A choice as a student sees it: the file's id (``a``..``h``) in the practice quizzes, an opaque
     id (6 hex digits) in an exam release (see :func:`decodelab.quiz.loading.release_ids`)."""
 
@@ -383,14 +400,14 @@ class PublicChoice(_Strict):
     text: str
 
 
-class PublicItem(_Strict):
+class PublicItem(Strict):
     """An ordering item as a student sees it (``A``..``H``, or 6 upper-case hex digits in a release)."""
 
     id: str = Field(pattern=OPAQUE_ITEM)
     text: str = Field(min_length=1)
 
 
-class PublicQuestion(_Identified):
+class PublicQuestion(Identified):
     """A question as a student sees it in an exam release: no key, no explanation, no source.
 
     ``choices`` for single/multiple, ``items`` (shuffled) for ordering, ``unit`` for numeric.
@@ -404,7 +421,7 @@ class PublicQuestion(_Identified):
     unit: str | None = None
 
 
-class ReleaseInfo(_Strict):
+class ReleaseInfo(Strict):
     """Header of an exam release file: ``id`` names the release; answers saved against it go to
     their own folder (``exam-<id>``) and submissions carry it as ``quiz_set``."""
 
@@ -412,7 +429,7 @@ class ReleaseInfo(_Strict):
     format: Literal[1] = 1
 
 
-class ReleaseFile(_Strict):
+class ReleaseFile(Strict):
     """One student file of an exam release (``decodelab quiz release``)."""
 
     release: ReleaseInfo

@@ -8,7 +8,7 @@ Format (JSON, UTF-8)::
       "student_id": "2026-12345",
       "quiz_set": "course",                 # or "exam-<release id>"
       "exported_at": "2026-05-01T09:30:00+00:00",
-      "answers": {"01-decode-definition": "b", "03-added-latency": "150 s", "04-round-order": ["A", "B"]},
+      "answers": {"01-decode-definition": "b", "03-added-latency": "70 s", "04-round-order": ["A", "B"]},
       "shuffle_key": "2026-12345",          # optional: the order the student saw (decodelab.quiz.shuffle)
       "exercises": {                        # optional: decodelab.exercises (never auto-scored)
         "01-predict-kv-step": {"kind": "prediction", "response": 12.0, "revealed": 3.1},
@@ -48,6 +48,7 @@ from pydantic import (
     field_validator,
 )
 
+from .loading import error_message
 from .schema import QUESTION_ID, QUIZ_SET
 
 __all__ = [
@@ -313,9 +314,7 @@ def _summarize(e: ValidationError, limit: int = 3) -> str:
         elif typ in ("dict_type", "string_type", "model_type"):
             line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: 형식이 잘못됐습니다"
         else:
-            from .loading import _message  # Korean text for pydantic's error kinds
-
-            msg = _message(err)[1]
+            msg = error_message(err)[1]  # Korean text for pydantic's error kinds
             line = f"{'.'.join(str(x) for x in loc) or '(전체)'}: {msg}"
         if line not in parts:
             parts.append(line)
