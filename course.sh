@@ -5,6 +5,8 @@
 #   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and everything the course uses)
 # `lab` installs decodelab with its lab extra (JupyterLab, slides, the serving tools notebook 07 uses);
 # `test` and `setup` install the test extra (every extra plus pytest, nbval, playwright).
+# `test` also installs configurable-http-proxy from npm into .venv/bin (scripts/install_hub.sh), for
+# the JupyterHub test; Node.js comes from apt when it is missing and system packages are wanted.
 # Asks nothing. System packages (chromium and a Hangul font, for the browser test) are installed
 # only when told: CI=true or DECODELAB_INSTALL_SYSTEM=1 (scripts/install_browser.sh, needs root).
 #
@@ -83,6 +85,8 @@ case "$cmd" in
     ;;
   test)
     setup test
+    # configurable-http-proxy (npm) for the JupyterHub test, into $VENV/bin; a warning when it cannot
+    bash scripts/install_hub.sh "$VENV"
     if system_packages_wanted; then
       bash scripts/install_browser.sh "$VENV/bin/python"
     else

@@ -9,6 +9,8 @@ Public API (see each function's docstring):
 - :mod:`decodelab.latency`: hardware/model latency model (numpy only).
 - :mod:`decodelab.serving`: TTFT/TPOT/ITL of any OpenAI-compatible server (``decodelab measure``).
 - :mod:`decodelab.quiz`: comprehension quizzes and grading.
+- :mod:`decodelab.exercises`: predict-then-run (results held until a prediction), written answers, tasks.
+- :mod:`decodelab.build`: checks of the student's own draft-verify loop, accept/reject rule, roofline.
 
 Names are imported lazily (PEP 562), so ``import decodelab.quiz`` or ``decodelab grade`` does
 not pay for importing torch and transformers.

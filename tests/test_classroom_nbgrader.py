@@ -28,10 +28,13 @@ from nbgrader.api import Gradebook  # noqa: E402
 from nbgrader.apps import NbGraderAPI  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
+from decodelab.classroom import hub  # noqa: E402
 from decodelab.classroom.assignments import ANSWER_STUB, variant_main, write_course  # noqa: E402
 from decodelab.classroom.bank import ExamError, Parametric, Task, Written, grade_cell, load_bank, variant  # noqa: E402
 from decodelab.classroom.lms import export  # noqa: E402
 from decodelab.classroom.student import draw  # noqa: E402
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 A = "exam-02"
@@ -90,8 +93,9 @@ def course(tmp_path_factory):
         for sid in STUDENTS:
             home = base / sid
             home.mkdir()
-            # the student's server: the course's student config (hub login = nbgrader student id)
-            env = {**os.environ, "JUPYTERHUB_USER": sid, "JUPYTER_CONFIG_PATH": str(course / "student")}
+            # the student's server as the hub prepares it: ~/.jupyter/nbgrader_config.py (hub login = student id)
+            hub._write_student_nbgrader(home, None, "decodelab")
+            env = {**os.environ, "JUPYTERHUB_USER": sid, "HOME": str(home)}
             _nbgrader(["fetch_assignment", A, *flags], home, env)
             path = home / A / f"{A}.ipynb"
             nb = nbformat.read(path, as_version=4)
@@ -163,6 +167,9 @@ def course(tmp_path_factory):
         state["second"] = _grades(course)
         r = api.generate_feedback(A)
         assert r["success"], r["log"]
+        # nbgrader's own CSV export, run as a lecturer does: `nbgrader export` in the course folder
+        _nbgrader(["export", f"--to={base / 'nbgrader.csv'}"], course, dict(os.environ))
+        state["nbgrader-csv"] = list(csv.DictReader((base / "nbgrader.csv").open(encoding="utf-8")))
         yield state
     finally:
         mp.undo()
@@ -268,6 +275,12 @@ def test_manual_grades_survive_autograde_again(course):
     pts_multiple = b["02-e-what-is-read"][3]
     assert second["bob"]["score"] == pytest.approx(1.0 + pts_multiple / 2)
     assert second["alice"]["score"] == pytest.approx(course["first"]["alice"]["score"] + 2.5)
+
+
+def test_nbgrader_export_reads_the_same_gradebook(course):
+    rows = {(r["assignment"], r["student_id"]): r for r in course["nbgrader-csv"]}
+    for sid in STUDENTS:
+        assert float(rows[(A, sid)]["raw_score"]) == pytest.approx(course["second"][sid]["score"])
 
 
 def test_feedback_in_korean_with_explanations(course):

@@ -243,3 +243,22 @@ def test_verify_pass_and_rollback(pair):
         build.verify_pass(pair.target, back, [])
     with pytest.raises(ValueError, match="위치밖에 없습니다"):
         build.rollback(back, back.position + 1)
+
+
+# --------------------------------------------------------------------------------------------
+# End-of-notebook problems: 3-5 per notebook 01-05, answered in the lecturer guide only
+
+
+@pytest.mark.parametrize("nb", ["01", "02", "03", "04", "05"])
+def test_end_of_notebook_problems_have_answers_in_the_lecturer_guide(nb):
+    (source,) = (REPO / "notebooks" / "src").glob(f"{nb}_*.md")
+    text = source.read_text(encoding="utf-8")
+    assert "## 더 생각해 볼 문제" in text
+    section = text.split("## 더 생각해 볼 문제", 1)[1].split("\n## ", 1)[0]
+    problems = re.findall(r"^(\d)\. \*\*(.+?)\*\*", section, re.M)
+    assert 3 <= len(problems) <= 5 and [int(n) for n, _ in problems] == list(range(1, len(problems) + 1))
+    guide = (REPO / "lecturer" / f"{nb}.md").read_text(encoding="utf-8")
+    answers = guide.split("## 노트북 끝 \"더 생각해 볼 문제\"의 풀이", 1)[1].split("\n## ", 1)[0]
+    answered = re.findall(r"^(\d)\. \*\*(.+?)\*\*", answers, re.M)
+    assert [n for n, _ in answered] == [n for n, _ in problems]  # one answer per problem, same order
+    assert "풀이" not in section.replace("풀이는 노트북에 없습니다", "")  # no worked answer in the notebook

@@ -455,8 +455,8 @@ def test_numeric_tolerance_boundaries():
     assert check(exact, "3").score == 1.0 and check(exact, "3개").score == 1.0
     assert check(exact, 3.0000001).score == 0.0
     # the shipped questions
-    assert grade("03-added-latency", "70 s") == grade("03-added-latency", "1.1667 min") == 1.0
-    assert grade("03-added-latency", "7") == 0.0
+    assert grade("03-added-latency", "43.2 s") == grade("03-added-latency", "0.72 min") == 1.0
+    assert grade("03-added-latency", "6") == 0.0
     assert grade("04-acceptance-rate", "62%") == grade("04-acceptance-rate", 0.62) == 1.0
     assert grade("02-kv-bytes-per-token", "262144 B") == 1.0
     assert grade("02-kv-bytes-per-token", "0.26 MB") == 1.0  # within 0.005 MB
@@ -482,7 +482,7 @@ def test_numeric_fraction_answers():
 def test_numeric_bad_input_scores_zero_and_parse_explains():
     assert grade("03-added-latency", "백오십 초") == 0.0
     assert grade("03-added-latency", None) == 0.0
-    assert grade("03-added-latency", ["70"]) == 0.0
+    assert grade("03-added-latency", ["43.2"]) == 0.0
     q = next(q for q in load_quizzes() if q.id == "03-added-latency")
     with pytest.raises(ResponseError, match="숫자"):
         parse_response(q, "백오십 초")

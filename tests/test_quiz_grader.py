@@ -38,8 +38,8 @@ def folder(tmp_path: Path) -> Path:
     # 2. mixed, typed on a Mac (NFD), with units: hand-computed score below
     bob = {
         "03-check-2": unicodedata.normalize("NFD", " 작은 지연이 계속 쌓이기 때문\n"),  # right
-        "03-added-latency": "1.1667분",  # right (70 s)
-        "03-loop-total-slow": "462.5 s",  # wrong (tolerance 2 s)
+        "03-added-latency": "0.72분",  # right (43.2 s)
+        "03-loop-total-slow": "398.5 s",  # wrong (396 s, tolerance 2 s)
         "03-cnbc-coding": ["c"],  # partial: 1 of 2 right, no wrong -> 0.5
         "03-example-order": "A B C E D",  # wrong
         "03-agent-def": "a",  # wrong
@@ -160,7 +160,7 @@ def test_an_error_while_grading_one_file_skips_only_that_file(tmp_path, monkeypa
     d.mkdir()
     _write(d / "a.json", make_submission("alice", {"03-agent-def": "b"}))
     _write(d / "b.json", make_submission("bob", {"03-agent-def": "boom"}))
-    _write(d / "c.json", make_submission("carol", {"03-agent-def": "b", "03-added-latency": "70 s"}))
+    _write(d / "c.json", make_submission("carol", {"03-agent-def": "b", "03-added-latency": "43.2 s"}))
     real = gb.score_response
 
     def fragile(q, response):  # stands in for any bug a hostile answer might still hit

@@ -119,3 +119,34 @@ def test_the_leak_checks_can_fail():
     assert not any(p.search(f"작업 하나에서 {q.answer + 1:g}초가 됩니다") for p in numeric_patterns(q))
     kv = BY_ID["02-kv-bytes-per-token"]
     assert any(p.search("토큰 하나의 KV 캐시가 약 0.26 MB") for p in numeric_patterns(kv))
+
+
+def _exercise_texts(e) -> list[str]:
+    """What a student sees of a notebook exercise before answering it or with its feedback: prompts,
+    choices, hints, goals, the revealed why. Not a written exercise's model answer, which is shown
+    only once the student has written their own."""
+    out = []
+    for name in ("prompt", "why", "goal", "hint", "success"):
+        v = getattr(e, name, None)
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, list):
+            out += [x for x in v if isinstance(x, str)]
+    out += [c.text for c in getattr(e, "choices", None) or []]
+    return out
+
+
+def test_no_quiz_answer_is_printed_in_a_notebook_exercise():
+    from decodelab.exercises import load_exercises
+
+    texts = {eid: _exercise_texts(e) for eid, e in load_exercises().items()}
+    found = []
+    for q in QUESTIONS:
+        if q.kind == "short":
+            for form in [q.answer, *q.accepted]:
+                found += [(q.id, form, eid) for eid, ts in texts.items()
+                          if any(normalize_text(form) in normalize_text(t) for t in ts)]
+        if q.kind == "numeric":
+            found += [(q.id, eid, m.group()) for p in numeric_patterns(q) for eid, ts in texts.items()
+                      for t in ts for m in [p.search(t)] if m]
+    assert found == []

@@ -108,7 +108,7 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
 
 def test_export_writes_one_gradable_submission(tmp_path, capsys):
     w = _widget(tmp_path, "03")
-    for qid, resp in [("03-added-latency", "70 s"), ("03-check-2", "지연이 쌓이니까"), ("03-agent-def", "a")]:
+    for qid, resp in [("03-added-latency", "43.2 s"), ("03-check-2", "지연이 쌓이니까"), ("03-agent-def", "a")]:
         w.views[qid].set_response(resp)
         w.views[qid].submit()
     w.student.value = ""
@@ -120,7 +120,7 @@ def test_export_writes_one_gradable_submission(tmp_path, capsys):
     path = tmp_path / "decodelab-course-2026-001_김하나.json"
     sub = read_submission(path)
     assert sub.student_id == "2026-001 김하나"
-    assert sub.answers == {"03-added-latency": "70 s", "03-check-2": "지연이 쌓이니까", "03-agent-def": "a"}
+    assert sub.answers == {"03-added-latency": "43.2 s", "03-check-2": "지연이 쌓이니까", "03-agent-def": "a"}
     (row,) = grade_folder(tmp_path, load_quizzes(notebook="03")).rows
     assert row.total == 2.0
     # the student id is remembered for next time

@@ -6,7 +6,6 @@ it is (``generate_assignment`` -> ``release_assignment`` -> students ``fetch_ass
 ``submit`` -> ``collect`` -> ``autograde`` -> formgrader -> ``generate_feedback``):
 
 - ``nbgrader_config.py`` (course id, Korean stubs, the review step of :mod:`.review`);
-- ``student/nbgrader_config.py`` for the students' servers (:data:`STUDENT_CONFIG`);
 - ``exam/``: a copy of the bank, read by the hidden tests at autograde time (never released);
 - ``source/exam-NN/exam-NN.ipynb`` for each notebook NN of the bank:
 
@@ -38,7 +37,7 @@ import nbformat
 
 from .bank import ExamError, Parametric, Task, Written, load_bank, variant
 
-__all__ = ["assignment_name", "default_bank", "export_main", "variant_main", "write_course", "write_notebook"]
+__all__ = ["ExamError", "assignment_name", "default_bank", "export_main", "variant_main", "write_course", "write_notebook"]
 
 BANK_FILES = ("items.yaml", "parametric.py")
 ANSWER_STUB = "None  # 여기에 답을 적으세요"
@@ -67,19 +66,6 @@ c.Autograde.autograde_preprocessors = _steps
 '''
 
 
-STUDENT_CONFIG = '''\
-# nbgrader 설정, 학생 서버 쪽 (decodelab classroom init이 만든 파일). JupyterHub의 학생 서버가 읽게 두세요
-# (예: /etc/jupyter/nbgrader_config.py, 또는 JUPYTER_CONFIG_PATH에 이 폴더).
-import os
-
-c = get_config()  # noqa: F821 (nbgrader provides it)
-c.CourseDirectory.course_id = {course_id!r}
-c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE_ROOT", "/srv/nbgrader/exchange")
-# 제출자는 허브에 로그인한 사용자: 학생 서버가 모두 같은 시스템 사용자로 돌아도 (데모 모드) 허브 이름으로 제출합니다
-if os.environ.get("JUPYTERHUB_USER"):
-    c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
-'''
-"""The student servers' ``nbgrader_config.py`` (written as ``student/nbgrader_config.py`` of the course)."""
 
 
 def assignment_name(notebook: str) -> str:
@@ -188,9 +174,9 @@ def write_notebook(bank, notebook: str):
 
 
 def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: str = "decodelab") -> None:
-    """Write the nbgrader part of a course directory: ``nbgrader_config.py``, ``exam/`` (the bank),
-    ``source/exam-NN/exam-NN.ipynb`` and ``student/nbgrader_config.py`` (for the students' servers:
-    course id, exchange, and the hub login as nbgrader's student id). Safe to run again (files are rewritten; the gradebook
+    """Write the nbgrader part of a course directory: ``nbgrader_config.py``, ``exam/`` (the bank)
+    and ``source/exam-NN/exam-NN.ipynb``. (The students' side of nbgrader is written into each
+    student's home by the hub: :func:`decodelab.classroom.hub.pre_spawn_hook`.) Safe to run again (files are rewritten; the gradebook
     and students' work are left alone).
 
     Raises:
@@ -206,9 +192,6 @@ def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: s
         shutil.copyfile(src / f, course_dir / "exam" / f)
     (course_dir / "nbgrader_config.py").write_text(
         NBGRADER_CONFIG.format(course_id=course_id, code_stub=ANSWER_STUB, text_stub=TEXT_STUB), encoding="utf-8")
-    (course_dir / "student").mkdir(exist_ok=True)
-    (course_dir / "student" / "nbgrader_config.py").write_text(STUDENT_CONFIG.format(course_id=course_id),
-                                                                encoding="utf-8")
     bank = load_bank(course_dir / "exam")
     for nb in bank.notebooks:
         name = assignment_name(nb)

@@ -41,6 +41,8 @@ CONTRAST = ("아니라", "아니고", "않고", "말고")
 """Contrast markers ("X가 아니라 Y", "X하지 않고 Y"): a stem named right before one is denied, not
 stated ("병렬로 한꺼번에 만들지 않고 하나씩")."""
 _CONTRAST_WINDOW = 12
+_DEGREE = ("오래", "길게", "많이", "크게", "너무", "그다지", "별로", "거의", "꽤", "한참", "조금도는")
+"""Degree words a negation may target instead of the stem after them ("오래 기다리지 않는다")."""
 
 PARTICLES = ("으로", "에서", "까지", "부터", "이", "가", "을", "를", "은", "는", "의", "에", "로", "와", "과", "도", "만")
 """Case particles that may follow a noun inside a span ("단어를 하나씩" is as close as "단어 하나씩")."""
@@ -115,8 +117,10 @@ class Folded:
 
     # -- negation ---------------------------------------------------------------------------
 
-    def negated(self, s: int, e: int) -> bool:
-        """Is the occurrence ``text[s:e]`` negated? (see the module docstring)"""
+    def negated(self, s: int, e: int, *, direct: bool = False) -> bool:
+        """Is the occurrence ``text[s:e]`` negated? (see the module docstring). With ``direct``, only
+        a negation of this word itself counts: not one of the predicate after it ("시간이 길지
+        않다" negates "길", not "시간")."""
         words, starts = self.words, self.starts
         i, j = self.word_of(s), self.word_of(e - 1)
         before = words[i][: s - starts[i]]
@@ -131,7 +135,8 @@ class Folded:
         if _starts_negation(nxt):  # "쌓이지 않는다", "대역폭이 아니다", "누적 안 되니까"
             return True
         # "늘어날 수 없다", "쌓이는 건 아니다", "누적 때문은 아니다"; "하나씩 만들지 않고" (V-지 않다)
-        bridge = (nxt.startswith(_DEPENDENT) and len(nxt) <= 3) or nxt.endswith(("지", "지는", "지도", "지를", "지가"))
+        bridge = (nxt.startswith(_DEPENDENT) and len(nxt) <= 3) or (
+            not direct and nxt.endswith(("지", "지는", "지도", "지를", "지가")))
         return bool(nxt2) and bridge and nxt2.startswith(_NEG_ROOTS)
 
     def contrasted(self, e: int) -> bool:
@@ -203,7 +208,12 @@ class Folded:
     def negated_group(self, groups: list[list[str]]) -> bool:
         """Is some group of ``groups`` named only in negated form ("메모리 대역폭 때문이 아니다",
         "하나씩 만들지 않는다")?"""
-        return any(self.occurrences(g) and not self.hits(g) for g in groups)
+        def flat_no(s, e):  # negated, and not through a degree word ("오래 기다리지 않는다": not long)
+            i = self.word_of(s)
+            before = self.words[i][: s - self.starts[i]] or (self.words[i - 1] if i > 0 else "")
+            return self.negated(s, e, direct=True) and not before.endswith(_DEGREE)
+
+        return any(self.occurrences(g) and all(flat_no(s, e) for s, e in self.occurrences(g)) for g in groups)
 
     # -- what no rule explains --------------------------------------------------------------
 

@@ -15,6 +15,10 @@ The exercises of :mod:`decodelab.exercises` are saved in the same folder (quiz s
 a ``kind`` field (``prediction``, ``written``, ``task``) and their own fields (``revealed``,
 ``passed``); they go into the submission's ``exercises``, never into its ``answers``.
 
+On a JupyterHub (``$JUPYTERHUB_USER`` set, see :func:`hub_user`) the student id is the hub login:
+every record also carries ``"student": <hub name>``, the choice order and the submission file use
+that name, and an export under another name is refused.
+
 ``<root>/student.json`` remembers the student id of the last export and the ``shuffle_key``: the key
 of the order in which this student sees the choices (see :mod:`decodelab.quiz.shuffle`), fixed the
 first time a widget needs it (the student id if one is known, else a random key) and written into
@@ -35,9 +39,11 @@ from .._atomic import atomic_write_text
 from .schema import QUESTION_ID, QUIZ_SET
 from .submission import EXERCISE_KINDS, MAX_BYTES, answer_problem, make_submission, validate_student_id
 
-__all__ = ["ANSWERS_ENV", "AnswerStore", "answers_root", "text_problem"]
+__all__ = ["ANSWERS_ENV", "HUB_USER_ENV", "AnswerStore", "answers_root", "hub_user", "text_problem"]
 
 ANSWERS_ENV = "DECODELAB_ANSWERS_DIR"
+#: set by JupyterHub in every single-user server: the name the student logged in with
+HUB_USER_ENV = "JUPYTERHUB_USER"
 _MAX_RECORD = 64 * 1024
 
 
@@ -47,6 +53,16 @@ def answers_root(root: str | os.PathLike | None = None) -> Path:
         return Path(root).expanduser()
     env = os.environ.get(ANSWERS_ENV)
     return Path(env).expanduser() if env else Path.home() / ".decodelab" / "answers"
+
+
+def hub_user() -> str | None:
+    """The student's JupyterHub name (``$JUPYTERHUB_USER``) when running on a hub, else None.
+
+    On a hub this is the student id everywhere (choice order, saved records, submission file): the
+    login decides it, never a typed id.
+    """
+    name = os.environ.get(HUB_USER_ENV, "").strip()
+    return name or None
 
 
 def text_problem(text: str) -> str | None:
@@ -205,6 +221,8 @@ class AnswerStore:
             "attempts": previous + 1,
             "score": score,
         }
+        if hub_user():
+            record["student"] = hub_user()
         for k, v in (extra or {}).items():
             if k not in record:
                 record[k] = v
@@ -225,6 +243,8 @@ class AnswerStore:
         record = self.get(question_id) or {"question_id": question_id, "response": None, "attempts": 0,
                                            "score": None}
         record.update(fields)
+        if hub_user():
+            record["student"] = hub_user()
         record["updated_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         text = _record_text(record)
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -245,7 +265,10 @@ class AnswerStore:
             return {}
 
     def student_id(self) -> str:
-        """The student id remembered from the last export ("" if none)."""
+        """The hub name on a JupyterHub (:func:`hub_user`), else the student id remembered from the
+        last export ("" if none)."""
+        if hub_user():
+            return hub_user()
         sid = self._student_info().get("student_id", "")
         return sid if isinstance(sid, str) else ""
 
@@ -258,6 +281,10 @@ class AnswerStore:
         """
         info = self._student_info()
         key = info.get("shuffle_key")
+        if hub_user():
+            student_id = hub_user()
+            if key != student_id:  # on a hub the order follows the login, not an earlier typed id
+                key = None
         try:
             if isinstance(key, str) and key:
                 return validate_student_id(key)
@@ -331,11 +358,20 @@ class AnswerStore:
         together exceed :data:`~decodelab.quiz.submission.MAX_BYTES` (256 KiB), the longest are left
         out until the file fits. The saved records themselves are never changed.
 
+        On a JupyterHub the student id is the hub name (:func:`hub_user`); ``student_id`` must then
+        be empty or that name.
+
         Raises:
-            ValueError: (Korean) a bad student id, no answers saved yet, or no saved answer that
-                can go into a submission (then :attr:`left_out` says which and why).
+            ValueError: (Korean) a bad student id, another name than the hub login, no answers saved
+                yet, or no saved answer that can go into a submission (then :attr:`left_out` says
+                which and why).
             FileNotFoundError: ``out_dir`` does not exist.
         """
+        if hub_user():
+            if student_id and student_id != hub_user():
+                raise ValueError(f"JupyterHub에 {hub_user()}(으)로 로그인했으므로 그 이름으로만 낼 수 있습니다: "
+                                 f"학번 칸을 비우거나 {hub_user()}(으)로 두세요.")
+            student_id = hub_user()
         sid = validate_student_id(student_id)
         answers, left_out = self.submission_answers()
         unreadable = dict(zip(self.problem_ids, self.problems))

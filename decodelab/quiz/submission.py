@@ -8,7 +8,7 @@ Format (JSON, UTF-8)::
       "student_id": "2026-12345",
       "quiz_set": "course",                 # or "exam-<release id>"
       "exported_at": "2026-05-01T09:30:00+00:00",
-      "answers": {"01-decode-definition": "b", "03-added-latency": "70 s", "04-round-order": ["A", "B"]},
+      "answers": {"01-decode-definition": "b", "03-added-latency": "43.2 s", "04-round-order": ["A", "B"]},
       "shuffle_key": "2026-12345",          # optional: the order the student saw (decodelab.quiz.shuffle)
       "exercises": {                        # optional: decodelab.exercises (never auto-scored)
         "01-predict-kv-step": {"kind": "prediction", "response": 12.0, "revealed": 3.1},

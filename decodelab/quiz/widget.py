@@ -5,7 +5,8 @@ question, for the review notebook. Each question: answer, **제출** (submit) ->
 with an explanation, **다시 풀기** (retry), **해설 보기** (show the answer after a wrong try), and a
 running score at the top. Every submitted answer is saved at once to the student's answer folder
 (:class:`~decodelab.quiz.store.AnswerStore`), so reopening the notebook shows previous answers and
-results. **제출 파일 내보내기** writes one submission file for the lecturer's grader.
+results. **제출 파일 내보내기** writes one submission file for the lecturer's grader. On a JupyterHub
+(``$JUPYTERHUB_USER``) the id box shows the hub login, locked: the file goes out under that name.
 
 With an exam release (``quizzes_dir`` pointing at ``decodelab quiz release`` output) the widget runs
 in exam mode: it saves and exports answers but shows no right/wrong (it has no keys).
@@ -32,7 +33,7 @@ from .grading import check, parse_response
 from .loading import load_public
 from .normalize import ResponseError
 from .shuffle import CHOICE_LABELS, ITEM_LABELS, choice_order
-from .store import AnswerStore
+from .store import AnswerStore, hub_user
 from .submission import answer_problem
 
 __all__ = ["QuestionView", "QuizWidget", "quiz_widget"]
@@ -342,7 +343,10 @@ class QuizWidget:
         for n, q in enumerate(qs.questions, start=1):
             self.views[q.id] = QuestionView(q, qs.keys.get(q.id), self.store, self._update_score, n,
                                             self.shuffle_key)
-        self.student = W.Text(value=student_id or self.store.student_id(), placeholder="학번 또는 이름", description="학번",
+        on_hub = hub_user()
+        self.student = W.Text(value=on_hub or student_id or self.store.student_id(), placeholder="학번 또는 이름",
+                              description="JupyterHub" if on_hub else "학번", disabled=bool(on_hub),
+                              tooltip="JupyterHub에 로그인한 이름으로 냅니다" if on_hub else None,
                               layout=W.Layout(width="300px"))
         self.export_button = W.Button(description="제출 파일 내보내기", icon="download",
                                       layout=W.Layout(width="180px"))

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The install steps of the single-user image (classroom/Dockerfile runs this script; so does
+# tests/test_classroom_deploy.py, in a plain virtualenv): the decodelab wheel with JupyterLab and
+# the hub's single-user server, then the course notebooks copied out of the installed package.
+#
+# Usage: install-singleuser.sh PYTHON WHEEL NOTEBOOKS_DEST
+# Env:   DECODELAB_TORCH  torch requirement and pip options (default: the CPU build from PyTorch's
+#                         CPU index; "" skips torch, for a Python that has it already)
+set -euo pipefail
+PY=$1
+WHEEL=$2
+DEST=$3
+TORCH=${DECODELAB_TORCH-"torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"}
+if [[ -n "$TORCH" ]]; then
+  # shellcheck disable=SC2086  # the spec may hold several pip arguments
+  "$PY" -m pip install --no-cache-dir $TORCH
+fi
+# the wheel itself first (replacing any other decodelab), then its dependencies and the hub's
+"$PY" -m pip install --no-cache-dir --no-deps --force-reinstall "$WHEEL"
+"$PY" -m pip install --no-cache-dir "${WHEEL}[lab]" "jupyterhub>=6.1,<7"
+"$PY" - "$DEST" <<'PY'
+import shutil, sys
+from decodelab.classroom.hub import course_notebooks_dir
+
+src = course_notebooks_dir()
+shutil.copytree(src, sys.argv[1], dirs_exist_ok=True, ignore=shutil.ignore_patterns("src", ".ipynb_checkpoints"))
+print(f"install-singleuser.sh: course notebooks {src} -> {sys.argv[1]}")
+PY

@@ -1,0 +1,463 @@
+"""The course on JupyterHub: ``decodelab classroom init DIR`` and ``decodelab classroom hub DIR``.
+
+``init DIR`` writes a course directory::
+
+    DIR/jupyterhub_config.py   plain JupyterHub configuration (``jupyterhub -f`` reads it)
+    DIR/notebooks/             the course notebooks; each student gets their own copy on first spawn
+    DIR/state/                 the hub's database, cookie secret and proxy pid file (created by the hub)
+    DIR/homes/<name>/          demo mode only: each demo student's home
+    + what :func:`decodelab.classroom.assignments.write_course` adds (nbgrader)
+
+Two modes:
+
+- **class** (default): NativeAuthenticator (:mod:`decodelab.classroom.auth`; students sign up, the lecturer approves them at
+  ``/hub/authorize``; ``--roster FILE`` limits sign-up to the names of a CSV column ``username``)
+  and LocalProcessSpawner with one system user per student (created on first spawn when the hub
+  runs as root, home ``/home/<name>`` mode 0700), so students cannot read each other's files; the
+  course directory itself is made mode 0700 (the hub's only).
+- **demo** (``--demo-users alice,bob,carol``): for trying it out and for tests, never for a class.
+  JupyterHub's ``SharedPasswordAuthenticator`` (one password for all students, read from
+  ``$DECODELAB_HUB_PASSWORD`` when the hub starts, never written to a file; the lecturer's from
+  ``$DECODELAB_HUB_ADMIN_PASSWORD``, >= 32 characters) and ``SimpleLocalProcessSpawner`` (every
+  server runs as the hub's own system user, homes under ``DIR/homes``): anyone with the password
+  can log in as any student.
+
+Both modes run the idle culler (``jupyterhub-idle-culler``, servers idle for ``--idle-timeout``
+seconds are stopped; the student's files stay) and give each student, on every spawn, the course
+notebooks that are missing from their home (a student's own edited copy is never overwritten).
+The single-user servers run ``PYTHON -m jupyterhub.singleuser`` (``--python``, default: this
+Python; of the hub's environment they keep only ``LANG``/``LC_ALL``, and ``PATH`` starts at that
+Python's folder, so a student's server uses the students' environment, never the hub's
+``PYTHONPATH``) and open ``01_decode_phase.ipynb`` in JupyterLab; the quiz and exercise widgets take the
+student's name from ``$JUPYTERHUB_USER`` (set by JupyterHub) and save into
+``~/.decodelab/answers`` of that student's home.
+
+``hub DIR [--port P] [jupyterhub options...]`` runs ``jupyterhub -f DIR/jupyterhub_config.py``
+in DIR; any further options go to ``jupyterhub`` unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+__all__ = [
+    "ADMIN_PASSWORD_ENV",
+    "PASSWORD_ENV",
+    "course_notebooks_dir",
+    "hub_main",
+    "init_main",
+    "password_from_env",
+    "pre_spawn_hook",
+    "read_roster",
+    "root_args",
+    "write_config",
+]
+
+PASSWORD_ENV = "DECODELAB_HUB_PASSWORD"
+ADMIN_PASSWORD_ENV = "DECODELAB_HUB_ADMIN_PASSWORD"
+CONFIG_NAME = "jupyterhub_config.py"
+FIRST_NOTEBOOK = "01_decode_phase.ipynb"
+#: JupyterHub user names we accept (what a system user name may be, lower case)
+USERNAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+
+DEMO_BANNER = (
+    "[decodelab] 데모 모드입니다: 실제 수업에 쓰지 마세요. 비밀번호 하나로 누구나 어느 학생으로든 로그인할 수 "
+    "있고, 모든 학생 서버가 같은 시스템 사용자로 돕니다 (서로의 파일을 읽을 수 있음)."
+)
+
+
+# ------------------------------------------------------------------------------ used by the config
+
+
+def password_from_env(name: str, min_length: int, *, required: bool = True) -> str | None:
+    """The password in environment variable ``name`` (read when the hub starts).
+
+    Returns None when it is unset and not ``required``.
+
+    Raises:
+        SystemExit: (Korean) unset while required, or shorter than ``min_length`` characters. The
+            message names the variable and the length, never the value.
+    """
+    value = os.environ.get(name, "")
+    if not value:
+        if required:
+            raise SystemExit(f"[decodelab] 환경 변수 {name}에 비밀번호를 넣고 다시 시작하세요 "
+                             f"({min_length}자 이상, 설정 파일에는 쓰지 않습니다).")
+        return None
+    if len(value) < min_length:
+        raise SystemExit(f"[decodelab] {name}의 비밀번호가 너무 짧습니다 ({len(value)}자): {min_length}자 이상으로 정하세요.")
+    return value
+
+
+def root_args() -> list[str]:
+    """``["--allow-root"]`` when the hub runs as root (then the demo's single-user servers run as
+    root too, and Jupyter refuses that without the flag), else ``[]``."""
+    return ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+
+
+def _copy_missing(src: Path, home: Path, owner: tuple[int, int] | None) -> list[str]:
+    """Copy each ``src/*.ipynb`` that ``home`` lacks; returns the names copied."""
+    home.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for nb in sorted(src.glob("*.ipynb")):
+        dest = home / nb.name
+        if dest.exists():
+            continue
+        shutil.copyfile(nb, dest)
+        if owner is not None:
+            os.chown(dest, *owner)
+        copied.append(nb.name)
+    return copied
+
+
+def _ensure_system_user(name: str, log) -> tuple[int, int, Path]:
+    """The (uid, gid, home) of system user ``name``, created with ``useradd`` (home mode 0700) if
+    missing. Raises RuntimeError when it does not exist and cannot be created (hub not root)."""
+    import pwd
+
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        if os.geteuid() != 0:
+            raise RuntimeError(f"시스템 사용자 {name}이(가) 없고 허브가 root가 아니라 만들 수 없습니다: "
+                               f"'sudo useradd -m {name}'로 만들어 두세요.") from None
+        log.info("decodelab: creating system user %s", name)
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True)
+        pw = pwd.getpwnam(name)
+    home = Path(pw.pw_dir)
+    home.mkdir(parents=True, exist_ok=True)
+    os.chown(home, pw.pw_uid, pw.pw_gid)
+    os.chmod(home, 0o700)
+    return pw.pw_uid, pw.pw_gid, home
+
+
+#: the student side of nbgrader (Assignments tab: fetch, submit), written into each student's home
+STUDENT_NBGRADER_CONFIG = """\
+# nbgrader, student side: written by the decodelab hub at every spawn (lecturer/grading.md)
+import os
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = {course_id!r}
+c.Exchange.root = {exchange!r}
+# the submitter is the hub login, also when every server runs as one system user (demo mode)
+c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
+"""
+EXCHANGE_ENV = "NBGRADER_EXCHANGE_ROOT"
+DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+
+
+def exchange_root() -> Path:
+    """nbgrader's exchange folder: ``$NBGRADER_EXCHANGE_ROOT`` of the hub, else ``/srv/nbgrader/exchange``
+    (the same rule as the course's ``nbgrader_config.py``)."""
+    return Path(os.environ.get(EXCHANGE_ENV) or DEFAULT_EXCHANGE)
+
+
+def _write_student_nbgrader(home: Path, owner: tuple[int, int] | None, course_id: str) -> None:
+    exchange = exchange_root()
+    if not exchange.is_dir():  # world-writable with the sticky bit, as nbgrader's docs set it up
+        exchange.mkdir(parents=True, exist_ok=True)
+        os.chmod(exchange, 0o1777)
+    conf = home / ".jupyter"
+    conf.mkdir(exist_ok=True)
+    path = conf / "nbgrader_config.py"
+    path.write_text(STUDENT_NBGRADER_CONFIG.format(course_id=course_id, exchange=str(exchange)), encoding="utf-8")
+    if owner is not None:
+        os.chown(conf, *owner)
+        os.chown(path, *owner)
+
+
+def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_id: str = "decodelab") -> Callable:
+    """A ``Spawner.pre_spawn_hook`` that prepares the student's home before each spawn.
+
+    Args:
+        notebooks: the course directory's ``notebooks/``; every ``*.ipynb`` the student's home
+            lacks is copied there (an existing copy, possibly edited, is kept).
+        system_users: True for LocalProcessSpawner (one system user per student: created when
+            missing, copies owned by that user, home mode 0700); False for the demo's
+            SimpleLocalProcessSpawner (home from ``spawner.home_dir``).
+
+    The hook also sets ``DECODELAB_ANSWERS_DIR`` to ``<home>/.decodelab/answers`` in the server's
+    environment, so answers stay in that student's home whatever the hub's own environment holds,
+    and writes the student side of nbgrader, ``<home>/.jupyter/nbgrader_config.py`` (``course_id``,
+    the exchange folder of :func:`exchange_root`, created mode 1777 if missing, and the hub login as
+    nbgrader's student id).
+    """
+    src = Path(notebooks)
+
+    def hook(spawner) -> None:
+        name = spawner.user.name
+        if system_users:
+            uid, gid, home = _ensure_system_user(name, spawner.log)
+            owner: tuple[int, int] | None = (uid, gid)
+        else:
+            home, owner = Path(spawner.home_dir), None
+        copied = _copy_missing(src, home, owner)
+        _write_student_nbgrader(home, owner, course_id)
+        if copied:
+            spawner.log.info("decodelab: gave %s %d course notebooks", name, len(copied))
+        spawner.environment = {**spawner.environment,
+                               "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers")}
+
+    return hook
+
+
+# ------------------------------------------------------------------------------ course directory
+
+
+def course_notebooks_dir() -> Path:
+    """The course notebooks bundled with the package (:data:`decodelab._paths.NOTEBOOKS_DIR`; in a
+    source checkout a link to ``notebooks/``).
+
+    Raises:
+        FileNotFoundError: (Korean) it holds no ``01_decode_phase.ipynb``; names ``--notebooks-dir``.
+    """
+    from .._paths import NOTEBOOKS_DIR
+
+    if (NOTEBOOKS_DIR / FIRST_NOTEBOOK).is_file():
+        return NOTEBOOKS_DIR
+    raise FileNotFoundError(f"강좌 노트북({FIRST_NOTEBOOK})을 찾지 못했습니다({NOTEBOOKS_DIR}): "
+                            "--notebooks-dir로 노트북 폴더를 지정하세요.")
+
+
+def read_roster(path: str | os.PathLike) -> list[str]:
+    """User names of a roster CSV (a header row with a ``username`` column; other columns ignored).
+
+    Raises:
+        ValueError: (Korean) no ``username`` column, no names, a name JupyterHub/useradd cannot
+            take (lower-case letters, digits, ``_``/``-``, <= 32, starting with a letter or ``_``),
+            or a name listed twice.
+    """
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows or "username" not in rows[0]:
+        raise ValueError(f"명단 {path}: 첫 줄에 username 열이 있어야 합니다 (예: username,name).")
+    return _check_names([(r.get("username") or "").strip() for r in rows], f"명단 {path}")
+
+
+def _check_names(names: list[str], where: str) -> list[str]:
+    names = [n for n in names if n]
+    if not names:
+        raise ValueError(f"{where}: 사용자 이름이 하나도 없습니다.")
+    bad = [n for n in names if not USERNAME.fullmatch(n)]
+    if bad:
+        raise ValueError(f"{where}: 쓸 수 없는 사용자 이름 {bad[:5]}: 영어 소문자로 시작하고 소문자·숫자·_·-만, 32자 이하로 고치세요.")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"{where}: 두 번 나온 이름 {dup[:5]}: 한 번씩만 쓰세요.")
+    return names
+
+
+_HEADER = '''\
+# JupyterHub configuration of the decodelab course, written by `decodelab classroom init`.
+# Run it with `decodelab classroom hub {dir}` or `jupyterhub -f {dir}/{config}`.
+# Mode: {mode}. Guide: lecturer/classroom.md of the decodelab repository.
+from pathlib import Path
+
+from decodelab.classroom import hub as decodelab_hub
+
+c = get_config()  # noqa: F821 - provided by JupyterHub
+COURSE = Path(__file__).resolve().parent
+STATE = COURSE / "state"
+STATE.mkdir(exist_ok=True)
+
+c.JupyterHub.db_url = f"sqlite:///{{STATE / 'jupyterhub.sqlite'}}"
+c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
+c.ConfigurableHTTPProxy.pid_file = str(STATE / "jupyterhub-proxy.pid")
+c.JupyterHub.ip = {ip!r}
+c.JupyterHub.port = 8000
+
+# the lecturer: the only admin (admin page /hub/admin)
+c.Authenticator.admin_users = {{{lecturer}}}
+'''
+
+_DEMO = '''
+# ---- DEMO MODE: not for a class. One shared password; every server runs as the hub's own user.
+print({banner!r}, flush=True)
+c.JupyterHub.authenticator_class = "shared-password"
+c.SharedPasswordAuthenticator.user_password = decodelab_hub.password_from_env("{pw_env}", 8)
+c.SharedPasswordAuthenticator.admin_password = decodelab_hub.password_from_env("{admin_env}", 32, required=False)
+c.Authenticator.allowed_users = {{{users}}}
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = str(COURSE / "homes" / "{{username}}")
+c.Spawner.pre_spawn_hook = decodelab_hub.pre_spawn_hook(COURSE / "notebooks", system_users=False)
+'''
+
+_CLASS = '''
+# ---- class mode: students sign up, the lecturer approves them at /hub/authorize
+# nativeauthenticator 1.3 with its login page adapted to JupyterHub 6 (decodelab/classroom/auth.py)
+c.JupyterHub.authenticator_class = "decodelab.classroom.auth.NativeAuthenticator"
+c.NativeAuthenticator.open_signup = False
+c.NativeAuthenticator.minimum_password_length = 10
+c.NativeAuthenticator.check_common_password = True
+c.NativeAuthenticator.allowed_failed_logins = 5
+c.NativeAuthenticator.seconds_before_next_try = 120
+{roster}
+# one system user per student (created on the first spawn; home /home/<name>, mode 0700)
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.notebook_dir = "~"
+c.Spawner.pre_spawn_hook = decodelab_hub.pre_spawn_hook(COURSE / "notebooks", system_users=True)
+# With systemd, SystemdSpawner also limits memory and CPU per student (lecturer/classroom.md):
+# c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner"
+# c.SystemdSpawner.mem_limit = "1G"
+# c.SystemdSpawner.cpu_limit = 1.0
+# LTI 1.3 launch from Moodle/Canvas instead of sign-up (jupyterhub-ltiauthenticator):
+# c.JupyterHub.authenticator_class = "ltiauthenticator.lti13.auth.LTI13Authenticator"
+# c.LTI13Authenticator.issuer = "https://moodle.example.ac.kr"
+# c.LTI13Authenticator.authorize_url = "https://moodle.example.ac.kr/mod/lti/auth.php"
+# c.LTI13Authenticator.jwks_endpoint = "https://moodle.example.ac.kr/mod/lti/certs.php"
+# c.LTI13Authenticator.client_id = ["<client id from the LMS>"]
+# c.LTI13Authenticator.username_key = "sub"
+'''
+
+_COMMON = '''
+# ---- every mode: the single-user server, the course notebooks, the idle culler
+c.Spawner.cmd = [{python!r}, "-m", "jupyterhub.singleuser"]
+c.Spawner.args = decodelab_hub.root_args()
+# the students' own environment (--python), nothing of the hub's: no PYTHONPATH, no virtualenv
+c.Spawner.env_keep = ["LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
+c.Spawner.environment = {{"PATH": {path!r}}}
+c.Spawner.default_url = "/lab/tree/{first}"
+c.Spawner.http_timeout = 120
+c.Spawner.start_timeout = 180
+c.JupyterHub.load_roles = [{{
+    "name": "idle-culler",
+    "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+    "services": ["idle-culler"],
+}}]
+c.JupyterHub.services = [{{
+    "name": "idle-culler",
+    "command": [{python!r}, "-m", "jupyterhub_idle_culler", "--timeout={idle}"],
+}}]
+'''
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(repr(n) for n in sorted(names))
+
+
+def write_config(course_dir: Path, *, demo_users: list[str] | None, lecturer: str, python: str,
+                 roster: list[str] | None = None, idle_timeout: int = 3600) -> Path:
+    """Write ``course_dir/jupyterhub_config.py`` (see the module docstring) and return its path.
+
+    No password is written: the demo's are read from the environment when the hub starts.
+    """
+    mode = "demo" if demo_users else "class"
+    text = _HEADER.format(dir=course_dir, config=CONFIG_NAME, mode=mode, lecturer=repr(lecturer),
+                          ip="127.0.0.1" if demo_users else "")
+    if demo_users:
+        text += _DEMO.format(banner=DEMO_BANNER, pw_env=PASSWORD_ENV, admin_env=ADMIN_PASSWORD_ENV,
+                             users=_names(demo_users))
+    else:
+        line = (f"# only the roster's names may sign up (and are approved at sign-up)\n"
+                f"c.Authenticator.allowed_users = {{{_names(roster)}}}" if roster else
+                "# no roster: anyone may sign up; the lecturer approves each name at /hub/authorize")
+        text += _CLASS.format(roster=line)
+    path = os.pathsep.join([str(Path(python).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+    text += _COMMON.format(python=python, path=path, first=FIRST_NOTEBOOK, idle=int(idle_timeout))
+    config = course_dir / CONFIG_NAME
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def init_main(argv: list[str]) -> int:
+    """``decodelab classroom init DIR``: write the course directory; returns 0 (2 for bad options)."""
+    p = argparse.ArgumentParser(prog="decodelab classroom init",
+                                description="JupyterHub 강좌 폴더를 만듭니다 (jupyterhub_config.py, notebooks/, nbgrader).")
+    p.add_argument("dir", type=Path, help="만들 강좌 폴더")
+    p.add_argument("--demo-users", default=None,
+                   help="데모 모드: 쉼표로 나눈 학생 이름 (예: alice,bob,carol). 비밀번호는 $DECODELAB_HUB_PASSWORD")
+    p.add_argument("--roster", type=Path, default=None, help="수업 모드: username 열이 있는 명단 CSV (이 이름만 가입)")
+    p.add_argument("--lecturer", default="lecturer", help="강의자(관리자) 이름 (기본: lecturer)")
+    p.add_argument("--python", default=sys.executable,
+                   help="학생 서버를 돌릴 Python (decodelab이 설치된 환경; 기본: 지금 Python)")
+    p.add_argument("--notebooks-dir", type=Path, default=None, help="강좌 노트북 폴더 (기본: 설치된 decodelab의 노트북)")
+    p.add_argument("--idle-timeout", type=int, default=3600, help="이 초만큼 쓰지 않은 학생 서버를 멈춥니다 (기본 3600)")
+    p.add_argument("--force", action="store_true", help="이미 있는 jupyterhub_config.py를 덮어씁니다")
+    args = p.parse_args(argv)
+    try:
+        demo = _check_names([n.strip() for n in args.demo_users.split(",")], "--demo-users") if args.demo_users else None
+        roster = read_roster(args.roster) if args.roster else None
+        _check_names([args.lecturer], "--lecturer")
+        if demo and roster:
+            raise ValueError("--demo-users와 --roster는 함께 쓸 수 없습니다: 하나만 고르세요.")
+        if args.lecturer in (demo or []) + (roster or []):
+            raise ValueError(f"강의자 이름 {args.lecturer!r}이(가) 학생 명단에도 있습니다: --lecturer를 다른 이름으로 정하세요.")
+        if args.idle_timeout < 60:
+            raise ValueError("--idle-timeout은 60초 이상이어야 합니다.")
+        src = args.notebooks_dir.resolve() if args.notebooks_dir else course_notebooks_dir()
+        notebooks = sorted(src.glob("[0-9][0-9]_*.ipynb"))
+        if not notebooks:
+            raise ValueError(f"노트북 폴더 {src}에 NN_*.ipynb가 없습니다: --notebooks-dir를 확인하세요.")
+    except (ValueError, FileNotFoundError, OSError) as e:
+        print(f"decodelab classroom init: {e}", file=sys.stderr)
+        return 2
+    course = args.dir.resolve()
+    if (course / CONFIG_NAME).exists() and not args.force:
+        print(f"decodelab classroom init: {course / CONFIG_NAME}이(가) 이미 있습니다: 덮어쓰려면 --force를 붙이세요.",
+              file=sys.stderr)
+        return 2
+    (course / "notebooks").mkdir(parents=True, exist_ok=True)
+    for nb in notebooks:
+        shutil.copyfile(nb, course / "notebooks" / nb.name)
+    if demo:
+        (course / "homes").mkdir(exist_ok=True)
+    else:  # students run as their own system users: the course directory (nbgrader sources, the
+        course.chmod(0o700)  # hub's database) is the hub's only; the hook copies notebooks as root
+    path = write_config(course, demo_users=demo, lecturer=args.lecturer, python=args.python,
+                        roster=roster, idle_timeout=args.idle_timeout)
+    from . import assignments
+
+    try:
+        assignments.write_course(course)
+    except assignments.ExamError as e:
+        print(f"decodelab classroom init: 허브 설정은 만들었지만 nbgrader 과제는 만들지 못했습니다: {e}", file=sys.stderr)
+        return 2
+    print(f"[decodelab] 강좌 폴더를 만들었습니다: {course} ({path.name}, 노트북 {len(notebooks)}개)")
+    if demo:
+        print(DEMO_BANNER)
+        print(f"[decodelab] 시작: {PASSWORD_ENV}=<학생 비밀번호, 8자 이상> {ADMIN_PASSWORD_ENV}=<강의자 비밀번호, 32자 이상> "
+              f"decodelab classroom hub {course}")
+    else:
+        print(f"[decodelab] 시작 (root로): decodelab classroom hub {course}; 강의자 {args.lecturer!r}이(가) 먼저 "
+              "/hub/signup 에서 가입하고, 학생 가입은 /hub/authorize 에서 승인합니다.")
+    return 0
+
+
+def hub_main(argv: list[str]) -> int:
+    """``decodelab classroom hub DIR [--port P] [jupyterhub options]``: run JupyterHub on the course
+    directory (in DIR, so relative paths of the config resolve there). On POSIX this process becomes
+    ``jupyterhub`` (exec), so stopping it stops the hub, its proxy and the students' servers; elsewhere
+    returns jupyterhub's exit code. Returns 2 (before starting anything) without the config or
+    configurable-http-proxy."""
+    p = argparse.ArgumentParser(prog="decodelab classroom hub",
+                                description="jupyterhub -f DIR/jupyterhub_config.py 를 실행합니다 (나머지 옵션은 jupyterhub에 그대로).")
+    p.add_argument("dir", type=Path, help="decodelab classroom init으로 만든 강좌 폴더")
+    p.add_argument("--port", type=int, default=None, help="허브가 받을 포트 (기본: 설정 파일의 8000)")
+    args, rest = p.parse_known_args(argv)
+    config = args.dir.resolve() / CONFIG_NAME
+    if not config.is_file():
+        print(f"decodelab classroom hub: {config}이(가) 없습니다: 먼저 'decodelab classroom init {args.dir}'를 실행하세요.",
+              file=sys.stderr)
+        return 2
+    if shutil.which("configurable-http-proxy") is None and not any("ConfigurableHTTPProxy.command" in a for a in rest):
+        print("decodelab classroom hub: configurable-http-proxy가 없습니다: 'bash scripts/install_hub.sh'로 "
+              "설치하세요 (npm install -g configurable-http-proxy).", file=sys.stderr)
+        return 2
+    cmd = [sys.executable, "-m", "jupyterhub", "-f", str(config)]
+    if args.port is not None:
+        cmd.append(f"--port={args.port}")
+    cmd += rest
+    os.chdir(config.parent)
+    if os.name == "posix":  # become jupyterhub: its signals (Ctrl-C, SIGTERM) stop the hub and the servers
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, cmd)
+    return subprocess.call(cmd)

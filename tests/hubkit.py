@@ -1,0 +1,304 @@
+"""Drive a real JupyterHub of ``decodelab classroom`` over HTTP: start it, log students in, spawn
+their servers, call their Jupyter server API, run code in a kernel.
+
+Shared by ``tests/test_classroom_hub.py`` and ``benchmarks/bench_classroom.py`` (not a test
+module itself). Everything talks to 127.0.0.1 only; each hub gets free ports for the proxy, its
+API and the hub itself, so several can run at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+HUB_START_S = 90
+SPAWN_S = 240
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def proxy_command() -> str | None:
+    """configurable-http-proxy: next to this Python (``scripts/install_hub.sh`` puts it there), else on PATH."""
+    local = Path(sys.executable).parent / "configurable-http-proxy"
+    return str(local) if local.is_file() else shutil.which("configurable-http-proxy")
+
+
+def missing_parts() -> list[str]:
+    """What this machine lacks to run a hub, each named with the command that installs it."""
+    out = []
+    if shutil.which("node") is None:
+        out.append("node (apt-get install -y nodejs npm)")
+    if proxy_command() is None:
+        out.append("configurable-http-proxy (bash scripts/install_hub.sh)")
+    return out
+
+
+@dataclass
+class Hub:
+    url: str
+    course: Path
+    proc: subprocess.Popen
+    log: Path
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        """SIGTERM to the hub (it stops the proxy and the students' servers), then SIGKILL to
+        whatever of its process tree is left after 30 s."""
+        import psutil
+
+        try:
+            tree = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            tree = []
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        _, alive = psutil.wait_procs(tree, timeout=5)
+        for p in alive:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+
+
+def init_course(course: Path, students: list[str] | None, *, lecturer: str = "lecturer", args: list[str] = ()) -> None:
+    """``decodelab classroom init course --demo-users ...`` (class mode when ``students`` is None)
+    with this Python; raises on failure."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    demo = ["--demo-users", ",".join(students)] if students else []
+    subprocess.run([sys.executable, "-m", "decodelab", "classroom", "init", str(course), *demo,
+                    "--lecturer", lecturer, *args], check=True, env=env, capture_output=True)
+
+
+def start_hub(course: Path, password: str | None = None, admin_password: str | None = None, *, extra_args: list[str] = (),
+              env_extra: dict[str, str] | None = None) -> Hub:
+    """Start ``decodelab classroom hub course`` on free loopback ports and wait until it answers.
+
+    The students' servers get ``PYTHONPATH`` = this checkout (JupyterHub keeps it by default), so
+    they import the decodelab under test. Raises RuntimeError with the log tail if it does not start.
+    """
+    port, hub_port, api_port = free_port(), free_port(), free_port()
+    env = dict(os.environ)
+    for key, value in (("DECODELAB_HUB_PASSWORD", password), ("DECODELAB_HUB_ADMIN_PASSWORD", admin_password)):
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+               PYTHONHASHSEED="0", PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
+    env.pop("DECODELAB_ANSWERS_DIR", None)
+    env["NBGRADER_EXCHANGE_ROOT"] = str(course / "exchange")  # never the machine's /srv/nbgrader
+    env.update(env_extra or {})
+    log = course / "hub.log"
+    cmd = [sys.executable, "-m", "decodelab", "classroom", "hub", str(course), "--port", str(port), "--ip=127.0.0.1",
+           f"--JupyterHub.hub_port={hub_port}", f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{api_port}",
+           f"--ConfigurableHTTPProxy.command={proxy_command()}", *extra_args]
+    fh = open(log, "wb")
+    proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=course, start_new_session=True)
+    fh.close()
+    hub = Hub(f"http://127.0.0.1:{port}", course, proc, log)
+    deadline = time.monotonic() + HUB_START_S
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the hub exited with {proc.returncode}:\n{hub.log_text()[-4000:]}")
+        try:
+            if httpx.get(f"{hub.url}/hub/api/", timeout=5).status_code == 200:
+                return hub
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            hub.stop()
+            raise RuntimeError(f"the hub did not answer within {HUB_START_S} s:\n{hub.log_text()[-4000:]}")
+        time.sleep(0.5)
+
+
+@dataclass
+class Student:
+    """One person's browser-like HTTP session with the hub (cookies, XSRF token)."""
+
+    hub: Hub
+    name: str
+    client: httpx.Client = field(init=False)
+
+    def __post_init__(self):
+        self.client = httpx.Client(base_url=self.hub.url, follow_redirects=True, timeout=60)
+
+    def _xsrf(self) -> str:
+        return self.client.cookies.get("_xsrf", path="/hub/") or ""
+
+    def login(self, password: str) -> httpx.Response:
+        """The login form, as a browser posts it; returns the last response (the hub's page or a
+        login page with an error)."""
+        self.client.get("/hub/login")
+        return self.client.post("/hub/login", data={"username": self.name, "password": password,
+                                                    "_xsrf": self._xsrf()})
+
+    def hub_api(self, method: str, path: str, **kw) -> httpx.Response:
+        headers = {"X-XSRFToken": self._xsrf(), **kw.pop("headers", {})}
+        return self.client.request(method, f"/hub/api{path}", headers=headers, **kw)
+
+    def spawn(self) -> httpx.Response:
+        return self.hub_api("POST", f"/users/{self.name}/server")
+
+    def wait_ready(self, timeout_s: float = SPAWN_S) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            model = self.hub_api("GET", f"/users/{self.name}").json()
+            server = (model.get("servers") or {}).get("", {})
+            if server.get("ready"):
+                return server
+            if not server.get("pending") and not server:
+                raise RuntimeError(f"{self.name}'s server stopped while starting:\n{self.hub.log_text()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}'s server not ready in {timeout_s} s:\n{self.hub.log_text()[-3000:]}")
+            time.sleep(0.5)
+
+    def token(self) -> str:
+        """A new API token of this user (the hub gives it the user's own scopes)."""
+        r = self.hub_api("POST", f"/users/{self.name}/tokens", json={"note": "decodelab test", "expires_in": 3600})
+        r.raise_for_status()
+        return r.json()["token"]
+
+
+def server_api(hub: Hub, user: str, token: str, method: str, path: str, **kw) -> httpx.Response:
+    """A call to ``/user/<user>/api<path>`` with an API token."""
+    return httpx.request(method, f"{hub.url}/user/{user}/api{path}", headers={"Authorization": f"token {token}"},
+                         timeout=60, **kw)
+
+
+def run_code(hub: Hub, user: str, token: str, kernel_id: str, code: str, timeout_s: float = 600) -> dict:
+    """Execute ``code`` in a kernel through the Jupyter server's websocket (the protocol a notebook
+    uses); returns ``{"status", "stdout", "error"}`` once the kernel replies and is idle again."""
+    import asyncio
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    async def go() -> dict:
+        url = hub.url.replace("http://", "ws://") + f"/user/{user}/api/kernels/{kernel_id}/channels"
+        ws = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {token}"}))
+        msg_id = uuid.uuid4().hex
+        ws.write_message(json.dumps({
+            "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": user, "session": uuid.uuid4().hex,
+                       "version": "5.3"},
+            "parent_header": {}, "metadata": {}, "channel": "shell",
+            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                        "allow_stdin": False, "stop_on_error": True},
+        }))
+        out = {"status": None, "stdout": "", "error": None}
+        idle = False
+        while out["status"] is None or not idle:
+            raw = await asyncio.wait_for(ws.read_message(), timeout_s)
+            if raw is None:
+                raise RuntimeError("the kernel's websocket closed")
+            msg = json.loads(raw)
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind = msg["header"]["msg_type"]
+            if kind == "stream" and msg["content"].get("name") == "stdout":
+                out["stdout"] += msg["content"]["text"]
+            elif kind == "error":
+                out["error"] = f"{msg['content']['ename']}: {msg['content']['evalue']}"
+            elif kind == "execute_reply":
+                out["status"] = msg["content"]["status"]
+            elif kind == "status" and msg["content"]["execution_state"] == "idle":
+                idle = True
+        ws.close()
+        return out
+
+    return asyncio.run(go())
+
+
+def start_kernel(hub: Hub, user: str, token: str, notebook: str = "01_decode_phase.ipynb") -> str:
+    """A kernel session for ``notebook`` of ``user``'s server (as opening it in JupyterLab does)."""
+    r = server_api(hub, user, token, "POST", "/sessions",
+                   json={"path": notebook, "type": "notebook", "name": notebook, "kernel": {"name": "python3"}})
+    r.raise_for_status()
+    return r.json()["kernel"]["id"]
+
+
+@dataclass
+class SingleUserEnv:
+    """A virtualenv built by ``classroom/install-singleuser.sh`` from a freshly built wheel."""
+
+    python: Path
+    purelib: Path
+    wheel: Path
+    notebooks: Path
+    log: str
+
+
+def build_wheel(tmp: Path) -> Path:
+    """The decodelab wheel, built from a copy of this checkout (the build writes build/ and
+    *.egg-info, which must not land in the checkout)."""
+    src = tmp / "src"
+    shutil.copytree(REPO, src, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "artifacts", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints"))
+    out = tmp / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(src)],
+                   check=True, capture_output=True, timeout=600)
+    (wheel,) = out.glob("decodelab-*.whl")
+    return wheel
+
+
+def singleuser_env(tmp: Path) -> SingleUserEnv:
+    """Run the single-user image's install steps (``classroom/install-singleuser.sh``) into a plain
+    virtualenv, offline: ``PIP_NO_INDEX`` and no torch step, with this Python's packages visible
+    after the virtualenv's own (a ``.pth`` line; their Jupyter data/config folders linked in), so every dependency the wheel declares must be
+    there already and nothing downloads. decodelab itself is the wheel's copy, in the virtualenv.
+
+    Raises:
+        RuntimeError: the script failed (its output in the message).
+    """
+    import sysconfig
+
+    wheel = build_wheel(tmp)
+    venv = tmp / "venv"
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    purelib = Path(subprocess.check_output([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                           text=True).strip())
+    (purelib / "zz-test-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    # and Jupyter's data and config files of those packages (server extensions such as JupyterLab,
+    # lab extensions such as ipywidgets'), found under sys.prefix as a real install puts them
+    for sub in ("etc/jupyter", "share/jupyter"):
+        if (Path(sys.prefix) / sub).is_dir():
+            (venv / sub).parent.mkdir(parents=True, exist_ok=True)
+            (venv / sub).symlink_to(Path(sys.prefix) / sub)
+    # the venv's own (older) setuptools would hide this Python's: torch requires a newer one
+    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "setuptools"], capture_output=True, timeout=120)
+    dest = tmp / "srv" / "notebooks"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")}
+    env.update(DECODELAB_TORCH="", PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    proc = subprocess.run(["bash", str(REPO / "classroom" / "install-singleuser.sh"), str(py), str(wheel), str(dest)],
+                          env=env, capture_output=True, text=True, timeout=900, cwd=tmp)
+    if proc.returncode != 0:
+        raise RuntimeError(f"install-singleuser.sh failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return SingleUserEnv(py, purelib, wheel, dest, proc.stdout)
+
+
+def notebook_code_cells(path: Path) -> list[str]:
+    return ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+            if c["cell_type"] == "code"]

@@ -1,0 +1,299 @@
+"""The course on a real JupyterHub (real configurable-http-proxy) on loopback, demo mode.
+
+One hub for the whole module. The students' environment is what the single-user image gets: the
+image's install steps (``classroom/install-singleuser.sh``, run by ``classroom/Dockerfile``) run
+into a plain virtualenv on a freshly built wheel, offline; ``decodelab classroom init
+--demo-users alice,bob,carol --python <that venv>`` then ``decodelab classroom hub``. Checked:
+
+- three students log in over HTTP with the login form, their servers spawn, and each server's
+  contents API lists that student's own copies of notebooks 01-07;
+- their kernels run the wheel's decodelab (not this checkout), with the login as
+  ``JUPYTERHUB_USER``, answers folder in their own home, and no hub password in the environment;
+  nbgrader in a student's server finds the course id and the exchange folder the hub wrote;
+  no file of the graded exam bank (``classroom/exam/``) is in the wheel;
+- Alice, in headless Chromium (Playwright), opens notebook 01, runs its quiz cell and answers a
+  question through the widget: the answer lands in ``homes/alice/.decodelab/answers`` under her
+  hub name, in the choice order of her hub name;
+- Alice's cookie and token do not reach Bob's server, files or hub model; the admin page is the
+  lecturer's only; a wrong password and a name outside the list are refused; the demo passwords
+  appear in no log.
+
+Needs node + configurable-http-proxy (``bash scripts/install_hub.sh``) and, for the browser part,
+``/usr/bin/chromium`` + playwright (``scripts/install_browser.sh``); without them the tests skip
+(under CI, ``CI=true``, they fail instead).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import secrets
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from decodelab.classroom.hub import root_args
+from decodelab.quiz.shuffle import choice_order
+
+_spec = importlib.util.spec_from_file_location("hubkit", Path(__file__).parent / "hubkit.py")
+hubkit = importlib.util.module_from_spec(_spec)
+sys.modules["hubkit"] = hubkit
+_spec.loader.exec_module(hubkit)
+
+pytestmark = pytest.mark.slow
+
+STUDENTS = ["alice", "bob", "carol"]
+LECTURER = "lecturer"
+PASSWORD = "demo-" + secrets.token_hex(8)
+ADMIN_PASSWORD = "admin-" + secrets.token_hex(20)
+CHROMIUM = os.environ.get("DECODELAB_CHROMIUM", "/usr/bin/chromium")
+ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+NOTEBOOKS = [f"{nb.name}" for nb in sorted((hubkit.REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+QID = "01-decode-definition"
+
+
+def _unavailable(reason: str):
+    if ON_CI:
+        pytest.fail(f"classroom hub test cannot run under CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def singleuser(tmp_path_factory):
+    """The students' environment, built by the single-user image's install steps."""
+    if hubkit.shutil.which("bash") is None:
+        _unavailable("bash is not available")
+    return hubkit.singleuser_env(tmp_path_factory.mktemp("singleuser"))
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory, singleuser):
+    missing = hubkit.missing_parts()
+    if missing:
+        _unavailable("missing: " + ", ".join(missing))
+    course = tmp_path_factory.mktemp("classroom") / "course"
+    hubkit.init_course(course, STUDENTS, lecturer=LECTURER, args=["--python", str(singleuser.python)])
+    # window.jupyterapp for the browser part (as tests/test_browser.py does for a plain lab)
+    h = hubkit.start_hub(course, PASSWORD, ADMIN_PASSWORD,
+                         extra_args=[f"--Spawner.args={a}" for a in [*root_args(), "--LabApp.expose_app_in_browser=True"]])
+    yield h
+    h.stop()
+
+
+@pytest.fixture(scope="module")
+def students(hub):
+    """Each student logged in (login form over HTTP), their server spawned and ready."""
+    out = {name: hubkit.Student(hub, name) for name in STUDENTS}
+    for s in out.values():
+        r = s.login(PASSWORD)
+        assert r.status_code == 200 and "jupyterhub-session-id" in s.client.cookies, (s.name, r.status_code, r.url)
+        assert s.spawn().status_code in (201, 202)
+    for s in out.values():
+        s.wait_ready()
+        # as the browser does after the spawn: the server's page, through the hub's OAuth login
+        r = s.client.get(f"/user/{s.name}/lab")
+        assert r.status_code == 200 and r.url.path.startswith(f"/user/{s.name}/lab"), (s.name, r.status_code, r.url)
+    return out
+
+
+def test_each_student_gets_own_server_with_the_course_notebooks(hub, students):
+    assert len(NOTEBOOKS) == 7
+    for name, s in students.items():
+        r = s.client.get(f"/user/{name}/api/contents")  # cookie -> hub OAuth -> the student's server
+        assert r.status_code == 200, (name, r.status_code, r.text[:300])
+        listed = sorted(item["name"] for item in r.json()["content"] if item["type"] == "notebook")
+        assert listed == NOTEBOOKS, (name, listed)
+        home = hub.course / "homes" / name
+        assert sorted(p.name for p in home.glob("*.ipynb")) == NOTEBOOKS
+        # the student's own copy, made from the course directory's
+        assert (home / NOTEBOOKS[0]).read_bytes() == (hub.course / "notebooks" / NOTEBOOKS[0]).read_bytes()
+
+
+STUDENT_PROBE = """
+import json, os, decodelab
+from decodelab.quiz.store import answers_root
+from decodelab.classroom.hub import course_notebooks_dir
+print(json.dumps({"module": decodelab.__file__, "notebooks": str(course_notebooks_dir()), "user": os.environ.get("JUPYTERHUB_USER"),
+                  "answers": str(answers_root()), "cwd": os.getcwd(),
+                  "secrets": sorted(k for k in os.environ if "PASSWORD" in k or k == "PYTHONPATH")}))
+"""
+
+
+NBGRADER_LIST = """
+import subprocess, sys
+r = subprocess.run([sys.executable, "-m", "nbgrader", "list"], capture_output=True, text=True, timeout=120)
+print(f"rc={r.returncode}", r.stdout, r.stderr)
+"""
+
+
+def test_student_servers_run_the_wheel_with_the_login_as_identity(hub, students, singleuser):
+    with zipfile.ZipFile(singleuser.wheel) as z:
+        inside = {hashlib.sha256(z.read(n)).hexdigest() for n in z.namelist() if not n.endswith("/")}
+        assert not [n for n in z.namelist() if n.startswith("classroom/") or "/exam/" in n]
+    bank = [p for p in (hubkit.REPO / "classroom" / "exam").rglob("*") if p.is_file()]
+    assert bank and not {hashlib.sha256(p.read_bytes()).hexdigest() for p in bank} & inside
+    assert sorted(p.name for p in singleuser.notebooks.glob("*.ipynb")) == NOTEBOOKS  # the image's copy
+    for name in ("alice", "bob"):
+        token = students[name].token()
+        kernel = hubkit.start_kernel(hub, name, token)
+        out = hubkit.run_code(hub, name, token, kernel, STUDENT_PROBE)
+        assert out["status"] == "ok", out
+        got = json.loads(out["stdout"].strip().splitlines()[-1])
+        home = hub.course / "homes" / name
+        assert Path(got["module"]).is_relative_to(singleuser.purelib), got  # the wheel, not this checkout
+        assert Path(got["notebooks"]).is_relative_to(singleuser.purelib), got
+        assert (got["user"], got["answers"], got["cwd"]) == (name, str(home / ".decodelab" / "answers"), str(home))
+        assert got["secrets"] == [], got  # no hub password, no PYTHONPATH of the hub
+        if name == "alice":  # the Assignments tab's nbgrader finds the course and the exchange the hub set up
+            out = hubkit.run_code(hub, name, token, kernel, NBGRADER_LIST)
+            assert out["status"] == "ok" and "rc=0" in out["stdout"] and "Released assignments" in out["stdout"], out
+        assert hubkit.server_api(hub, name, token, "DELETE", f"/kernels/{kernel}").status_code == 204
+
+
+def test_wrong_password_is_refused(hub):
+    mallory = hubkit.Student(hub, "alice")
+    r = mallory.login(PASSWORD + "x")
+    assert "jupyterhub-session-id" not in mallory.client.cookies
+    assert r.url.path == "/hub/login" and "Invalid username or password" in r.text
+    outsider = hubkit.Student(hub, "dave")  # not on the list: the shared password does not let him in
+    outsider.login(PASSWORD)
+    assert "jupyterhub-session-id" not in outsider.client.cookies
+
+
+def test_a_student_cannot_reach_another_students_server(hub, students):
+    alice = students["alice"]
+    # Bob's server, files and kernels with Alice's cookie: refused by the hub's OAuth (403)
+    for path in ("/user/bob/api/contents", "/user/bob/api/contents/01_decode_phase.ipynb", "/user/bob/lab"):
+        r = alice.client.get(path)
+        assert r.status_code == 403, (path, r.status_code, r.url)
+    r = alice.client.put("/user/bob/api/contents/evil.txt", json={"type": "file", "format": "text", "content": "x"})
+    assert r.status_code == 403
+    assert not (hub.course / "homes" / "bob" / "evil.txt").exists()
+    # and on the hub: Bob's model, starting/stopping his server, a token for him
+    # (403 or 404: the hub does not even say whether the name exists)
+    assert alice.hub_api("GET", "/users/bob").status_code in (403, 404)
+    assert alice.hub_api("DELETE", "/users/bob/server").status_code in (403, 404)
+    assert alice.hub_api("POST", "/users/bob/tokens", json={}).status_code in (403, 404)
+    assert students["bob"].hub_api("GET", "/users/bob").json()["servers"][""]["ready"]  # still running
+    # Alice's own API token does not open Bob's server either
+    token = alice.token()
+    assert hubkit.server_api(hub, "alice", token, "GET", "/contents").status_code == 200
+    assert hubkit.server_api(hub, "bob", token, "GET", "/contents").status_code == 403
+
+
+def test_admin_page_is_the_lecturers_only(hub, students):
+    alice = students["alice"]
+    assert alice.client.get("/hub/admin").status_code == 403
+    r = alice.hub_api("GET", "/users")  # the user list: only herself, if anything
+    assert r.status_code == 403 or {u["name"] for u in r.json()} <= {"alice"}, r.text[:300]
+    # a student cannot log in as the lecturer with the students' password
+    fake = hubkit.Student(hub, LECTURER)
+    fake.login(PASSWORD)
+    assert "jupyterhub-session-id" not in fake.client.cookies
+    lecturer = hubkit.Student(hub, LECTURER)
+    assert lecturer.login(ADMIN_PASSWORD).status_code == 200
+    assert lecturer.client.get("/hub/admin").status_code == 200
+    names = {u["name"] for u in lecturer.hub_api("GET", "/users").json()}
+    assert names >= set(STUDENTS) | {LECTURER}
+
+
+def _browser():
+    if not Path(CHROMIUM).is_file():
+        _unavailable(f"no Chromium at {CHROMIUM} (bash scripts/install_browser.sh, or apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright Python package is not installed (bash scripts/install_browser.sh)")
+    return sync_playwright
+
+
+JS_OPEN = """
+async (path) => {
+  const app = window.jupyterapp;
+  await app.restored;
+  const w = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  await w.context.ready;
+  await w.sessionContext.ready;
+  window.__nb = w;
+  return w.sessionContext.session ? w.sessionContext.session.kernel.name : null;
+}
+"""
+
+JS_RUN_CELL_WITH = """
+async (needle) => {
+  const w = window.__nb;
+  const i = w.content.widgets.findIndex(c => c.model.sharedModel.getSource().includes(needle));
+  if (i < 0) throw new Error('no cell with ' + needle);
+  w.content.activeCellIndex = i;
+  w.content.deselectAll();
+  await window.jupyterapp.commands.execute('notebook:run-cell');
+  return i;
+}
+"""
+
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+def test_quiz_answer_in_the_browser_lands_in_the_students_home(hub, students):
+    """Alice logs in with the login form in Chromium, opens her notebook 01, runs its quiz cell and
+    answers question 1 by clicking option "1" and 제출: the record is in her home, with her hub
+    name, and option "1" is the first option in her hub name's order."""
+    sync_playwright = _browser()
+    answers = _answers(hub.course / "homes" / "alice")
+    assert not (answers / f"{QID}.json").exists()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR").new_page()
+        page.set_default_timeout(180_000)
+        try:
+            page.goto(f"{hub.url}/hub/login")
+            page.fill("#username_input", "alice")
+            page.fill("#password_input", PASSWORD)
+            page.click("#login_submit")
+            page.wait_for_url(re.compile(r"/user/alice/lab"))
+            page.wait_for_function("() => window.jupyterapp !== undefined")
+            assert page.evaluate(JS_OPEN, NOTEBOOKS[0]) == "python3"
+            page.evaluate(JS_RUN_CELL_WITH, 'quiz_widget("01")')
+            box = page.locator(f".decodelab-quiz-{QID}")
+            box.wait_for(state="visible")
+            ident = page.locator(".jp-Notebook .widget-text input[disabled]").first
+            assert ident.input_value() == "alice"  # the id box shows the login, locked
+            box.get_by_role("button", name="1", exact=True).click()
+            box.get_by_role("button", name="제출", exact=True).click()
+            deadline = time.monotonic() + 60
+            while not (answers / f"{QID}.json").is_file():
+                assert time.monotonic() < deadline, "the answer was not saved within 60 s"
+                time.sleep(0.3)
+            page.evaluate("() => window.__nb.sessionContext.shutdown()")
+        finally:
+            browser.close()
+    record = json.loads((answers / f"{QID}.json").read_text(encoding="utf-8"))
+    assert record["student"] == "alice"
+    assert record["response"] == choice_order(QID, "alice", ["a", "b", "c", "d"])[0]
+    assert record["score"] == (1.0 if record["response"] == "c" else 0.0)
+    student = json.loads((answers.parent / "student.json").read_text(encoding="utf-8"))
+    assert student["shuffle_key"] == "alice"
+    # nothing in the other students' homes
+    for name in ("bob", "carol"):
+        assert not _answers(hub.course / "homes" / name).exists()
+
+
+def _answers(home: Path) -> Path:
+    return home / ".decodelab" / "answers" / "course"
+
+
+def test_demo_passwords_never_in_a_log(hub, students):
+    logs = [hub.log, *hub.course.rglob("*.log")]
+    for path in logs:
+        text = path.read_text(errors="replace")
+        assert PASSWORD not in text and ADMIN_PASSWORD not in text, path
+    assert PASSWORD not in (hub.course / "jupyterhub_config.py").read_text()
+    assert "데모 모드입니다" in hub.log_text()  # the demo says loudly what it is

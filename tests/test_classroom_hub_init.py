@@ -1,0 +1,173 @@
+"""``decodelab classroom init`` / ``hub`` without a running hub, the spawn hook, and the identity
+the quiz and exercise widgets take from ``$JUPYTERHUB_USER``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import types
+from pathlib import Path
+
+import pytest
+
+from decodelab.classroom import hub
+from decodelab.classroom.cli import main as classroom
+from decodelab.quiz import quiz_widget
+from decodelab.quiz.shuffle import choice_order
+from decodelab.quiz.store import AnswerStore
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _load(config: Path):
+    from jupyterhub.app import JupyterHub
+
+    app = JupyterHub()
+    app.load_config_file(str(config))
+    return app.config
+
+
+def test_init_demo_writes_a_config_jupyterhub_loads(tmp_path, monkeypatch, capsys):
+    course = tmp_path / "course"
+    assert classroom(["init", str(course), "--demo-users", "alice,bob,carol"]) == 0
+    out = capsys.readouterr().out
+    assert "데모 모드입니다" in out and "실제 수업에 쓰지 마세요" in out
+    assert sorted(p.name for p in (course / "notebooks").glob("*.ipynb")) == NOTEBOOKS == [
+        "01_decode_phase.ipynb", "02_prefill_vs_decode.ipynb", "03_agent_loops.ipynb", "04_speculative_decoding.ipynb",
+        "05_chips.ipynb", "06_review.ipynb", "07_real_server.ipynb"]
+    assert (course / "homes").is_dir()
+    monkeypatch.setenv(hub.PASSWORD_ENV, "class-pw-1234")
+    monkeypatch.setenv(hub.ADMIN_PASSWORD_ENV, "L" * 40)
+    cfg = _load(course / "jupyterhub_config.py")
+    assert cfg.JupyterHub.authenticator_class == "shared-password"
+    assert cfg.SharedPasswordAuthenticator.user_password == "class-pw-1234"
+    assert cfg.SharedPasswordAuthenticator.admin_password == "L" * 40
+    assert cfg.Authenticator.allowed_users == {"alice", "bob", "carol"}
+    assert cfg.Authenticator.admin_users == {"lecturer"}
+    assert cfg.JupyterHub.spawner_class == "simple"
+    assert cfg.SimpleLocalProcessSpawner.home_dir_template == str(course / "homes" / "{username}")
+    assert cfg.JupyterHub.ip == "127.0.0.1"
+    assert cfg.Spawner.default_url == "/lab/tree/01_decode_phase.ipynb"
+    assert cfg.JupyterHub.services[0]["command"][1:3] == ["-m", "jupyterhub_idle_culler"]
+    assert "class-pw-1234" not in (course / "jupyterhub_config.py").read_text()
+
+
+def test_demo_hub_refuses_to_start_without_a_good_password(tmp_path, monkeypatch):
+    course = tmp_path / "course"
+    assert classroom(["init", str(course), "--demo-users", "alice"]) == 0
+    monkeypatch.delenv(hub.PASSWORD_ENV, raising=False)
+    with pytest.raises(SystemExit, match=hub.PASSWORD_ENV):
+        _load(course / "jupyterhub_config.py")
+    monkeypatch.setenv(hub.PASSWORD_ENV, "short")
+    with pytest.raises(SystemExit, match=r"너무 짧습니다 \(5자\)") as e:
+        _load(course / "jupyterhub_config.py")
+    assert "short" not in str(e.value).replace("너무 짧습니다", "")
+
+
+def test_init_class_mode_with_a_roster(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("username,name\nminji,김민지\njunho,박준호\n", encoding="utf-8")
+    course = tmp_path / "course"
+    assert classroom(["init", str(course), "--roster", str(roster), "--lecturer", "prof"]) == 0
+    cfg = _load(course / "jupyterhub_config.py")
+    assert cfg.JupyterHub.authenticator_class == "decodelab.classroom.auth.NativeAuthenticator"
+    assert cfg.NativeAuthenticator.open_signup is False
+    assert cfg.Authenticator.allowed_users == {"minji", "junho"}
+    assert cfg.Authenticator.admin_users == {"prof"}
+    assert cfg.JupyterHub.spawner_class == "localprocess"
+    assert not (course / "homes").exists()
+    assert course.stat().st_mode & 0o077 == 0  # students (other system users) cannot look inside
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--demo-users", "alice,Bob!"], "쓸 수 없는 사용자 이름 ['Bob!']"),
+    (["--demo-users", "alice,alice"], "두 번 나온 이름 ['alice']"),
+    (["--demo-users", "alice,lecturer"], "강의자 이름 'lecturer'이(가) 학생 명단에도 있습니다"),
+    (["--idle-timeout", "5"], "--idle-timeout은 60초 이상"),
+])
+def test_init_refuses_bad_options_in_korean(tmp_path, capsys, args, message):
+    assert classroom(["init", str(tmp_path / "c"), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
+
+
+def test_init_refuses_a_roster_without_username_column_and_keeps_an_existing_config(tmp_path, capsys):
+    roster = tmp_path / "r.csv"
+    roster.write_text("학번,이름\n1,가\n", encoding="utf-8")
+    assert classroom(["init", str(tmp_path / "c"), "--roster", str(roster)]) == 2
+    assert "username 열이 있어야 합니다" in capsys.readouterr().err
+    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "alice"]) == 0
+    before = (tmp_path / "c" / "jupyterhub_config.py").read_text()
+    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "bob"]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (tmp_path / "c" / "jupyterhub_config.py").read_text() == before
+
+
+def test_hub_without_a_course_directory(tmp_path, capsys):
+    assert classroom(["hub", str(tmp_path / "none")]) == 2
+    assert "decodelab classroom init" in capsys.readouterr().err
+
+
+def test_pre_spawn_hook_gives_missing_notebooks_and_keeps_the_students_copy(tmp_path, monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXCHANGE_ROOT", str(tmp_path / "exchange"))
+    src = tmp_path / "notebooks"
+    src.mkdir()
+    for name in ("01_a.ipynb", "02_b.ipynb"):
+        (src / name).write_text(name, encoding="utf-8")
+    home = tmp_path / "homes" / "alice"
+    home.mkdir(parents=True)
+    (home / "01_a.ipynb").write_text("alice's edits", encoding="utf-8")
+    spawner = types.SimpleNamespace(user=types.SimpleNamespace(name="alice"), home_dir=str(home),
+                                    log=logging.getLogger("test"), environment={"KEEP": "1"})
+    hub.pre_spawn_hook(src, system_users=False)(spawner)
+    assert (home / "01_a.ipynb").read_text() == "alice's edits"
+    assert (home / "02_b.ipynb").read_text() == "02_b.ipynb"
+    assert spawner.environment == {"KEEP": "1", "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers")}
+    # the student side of nbgrader: course, exchange (created, world-writable + sticky), login as student id
+    assert (tmp_path / "exchange").stat().st_mode & 0o7777 == 0o1777
+    from traitlets.config.loader import PyFileConfigLoader
+
+    monkeypatch.setenv("JUPYTERHUB_USER", "alice")
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(home / ".jupyter")).load_config()
+    assert (cfg.CourseDirectory.course_id, cfg.Exchange.root, cfg.CourseDirectory.student_id) == (
+        "decodelab", str(tmp_path / "exchange"), "alice")
+
+
+# ---------------------------------------------------------------- identity from the hub
+
+
+def test_on_the_hub_the_login_is_the_student_id(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTERHUB_USER", "alice")
+    store = AnswerStore("course", tmp_path)
+    assert store.student_id() == "alice" and store.shuffle_key() == "alice"
+    rec = store.save("01-decode-definition", "c", score=1.0)
+    assert rec["student"] == "alice"
+    assert json.loads((tmp_path / "course" / "01-decode-definition.json").read_text())["student"] == "alice"
+    with pytest.raises(ValueError, match="alice\\(으\\)로 로그인했으므로"):
+        store.export("bob", tmp_path)
+    path = store.export("", tmp_path)
+    sub = json.loads(path.read_text(encoding="utf-8"))
+    assert (sub["student_id"], sub["shuffle_key"], path.name) == ("alice", "alice", "decodelab-course-alice.json")
+
+
+def test_hub_login_replaces_an_earlier_typed_id_for_the_choice_order(tmp_path, monkeypatch):
+    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
+    (tmp_path / "student.json").write_text(json.dumps({"student_id": "typed-1", "shuffle_key": "typed-1"}))
+    assert AnswerStore("course", tmp_path).shuffle_key() == "typed-1"
+    monkeypatch.setenv("JUPYTERHUB_USER", "carol")
+    assert AnswerStore("course", tmp_path).shuffle_key() == "carol"
+
+
+def test_quiz_widget_shows_the_hub_login_locked(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTERHUB_USER", "bob")
+    w = quiz_widget("01", answers_dir=tmp_path, student_id="someone-else")
+    assert (w.student.value, w.student.disabled, w.student.description) == ("bob", True, "JupyterHub")
+    view = w.views["01-decode-definition"]
+    assert view.order == choice_order("01-decode-definition", "bob", ["a", "b", "c", "d"])
+    view.set_response("c")
+    view.submit()
+    assert AnswerStore("course", tmp_path).get("01-decode-definition")["student"] == "bob"
+    monkeypatch.delenv("JUPYTERHUB_USER")
+    w2 = quiz_widget("01", answers_dir=tmp_path / "other", student_id="2026-1")
+    assert (w2.student.value, w2.student.disabled, w2.student.description) == ("2026-1", False, "학번")
