@@ -1,6 +1,19 @@
 """Speculative decoding vs target-only greedy decoding on the bundled pair, in one run.
 
-    python benchmarks/bench_speculative.py [--tokens 64] [--prompts 6] [--gammas 1-8] [--threads 1]
+    decodelab bench speculative [--tokens 64] [--prompts 6] [--reps 5]          (all proposers)
+    decodelab bench speculative --sweep [--gammas 1-8] [--threads 1]             (the draft model's gamma sweep)
+
+Default (all proposers in one run, :func:`decodelab.compare.compare_proposers`): target-only
+greedy decoding, the draft model (gamma 6), prompt lookup (n-gram, gamma 4), the EAGLE head as a
+chain (gamma 6), the EAGLE head with its draft tree (depth 8) and transformers' assisted
+generation with the draft model (its default settings), prompt by prompt and interleaved, repeated
+``--reps`` times. Per method: alpha, mean acceptance length, c, verification cost, Leviathan et
+al.'s predicted speedup (with and without the measured verification cost), and the measured speedup
+(median over repetitions of target-only ms/token / method ms/token) with its range, plus the ratio
+to transformers' assisted generation; greedy outputs are checked identical to target-only decoding
+in every repetition. The machine's load average is printed before and after.
+
+``--sweep``: the draft model's gamma sweep:
 
 For gamma = 1..8 it prints: vLLM's acceptance rate, Leviathan et al.'s alpha (accepted / evaluated
 draft positions), mean acceptance length (measured tokens per drafting round) next to the paper's
@@ -92,8 +105,12 @@ def main(argv=None) -> int:
     ap.add_argument("--gammas", default="1-8", help="e.g. 1-8 or 2,4,6")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for these tiny models)")
     ap.add_argument("--no-hf", action="store_true", help="skip transformers' assisted generation")
+    ap.add_argument("--sweep", action="store_true", help="the draft model's gamma sweep instead of all proposers")
+    ap.add_argument("--reps", type=int, default=5, help="repetitions of the all-proposers comparison")
     args = ap.parse_args(argv)
     set_threads(args.threads)
+    if not args.sweep:
+        return compare_main(args)
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -194,6 +211,57 @@ def main(argv=None) -> int:
         print(f"transformers assisted, default settings (heuristic schedule, 20 tokens, threshold 0.4): "
               f"{statistics.mean(hf_ms):.2f} ms/token, {mb / statistics.mean(hf_ms):.2f}x vs target-only")
     return 0
+
+
+def compare_main(args) -> int:
+    """All proposers in one run (see the module docstring)."""
+    import transformers
+
+    from decodelab.compare import compare_proposers, default_methods
+
+    transformers.logging.set_verbosity_error()
+    pair = load_models()
+    t, d, tok = pair.target, pair.draft, pair.tokenizer
+    t.generation_config.eos_token_id = None
+    d.generation_config.eos_token_id = None
+    prompts = PROMPTS[: args.prompts]
+    n = args.tokens
+    load0 = os.getloadavg()
+    print(f"torch {torch.__version__}, {args.threads} thread(s), {os.cpu_count()} CPUs; {len(prompts)} prompts x {n} "
+          f"tokens, greedy, {args.reps} repetitions; load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    methods = default_methods(pair)
+    for p in prompts[:2]:  # warm-up
+        generate(t, tok, p, 8, top_candidates=0, stop_at_eos=False)
+        for dr, g in methods.values():
+            speculative_generate(t, dr, tok, p, 8, num_speculative_tokens=g, stop_at_eos=False)
+    extra = {} if args.no_hf else {"HF assisted (draft model)": lambda ids, m: hf_generate(t, ids, m, d)}
+
+    def progress(r, rows):
+        print(f"  repetition {r + 1}: " + ", ".join(f"{x.name} {x.speedups[-1]:.2f}x" for x in rows), flush=True)
+
+    rows = compare_proposers(t, tok, methods, prompts, n, reps=args.reps, cost_reps=40, extra=extra, on_rep=progress)
+    hf = next((x for x in rows if x.name.startswith("HF")), None)
+    print()
+    head = (f"{'method':<22} {'gamma':>5} {'nodes':>5} {'alpha':>6} {'mean_len':>8} {'c':>6} {'verify':>6} "
+            f"{'pred':>5} {'pred(v)':>7} | {'speedup':>7} {'range':>11} {'vs HF':>6} exact")
+    print(head)
+    print("-" * len(head))
+    for x in rows:
+        rng = f"{min(x.speedups):.2f}-{max(x.speedups):.2f}"
+        vs = x.speedup / hf.speedup if hf is not None and x is not hf else float("nan")
+        if x.gamma:
+            print(f"{x.name:<22} {x.gamma:>5} {x.nodes:>5} {x.alpha:>6.3f} {x.mean_acceptance_length:>8.2f} {x.c:>6.3f} "
+                  f"{x.verify_cost:>6.2f} {x.predicted_plain:>5.2f} {x.predicted:>7.2f} | {x.speedup:>6.2f}x {rng:>11} "
+                  f"{vs:>5.2f}x {'yes' if x.exact else 'NO'}")
+        else:
+            print(f"{x.name:<22} {'':>5} {'':>5} {'':>6} {'':>8} {'':>6} {'':>6} {'':>5} {'':>7} | {x.speedup:>6.2f}x "
+                  f"{rng:>11} {'':>6} {'yes' if x.exact else 'NO'}")
+    load1 = os.getloadavg()
+    print(f"load average after {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}. speedup = target-only ms/token / "
+          f"method ms/token within each repetition, median over {args.reps}; pred = Leviathan et al. with the "
+          f"measured alpha and c (a verification = 1 target step), pred(v) = with the measured verification cost; "
+          f"for the tree alpha is per depth (some candidate accepted), gamma its depth, c one head call per depth.")
+    return 0 if all(x.exact for x in rows) else 1
 
 
 if __name__ == "__main__":

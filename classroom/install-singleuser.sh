@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The install steps of the single-user image (classroom/Dockerfile runs this script; so does
-# tests/test_classroom_deploy.py, in a plain virtualenv): the decodelab wheel with JupyterLab and
-# the hub's single-user server, then the course notebooks copied out of the installed package.
+# tests/test_classroom_hub.py, into a plain virtualenv its hub then spawns the students' servers
+# from; lecturer/classroom.md uses it for the students' environment on one server): the decodelab
+# wheel with its classroom extra (JupyterLab, the hub's single-user server, nbgrader), then the
+# course notebooks copied out of the installed package.
 #
 # Usage: install-singleuser.sh PYTHON WHEEL NOTEBOOKS_DEST
 # Env:   DECODELAB_TORCH  torch requirement and pip options (default: the CPU build from PyTorch's
@@ -15,9 +17,10 @@ if [[ -n "$TORCH" ]]; then
   # shellcheck disable=SC2086  # the spec may hold several pip arguments
   "$PY" -m pip install --no-cache-dir $TORCH
 fi
-# the wheel itself first (replacing any other decodelab), then its dependencies and the hub's
+# the wheel itself first (replacing any other decodelab), then its classroom extra: JupyterLab,
+# the hub's single-user server, nbgrader (the Assignments tab)
 "$PY" -m pip install --no-cache-dir --no-deps --force-reinstall "$WHEEL"
-"$PY" -m pip install --no-cache-dir "${WHEEL}[lab]" "jupyterhub>=6.1,<7"
+"$PY" -m pip install --no-cache-dir "${WHEEL}[classroom]"
 "$PY" - "$DEST" <<'PY'
 import shutil, sys
 from decodelab.classroom.hub import course_notebooks_dir

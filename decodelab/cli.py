@@ -16,7 +16,7 @@ COMMANDS = {
     "grade": ("decodelab.quiz.cli:grade_main", "제출 파일 폴더를 채점해 성적표 CSV를 만듭니다: decodelab grade DIR -o gradebook.csv [--lms moodle|canvas]"),
     "quiz": ("decodelab.quiz.cli:quiz_main", "퀴즈 도구: decodelab quiz release OUT_DIR (정답이 보이지 않는 학생용 배포본), decodelab quiz view QID KEY (학생이 본 선택지 순서)"),
     "bench": ("decodelab.bench:main", "벤치마크를 실행합니다 (decode, speculative, latency_widget, course)"),
-    "train": ("decodelab.train:main", "대상/초안 모델 쌍을 다시 학습합니다 (기본 저장 폴더 ./decodelab-models; beautifulsoup4와 apt-get 필요)"),
+    "train": ("decodelab.train:main", "대상/초안 모델 쌍을 다시 학습합니다 (기본 저장 폴더 ./decodelab-models; beautifulsoup4와 apt-get 필요). decodelab train eagle: EAGLE 초안 머리 (내려받기 없음)"),
     "classroom": ("decodelab.classroom.cli:main", "수업용: JupyterHub와 nbgrader로 강좌를 엽니다 (decodelab classroom init DIR)"),
     "card": ("decodelab.card:main", "모델 카드(MODEL_CARD.md)를 다시 측정해 씁니다 (번들 모델, 또는 --folder: decodelab train이 만든 폴더)"),
 }

@@ -507,9 +507,13 @@ def as_proposer(draft, target, tokenizer=None) -> Proposer:
     if isinstance(draft, str):
         if draft == "ngram":
             return NGramProposer(vocab_size=_rows(target))
+        if draft in ("eagle", "eagle-tree"):  # the feature-level head (decodelab.eagle)
+            from .eagle import make_proposer
+
+            return make_proposer(draft, target)
         why = ("프롬프트 찾기(prompt lookup)는 vLLM의 이름 'ngram'으로 부릅니다" if draft == "prompt_lookup"
                else "알 수 없는 초안 이름입니다")
-        raise fail("draft", draft, why, "'ngram', 초안 모델, Proposer를 상속한 객체")
+        raise fail("draft", draft, why, "'ngram', 'eagle', 'eagle-tree', 초안 모델, Proposer를 상속한 객체")
     if isinstance(draft, Proposer):
         return draft
     if hasattr(draft, "get_output_embeddings") and hasattr(draft, "config"):

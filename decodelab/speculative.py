@@ -498,8 +498,12 @@ def speculative_generate(
     rounds: list[Round] = []
     itl: list[float] = []
 
+    # a proposer that reads the target's hidden states (decodelab.eagle) runs the target's passes
+    # itself (the target's own model + LM head): prefill_target here, verify_round in each round
+    reads_target = hasattr(proposer, "verify_round")
     # prefill: the target's first token (TTFT), exactly as in decodelab.generate
-    state = prefill(target, torch.tensor([prompt_ids]))
+    state = (proposer.prefill_target(target, torch.tensor([prompt_ids])) if reads_target
+             else prefill(target, torch.tensor([prompt_ids])))
     cache = state.cache
     out = [choose(state.logits, cfg, gen)]
     ids = prompt_ids + out  # everything so far; the target's cache holds all but ids[-1]
@@ -512,9 +516,13 @@ def speculative_generate(
         prop = proposer.propose(ids, g, cfg, gen) if g > 0 else Proposal([])
         drafted = prop.tokens[:g]
         t1 = time.perf_counter()
-        logits = forward(target, torch.tensor([[ids[-1]] + drafted]), cache, logits_to_keep=len(drafted) + 1)[0]
-        t_fwd = time.perf_counter()
-        k, token = verify_logits(logits, drafted, cfg, prop.q, gen)
+        if reads_target and drafted:  # tree or chain, one target pass; the cache keeps the accepted path
+            drafted, k, token = proposer.verify_round(target, cache, ids, prop, cfg, gen)
+            t_fwd = time.perf_counter()
+        else:
+            logits = forward(target, torch.tensor([[ids[-1]] + drafted]), cache, logits_to_keep=len(drafted) + 1)[0]
+            t_fwd = time.perf_counter()
+            k, token = verify_logits(logits, drafted, cfg, prop.q, gen)
         k, token = _cut_at_eos(drafted, k, token, stop)
         emitted = drafted[:k] + ([] if token is None else [token])
         crop_cache(cache, len(ids) - 1 + len(emitted))  # drop rejected drafts; the newest is fed next round

@@ -26,6 +26,9 @@ Pipeline (every step seeded, losses logged to ``train_log.json`` beside the weig
    accepts many draft tokens (Leviathan et al. 2023, arXiv 2211.17192: acceptance rate = 1 - TV(p, q)).
 
 Weights are saved as fp16 safetensors (loaded back as fp32 by :func:`decodelab.load_models`).
+
+A second stage, ``decodelab train eagle``, trains the EAGLE draft head of the bundled target by
+self-distillation (no download; :mod:`decodelab.eagle`).
 """
 
 from __future__ import annotations
@@ -461,7 +464,9 @@ def _parser() -> ArgumentParser:
         ),
         epilog=(
             "번들 모델 쌍을 바꾸려면 (저장소 폴더에서): decodelab train --out decodelab/assets/models "
-            "다음에 decodelab card --folder decodelab/assets/models"
+            "다음에 decodelab card --folder decodelab/assets/models. "
+            "두 번째 단계 decodelab train eagle 은 대상 모델의 은닉 상태를 읽는 EAGLE 초안 머리를 "
+            "내려받기 없이 학습합니다 (decodelab train eagle --help)"
         ),
     )
     ap.add_argument(
@@ -527,6 +532,11 @@ def main(argv: list[str] | None = None) -> int:
         checked before any download) or a corpus download/unpack step fails
         (:func:`download_failure_message`).
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["eagle"]:  # the second stage: the EAGLE draft head, self-distilled (decodelab.eagle)
+        from .eagle import main as eagle_main
+
+        return eagle_main(argv[1:])
     args = _parser().parse_args(argv)
     problems = _argument_problems(args) + check_requirements(args.workdir)
     if problems:

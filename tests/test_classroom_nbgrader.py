@@ -13,7 +13,6 @@ import html
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 from contextlib import redirect_stdout
@@ -38,6 +37,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 A = "exam-02"
+ALL = ("exam-02", "exam-03", "exam-04", "exam-05")  # generated; exam-02 goes through the whole lifecycle
 STUDENTS = ("alice", "bob")
 CHEAT = "mallory"  # replaces the grading function in her own kernel
 BOB_SHORT = "프롬프트를 읽는 데 드는 시간"  # neither accepted nor a listed misconception: review
@@ -87,7 +87,7 @@ def course(tmp_path_factory):
         cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()  # the course's own config
         assert cfg.Exchange.root == str(exchange) and cfg.CourseDirectory.root == str(course)
         api = NbGraderAPI(config=cfg)
-        for step in (api.generate_assignment(A), api.release_assignment(A)):
+        for step in (*(api.generate_assignment(a) for a in ALL), api.release_assignment(A)):
             assert step["success"], step["log"] + str(step.get("error"))
         flags = ["--course", "decodelab", f"--Exchange.root={exchange}"]
         for sid in STUDENTS:
@@ -241,12 +241,16 @@ def test_parametric_numbers_differ_and_are_the_students_own(course):
     assert len(listed) >= 20 and {i[:2] for i in listed} == {"02", "03", "04", "05"}
 
 
-def test_release_holds_no_hidden_test_or_key(course):
-    bank, release = course["bank"], course["dir"] / "release" / A
-    assert sorted(p.name for p in release.rglob("*") if p.is_file()) == [f"{A}.ipynb"]
-    for text in (course["fetched-alice"], (release / f"{A}.ipynb").read_text(encoding="utf-8")):
+@pytest.mark.parametrize("assignment", ALL)
+def test_release_holds_no_hidden_test_or_key(course, assignment):
+    bank, release = course["bank"], course["dir"] / "release" / assignment
+    assert sorted(p.name for p in release.rglob("*") if p.is_file()) == [f"{assignment}.ipynb"]
+    texts = [(release / f"{assignment}.ipynb").read_text(encoding="utf-8")]
+    if assignment == A:
+        texts.append(course["fetched-alice"])
+    for text in texts:
         assert "HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text and "grade_cell" not in text
-        for item in bank.items("02"):
+        for item in bank.items(assignment[-2:]):
             if isinstance(item, Written):
                 assert item.rubric.splitlines()[0][:30] not in text
             elif isinstance(item, Task):
@@ -295,13 +299,14 @@ def test_feedback_in_korean_with_explanations(course):
 
 
 def test_lms_export_reports_pending_and_unknown(course, tmp_path):
-    before = course["report_before"]
+    bank, before = course["bank"], course["report_before"]
     # before the lecturer's decisions: bob's short answer and both written answers await review
     assert before.pending == {("alice", A): 1, ("bob", A): 2, (CHEAT, A): 8}
+    assert set(before.missing) == {(s, a) for s in (*STUDENTS, CHEAT) for a in ALL[1:]}  # not submitted: reported
     rows = list(csv.reader((course["base"] / "before.csv").open(encoding="utf-8")))
-    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", A]  # one column, no total
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *ALL]  # one column each, no total
     bob = next(r for r in rows if r[3] == "bob")
-    assert bob[5] == ""  # pending: left empty, not 0
+    assert bob[5:] == ["", "", "", ""]  # pending (exam-02) and not submitted: left empty, not 0
     roster = tmp_path / "roster.csv"
     roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\nAlice Kim,lti-1001,,,A\n",
                       encoding="utf-8")
@@ -311,11 +316,12 @@ def test_lms_export_reports_pending_and_unknown(course, tmp_path):
     rows = list(csv.reader(out.open(encoding="utf-8")))
     total = course["second"]["alice"]["score"]
     assert rows[1][0].strip() == "Points Possible" and float(rows[1][5]) == pytest.approx(course["second"]["alice"]["max"])
+    assert [float(x) for x in rows[1][5:]] == pytest.approx([sum(bank.points(i) for i in bank.items(a[-2:])) for a in ALL])
     assert rows[2][:2] == ["Alice Kim", "lti-1001"] and float(rows[2][5]) == pytest.approx(total)
     out = tmp_path / "moodle.csv"
     report = export(course["dir"], "moodle", out)
     rows = list(csv.reader(out.open(encoding="utf-8")))
-    assert rows[0] == ["username", "idnumber", A]
+    assert rows[0] == ["username", "idnumber", *ALL]
     assert {r[0]: float(r[2]) for r in rows[1:] if r[0] != CHEAT} == pytest.approx(
         {s: course["second"][s]["score"] for s in STUDENTS})
     assert [r[2] for r in rows if r[0] == CHEAT] == [""]  # flagged scores wait for the lecturer

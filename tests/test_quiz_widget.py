@@ -99,7 +99,7 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
 
     # the review widget shares the same answers
     review = _widget(tmp_path, "all")
-    assert len(review.views) == 97 and review.score() == (4.5, 97.0)
+    assert len(review.views) == 101 and review.score() == (4.5, 101.0)
     assert review.views["01-greedy"].score == 1.0
 
     captured = capsys.readouterr()
