@@ -228,9 +228,9 @@ def speculative_round():
         x = 2.0 + i * (w + 0.15)
         _box(ax, x + 0.05, y + 0.05, w - 0.1, 0.4, tok, RECOVER if kind == "복구 토큰" else PREFILL, fs=11,
              fill=(RECOVER + "44") if kind == "복구 토큰" else "#ffffff")
-    ax.text(2.0 + 2 * (w + 0.15) + w / 2, y - 0.08, "복구 토큰 (거절된 자리에 대상 모델이 내놓은 토큰)", ha="left",
+    ax.text(2.0 + 2 * (w + 0.15) + w / 2, y - 0.08, "복구 토큰 (거절된 위치에 대상 모델이 내놓은 토큰)", ha="left",
             va="top", fontsize=11, color=RECOVER)
-    ax.text(8.1, y + 0.95, "확정: 국민 · 은 · 모두\n(수락 2 + 복구 토큰 1 = 3개)\n네 번째 초안은 검증되지 않고 버림",
+    ax.text(8.1, y + 0.95, "확정: 국민 · 은 · 모두\n(수락 2 + 복구 토큰 1 = 3개)\n네 번째 초안은 판정하지 않고 버림",
             fontsize=11, color=INK, va="center", linespacing=1.5)
 
     # round B: all accepted, bonus token
