@@ -47,7 +47,8 @@ def test_the_wheel_carries_the_course_and_not_the_exam_bank(wheel):
     expect |= {"decodelab/_course/notebooks/rise.css"}
     assert len(expect) >= 7 + 6 + 6 + 5
     expect |= {"decodelab/py.typed", "decodelab/assets/presets.csv", "decodelab/assets/models/target/config.json",
-               "decodelab/assets/models/draft/config.json", "decodelab/assets/models/target/model.safetensors"}
+               "decodelab/assets/models/draft/config.json", "decodelab/assets/models/target/model.safetensors",
+               "decodelab/assets/models/eagle/config.json", "decodelab/assets/models/eagle/model.safetensors"}
     assert expect <= names, sorted(expect - names)
     assert not [n for n in names if "exam" in n.lower() and not n.startswith("decodelab/quiz/")], \
         "the lecturer-only exam bank (classroom/exam/) must not be in the wheel"
