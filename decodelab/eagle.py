@@ -24,8 +24,8 @@ static tree (:mod:`decodelab.tree`). Differences from the paper:
   form), so that the second and later draft positions see at training time what they see when
   drafting; EAGLE-3 also fuses low/middle/high-layer features and drops the regression loss,
   which this head does not do (one layer's features: the last one);
-* the decoder layer keeps its input RMSNorm; EAGLE-2's *dynamic* (confidence-ranked) tree is not
-  used: the tree is static, as in EAGLE-1;
+* the decoder layer is a complete Llama layer, its input RMSNorm included; EAGLE-2's *dynamic*
+  (confidence-ranked) tree is not used: the tree is static, as in EAGLE-1;
 * the layer is initialised from the target's last decoder layer (same sizes), which lets a
   few minutes of CPU training go far.
 
@@ -33,7 +33,10 @@ static tree (:mod:`decodelab.tree`). Differences from the paper:
 from the target's own top-layer feature, which already encodes what the target is about to say,
 and reads out through the target's own LM head; a separate draft must rebuild all of that from
 tokens with its own, much weaker, stack. And it is one layer instead of a whole model: one draft
-step is one layer plus the LM head, a fraction of a full draft model's step.
+step is one layer plus the LM head, a fraction of a large target's step. On the bundled pair on a
+CPU neither advantage is large (measured in ``MODEL_CARD.md`` and ``facts/eagle.md``): the bundled
+draft model was distilled from the target on its own corpus, and the head's readout through the
+target's 4096 x 320 LM head reads more bytes per drafted token than the whole 2-layer draft model.
 
 The head's files (``decodelab/assets/models/eagle/``: ``config.json``, ``model.safetensors``,
 fp16) hold only the fc and the decoder layer; the embeddings and the LM head are the target's.

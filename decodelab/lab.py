@@ -190,7 +190,8 @@ def student_copy(dest: str | Path = STUDENT_DIR) -> tuple[Path, list[str]]:
 
     The notebooks are read from :data:`decodelab._paths.NOTEBOOKS_DIR` (``importlib.resources``),
     so an installed wheel gives a student the same notebooks as the repository. A notebook already
-    in ``dest`` is never overwritten: the student's work is kept, only missing ones are added.
+    in ``dest`` is never overwritten: the student's work is kept, only missing ones are added. The
+    diagrams the notebooks embed (``figures/*.svg``) and ``rise.css`` are copied beside them the same way.
 
     Returns:
         ``(absolute dest, names of the notebooks copied now)``.
@@ -212,6 +213,13 @@ def student_copy(dest: str | Path = STUDENT_DIR) -> tuple[Path, list[str]]:
         if not target.exists():
             shutil.copyfile(src, target)
             copied.append(src.name)
+    # what the notebooks link to: their diagrams (figures/*.svg) and RISE's rise.css, also never overwritten
+    extras = sorted((NOTEBOOKS_DIR / "figures").glob("*.svg")) + [NOTEBOOKS_DIR / "rise.css"]
+    for src in (p for p in extras if p.is_file()):
+        target = dest / src.relative_to(NOTEBOOKS_DIR)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, target)
     return dest, copied
 
 

@@ -5,7 +5,11 @@
 * :func:`measure_tpot` — time per :func:`decodelab.decode_step` against position, and TPOT for
   several output lengths (TPOT = (E2E - TTFT) / (n - 1), vLLM's definition, facts/hardware.md);
 * :func:`fit_line` — least-squares ``ms = overhead + slope x tokens``: its intercept is the
-  per-call overhead (Python, framework, kernel launches) that no roofline contains.
+  per-call overhead (Python, framework, kernel launches) that no roofline contains;
+* :func:`measure_matmul_roofline` — the roofline seen on this computer: one fp32 weight matrix
+  larger than the last-level cache (:func:`last_level_cache`) times a batch of B vectors, B = 1 ...
+  256, as a decode step's weight matmul is; time per step stays flat while memory-bound and rises
+  once compute-bound. :func:`matmul_roofline_figure` draws it beside the roofline's prediction.
 
 All functions return plain Python numbers in milliseconds ("measured on this computer"). Timings
 on a shared machine vary (~30%): compare numbers from one run only, and use medians.
@@ -14,7 +18,11 @@ on a shared machine vary (~30%): compare numbers from one run only, and use medi
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -25,7 +33,8 @@ from .models import format_prompt
 from ._check import check as _check, fail
 from ._torch import threads
 
-__all__ = ["prompt_ids", "measure_ttft", "measure_tpot", "fit_line"]
+__all__ = ["prompt_ids", "measure_ttft", "measure_tpot", "fit_line", "last_level_cache", "matmul_size",
+           "matmul_profile", "MatmulRoofline", "measure_matmul_roofline", "matmul_roofline_figure"]
 
 # A neutral Korean passage (our own words) tiled to any length; only its token count matters.
 _TEXT = (
@@ -191,3 +200,261 @@ def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
                    "길이가 같고 점이 2개 이상", shape=True)
     slope, intercept = np.polyfit(xs, ys, 1)
     return float(intercept), float(slope)
+
+
+
+# --------------------------------------------------------------------------------------------
+# the roofline on this computer: one weight matrix times a batch of vectors
+
+#: What :func:`last_level_cache` assumes when the OS does not say (a common desktop L3).
+DEFAULT_LLC_BYTES = 32 * 2**20
+FP32_BYTES = 4
+
+
+def last_level_cache(sys_cpu: str | Path = "/sys/devices/system/cpu/cpu0/cache") -> tuple[int, str]:
+    """Size of this computer's last-level CPU cache, in bytes, as the OS reports it.
+
+    Linux: the highest ``level`` among ``sys_cpu/index*/`` (data or unified caches) and its
+    ``size`` ("32768K" -> 33,554,432). macOS: ``sysctl hw.l3cachesize`` (or ``hw.l2cachesize``
+    where there is no L3, as on Apple silicon). Otherwise, or if reading fails, 32 MiB (가정).
+
+    Args:
+        sys_cpu: the Linux sysfs folder to read (a parameter so that tests can pass a fake one).
+
+    Returns:
+        ``(bytes, where)``: the size and a short Korean note of where it came from.
+    """
+    best: tuple[int, int] | None = None
+    folder = Path(sys_cpu)
+    for index in sorted(folder.glob("index*")) if folder.is_dir() else []:
+        try:
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            level = int((index / "level").read_text())
+            size = _parse_size((index / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        if best is None or level > best[0]:
+            best = (level, size)
+    if best is not None:
+        return best[1], f"운영체제가 알려 준 L{best[0]} 캐시 ({folder})"
+    if sys.platform == "darwin":
+        for key, name in (("hw.l3cachesize", "L3"), ("hw.l2cachesize", "L2")):
+            try:
+                out = subprocess.run(["sysctl", "-n", key], capture_output=True, text=True, timeout=5).stdout
+                if int(out.strip() or 0) > 0:
+                    return int(out.strip()), f"운영체제가 알려 준 {name} 캐시 (sysctl {key})"
+            except (OSError, ValueError, subprocess.SubprocessError):
+                pass
+    return DEFAULT_LLC_BYTES, "가정: 운영체제가 캐시 크기를 알려 주지 않아 32 MiB로 둠"
+
+
+def _parse_size(text: str) -> int:
+    """sysfs cache sizes: "48K", "2048K", "32M" or plain bytes."""
+    t = text.strip().upper()
+    unit = {"K": 2**10, "M": 2**20, "G": 2**30}.get(t[-1:], 1)
+    return int(t[:-1] if unit != 1 else t) * unit
+
+
+def matmul_size(llc_bytes: int, *, factor: float = 2.0, multiple: int = 256, max_bytes: int = 512 * 2**20) -> int:
+    """Side n of the square fp32 weight matrix for :func:`measure_matmul_roofline`.
+
+    The smallest multiple of ``multiple`` with ``4 n^2 >= factor x llc_bytes`` (so the weights
+    cannot stay in the cache between steps), capped so the matrix holds at most ``max_bytes``
+    (and at least one ``multiple``). 32 MiB L3, factor 2: n = 4096 (64 MiB).
+
+    Raises:
+        TypeError / ValueError: ``llc_bytes`` not an integer >= 1, ``factor`` <= 0.
+    """
+    llc = _check("llc_bytes", llc_bytes, "캐시 크기(bytes)", low=1, integer=True)
+    factor = _check("factor", factor, "캐시 크기의 몇 배", strict=True)
+    want = min(factor * llc, max_bytes) / FP32_BYTES
+    n = int(np.ceil(np.sqrt(want) / multiple)) * multiple
+    while n > multiple and FP32_BYTES * n * n > max_bytes:
+        n -= multiple
+    return max(n, multiple)
+
+
+def matmul_profile(n: int):
+    """The roofline's view of one n x n fp32 weight matrix: a :class:`decodelab.latency.ModelProfile`
+    with ``n_params = n^2`` and nothing else that costs (no attention, no KV cache), so that
+    ``latency.roofline(profile, hw, 1, 0, 0, batch=B)`` counts 2 n^2 B FLOP and 4 n^2 bytes (the
+    weights; the B input and output vectors, 8 B n bytes, are left out as the core leaves out
+    activations: at most 2 B / n of the weights, 12% for B = 256, n = 4096)."""
+    from .profiles import ModelProfile
+
+    n = _check("n", n, "행렬 크기", low=1, integer=True)
+    return ModelProfile(f"가중치 행렬 {n}x{n}", n * n, 1, n, 1, 1, 1, 0, 0, dtype="fp32", kv_dtype="fp32",
+                        source="decodelab.latency_measure.matmul_profile")
+
+
+@dataclass
+class MatmulRoofline:
+    """What :func:`measure_matmul_roofline` returns: one weight matrix, several batch sizes.
+
+    Attributes:
+        n: side of the square fp32 weight matrix; ``weight_bytes = 4 n^2``.
+        llc_bytes, llc_source: the last-level cache it was sized against, and where that came from.
+        batch_sizes: B values, increasing.
+        ms: median ms of one ``(B, n) @ (n, n)`` product (one "step") per B, measured on this computer.
+            B = 1 runs a matrix-vector kernel that streams the weights once; B >= 2 a matrix-matrix
+            kernel, which on some CPU libraries (MKL) is up to 2x slower at small B and then flat.
+        all_ms: every timed repeat per B, ms.
+        threads: torch CPU threads used.
+    """
+
+    n: int
+    llc_bytes: int
+    llc_source: str
+    batch_sizes: list[int]
+    ms: list[float]
+    all_ms: list[list[float]] = field(repr=False)
+    threads: int = 1
+
+    @property
+    def weight_bytes(self) -> int:
+        return FP32_BYTES * self.n * self.n
+
+    def flops(self, batch) -> np.ndarray:
+        """FLOP of one step at batch B: 2 n^2 B (roofline core)."""
+        from .latency import roofline
+
+        return roofline(matmul_profile(self.n), None, 1, 0, 0, np.asarray(batch, dtype=float)).flops
+
+    @property
+    def bandwidth(self) -> float:
+        """Measured memory bandwidth, bytes/s: weight bytes / the median step time at the smallest
+        batch (memory-bound there: the step is the time to stream the weights once)."""
+        return self.weight_bytes / (self.ms[0] / 1e3)
+
+    @property
+    def peak_flops(self) -> float:
+        """Measured FLOP/s: the highest 2 n^2 B / time over the batch sizes (reached once compute-bound)."""
+        return float(np.max(self.flops(self.batch_sizes) / (np.asarray(self.ms) / 1e3)))
+
+    @property
+    def ridge_point(self) -> float:
+        """Measured ridge point, FLOP/byte: peak FLOP/s / bandwidth (Williams et al. 2009)."""
+        return self.peak_flops / self.bandwidth
+
+    @property
+    def ridge_batch(self) -> float:
+        """Batch where this matmul's intensity 2 B / 4 (FLOP/byte, fp32) meets the ridge: 2 x ridge."""
+        return self.ridge_point * FP32_BYTES / 2
+
+    def hardware(self):
+        """This computer as the roofline sees it, from this measurement: a :class:`decodelab.latency.Hardware`."""
+        from .profiles import Hardware
+
+        return Hardware("이 컴퓨터 (행렬 곱으로 측정)", None, self.bandwidth, {"fp32": self.peak_flops},
+                        source=f"measured: {self.n}x{self.n} fp32 matmul, B = {self.batch_sizes[0]}..{self.batch_sizes[-1]}",
+                        notes="실행할 때 측정한 값: 같은 실행 안에서만 비교하세요")
+
+    def predicted_ms(self, hardware=None) -> np.ndarray:
+        """Roofline prediction per batch size, ms: max(2 n^2 B / FLOP/s, 4 n^2 / bandwidth) from
+        :func:`decodelab.latency.roofline`, on ``hardware`` (default :meth:`hardware`)."""
+        from .latency import roofline
+
+        hw = self.hardware() if hardware is None else hardware
+        return roofline(matmul_profile(self.n), hw, 1, 0, 0, np.asarray(self.batch_sizes, dtype=float)).ms
+
+    def ratio(self, batch: int) -> float:
+        """Measured step time at ``batch`` / at the smallest batch (1.0 = flat)."""
+        return self.ms[self.batch_sizes.index(batch)] / self.ms[0]
+
+
+def measure_matmul_roofline(batch_sizes: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256), *,
+                            n: int | None = None, repeats: int = 5, warmup: int = 1,
+                            num_threads: int | None = 1, seed: int = 0) -> MatmulRoofline:
+    """Time one decode-like weight matmul, ``(B, n) @ (n, n)`` in fp32 torch on CPU, for each B.
+
+    A decode step multiplies every weight matrix by the batch's B activation vectors: each weight
+    is read once and used for B multiply-adds, 2 B / 4 FLOP/byte in fp32. While that is below the
+    ridge point the time is the weight read (flat in B); above it the time grows with B.
+    The matrix is sized from the last-level cache (:func:`last_level_cache`, :func:`matmul_size`:
+    64 MiB for a 32 MiB L3) so its bytes really come from memory every step.
+
+    Args:
+        batch_sizes: increasing ints >= 1 (B); the first is the memory-bound reference.
+        n: matrix side; default :func:`matmul_size` of the last-level cache.
+        repeats: timed products per B (>= 1), the median kept. warmup: untimed products per B (>= 0).
+        num_threads: torch threads while timing (restored afterwards); default 1, as in
+            :func:`measure_tpot` (steadier on a shared machine). ``None`` keeps torch's setting.
+        seed: seed of the random matrix.
+
+    Returns:
+        :class:`MatmulRoofline` (ms measured on this computer: about 1-2 s in all for n = 4096).
+
+    Raises:
+        TypeError / ValueError: a batch size not an int >= 1 or not increasing, n < 1, repeats < 1,
+            warmup < 0, or a bad num_threads.
+    """
+    sizes = [int(b) for b in np.atleast_1d(_check("batch_sizes", batch_sizes, "배치 크기 목록", low=1,
+                                                  integer=True, array=True))]
+    if any(b >= c for b, c in zip(sizes, sizes[1:])):
+        raise ValueError(f"batch_sizes={list(batch_sizes)}: 배치 크기는 커지는 순서여야 합니다 "
+                         "(허용: 예 (1, 2, 4, 8, 16, 32, 64, 128, 256))")
+    llc, where = last_level_cache()
+    n = matmul_size(llc) if n is None else _check("n", n, "행렬 크기", low=1, integer=True)
+    repeats = _check("repeats", repeats, "반복 횟수", low=1, integer=True)
+    warmup = _check("warmup", warmup, "준비 실행 횟수", integer=True)
+    gen = torch.Generator().manual_seed(seed)
+    weight = torch.randn(n, n, generator=gen)
+    out = {"ms": [], "all_ms": []}
+    with threads(num_threads, name="num_threads"), torch.inference_mode():
+        used = torch.get_num_threads()
+        for b in sizes:
+            x = torch.randn(b, n, generator=gen)
+            for _ in range(warmup):
+                torch.matmul(x, weight)
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                torch.matmul(x, weight)
+                times.append((time.perf_counter() - t0) * 1e3)
+            out["ms"].append(statistics.median(times))
+            out["all_ms"].append(times)
+    return MatmulRoofline(int(n), int(llc), where, sizes, out["ms"], out["all_ms"], used)
+
+
+def matmul_roofline_figure(result: MatmulRoofline, *, prediction=None, ax=None):
+    """Step time against batch size (log-log): measured, and the roofline's prediction.
+
+    Args:
+        result: from :func:`measure_matmul_roofline`.
+        prediction: a :class:`decodelab.latency.Hardware` for a second, independent prediction
+            (e.g. ``latency.get_hardware("this-computer")``: numpy copy and 1024x1024 matmul),
+            drawn dashed; the solid grey line is the roofline on this measurement's own bandwidth
+            and FLOP/s (:meth:`MatmulRoofline.hardware`).
+        ax: an Axes to draw on; default a new 9.5 x 4.2 in figure.
+
+    Returns:
+        the matplotlib Figure.
+    """
+    from .plots import new_figure
+
+    if ax is None:
+        fig, ax = new_figure(figsize=(9.5, 4.2), dpi=110)
+    fig = ax.figure
+    b = np.asarray(result.batch_sizes)
+    ax.plot(b, result.ms, "o-", color="#dc2626", lw=2, label="측정 (이 컴퓨터)")
+    ax.plot(b, result.predicted_ms(), "-", color="#6b7280", lw=2, alpha=0.8,
+            label="루프라인 (이 측정의 대역폭과 FLOP/s)")
+    if prediction is not None:
+        ax.plot(b, result.predicted_ms(prediction), "--", color="#2563eb", lw=1.5,
+                label=f"루프라인 ({prediction.name} 값)")
+    ax.axvline(result.ridge_batch, color="#9333ea", ls=":", lw=1.5)
+    ax.text(result.ridge_batch, ax.get_ylim()[1], f" 리지 B ≈ {result.ridge_batch:.0f}", color="#9333ea",
+            va="top", fontsize=11)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(b, [str(x) for x in b])
+    ax.set_xlabel("배치 크기 B (가중치 행렬에 곱하는 벡터 수)", fontsize=12)
+    ax.set_ylabel("스텝 하나 (ms)", fontsize=12)
+    ax.set_title(f"가중치 {result.weight_bytes / 2**20:.0f} MiB 행렬 곱: 메모리 한계에서는 평평, 연산 한계에서는 오름",
+                 fontsize=13)
+    ax.tick_params(labelsize=11)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=10, loc="upper left")
+    fig.tight_layout()
+    return fig

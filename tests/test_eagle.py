@@ -403,3 +403,25 @@ def test_training_is_reproducible_and_lowers_the_loss(pair):
         assert torch.equal(a, b), k
     kls = [r["kl"] for r in log1["log"] if "kl" in r]
     assert log1["heldout"]["kl"] < kls[0]
+
+
+def test_sampled_generation_by_name_is_seeded_and_stops_at_eos(pair):
+    target, tok = pair.target, pair.tokenizer
+    from decodelab.decoding import eos_ids
+
+    stop = eos_ids(target, tok)
+    for name in ("eagle", "eagle-tree"):
+        a = speculative_generate(target, name, tok, UNSEEN[3], 40, num_speculative_tokens=6, temperature=0.9,
+                                 top_p=0.95, seed=5)
+        b = speculative_generate(target, name, tok, UNSEEN[3], 40, num_speculative_tokens=6, temperature=0.9,
+                                 top_p=0.95, seed=5)
+        assert a.token_ids == b.token_ids and 1 <= len(a.token_ids) <= 40
+        assert not any(t in stop for t in a.token_ids[:-1])  # nothing after an EOS
+        assert a.num_accepted_tokens > 0
+
+
+def test_train_eagle_command_checks_its_arguments(capsys):
+    from decodelab.train import main
+
+    assert main(["eagle", "--steps", "0"]) == 2
+    assert "--steps" in capsys.readouterr().out

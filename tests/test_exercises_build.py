@@ -262,3 +262,12 @@ def test_end_of_notebook_problems_have_answers_in_the_lecturer_guide(nb):
     answered = re.findall(r"^(\d)\. \*\*(.+?)\*\*", answers, re.M)
     assert [n for n, _ in answered] == [n for n, _ in problems]  # one answer per problem, same order
     assert "풀이" not in section.replace("풀이는 노트북에 없습니다", "")  # no worked answer in the notebook
+
+
+@pytest.mark.parametrize("source", sorted((REPO / "notebooks" / "src").glob("0*.md")), ids=lambda p: p.name)
+def test_every_reveal_holds_its_cell_until_the_prediction(source):
+    # Run All safe: each prediction's measuring cell starts with ex.hold, so its printed lines stay hidden
+    text = source.read_text(encoding="utf-8")
+    revealed = set(re.findall(r'ex\.reveal\("([^"]+)"', text))
+    held = set(re.findall(r'ex\.hold\("([^"]+)"', text))
+    assert revealed <= held, f"{source.name}: ex.reveal without ex.hold: {sorted(revealed - held)}"

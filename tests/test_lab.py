@@ -114,6 +114,10 @@ def test_student_copy_adds_the_bundled_notebooks_and_keeps_the_students_own(tmp_
     assert copied == [n for n in bundled if n != lab.FIRST_NOTEBOOK]
     assert mine.read_text(encoding="utf-8") == "내 풀이"
     assert (dest / "04_speculative_decoding.ipynb").read_bytes() == (lab.NOTEBOOKS_DIR / "04_speculative_decoding.ipynb").read_bytes()
+    # the diagrams the notebooks link to (figures/NAME.svg) and RISE's rise.css come along
+    svgs = sorted(p.name for p in (lab.NOTEBOOKS_DIR / "figures").glob("*.svg"))
+    assert len(svgs) >= 5 and sorted(p.name for p in (dest / "figures").glob("*.svg")) == svgs
+    assert (dest / "rise.css").read_bytes() == (lab.NOTEBOOKS_DIR / "rise.css").read_bytes()
     assert lab.student_copy(dest)[1] == []
 
 

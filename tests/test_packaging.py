@@ -43,9 +43,12 @@ def test_the_wheel_carries_the_course_and_not_the_exam_bank(wheel):
     expect = {f"decodelab/_course/quizzes/{p.name}" for p in (REPO / "quizzes").glob("[0-9][0-9].yaml")}
     expect |= {f"decodelab/_course/quizzes/exercises/{p.name}" for p in (REPO / "quizzes" / "exercises").glob("*.yaml")}
     expect |= {f"decodelab/_course/notebooks/{p.name}" for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")}
-    assert len(expect) >= 7 + 6 + 6
+    expect |= {f"decodelab/_course/notebooks/figures/{p.name}" for p in (REPO / "notebooks" / "figures").glob("*.svg")}
+    expect |= {"decodelab/_course/notebooks/rise.css"}
+    assert len(expect) >= 7 + 6 + 6 + 5
     expect |= {"decodelab/py.typed", "decodelab/assets/presets.csv", "decodelab/assets/models/target/config.json",
-               "decodelab/assets/models/draft/config.json", "decodelab/assets/models/target/model.safetensors"}
+               "decodelab/assets/models/draft/config.json", "decodelab/assets/models/target/model.safetensors",
+               "decodelab/assets/models/eagle/config.json", "decodelab/assets/models/eagle/model.safetensors"}
     assert expect <= names, sorted(expect - names)
     assert not [n for n in names if "exam" in n.lower() and not n.startswith("decodelab/quiz/")], \
         "the lecturer-only exam bank (classroom/exam/) must not be in the wheel"

@@ -66,3 +66,37 @@ def test_live_widgets_are_shown_in_the_slideshow(path):
         if c["cell_type"] == "code" and WIDGET_CALL.search(src) and _slide_type(c) in ("skip", "notes"):
             hidden.append(i)
     assert hidden == [], f"{path.name}: 위젯 셀 {hidden}이 슬라이드에서 숨겨져 있습니다"
+
+
+def deck_unreachable(cells: list[dict]) -> list[int]:
+    """Cells that jupyterlab-deck 0.2.0's on-screen buttons never show: a "subslide" whose previous
+    shown cell (skip and notes do not count) is itself a "subslide". Its extents code links the
+    next subslide to the SLIDE's last cell (``lib/notebook/presenter.js``, ``_getExtents``, case
+    'subslide': it checks nulls, fragments, then the slide, never the previous subslide), so the
+    earlier subslide drops out of the down-chain. A following "slide" or a cell in between avoids it."""
+    out, prev, prev_i = [], None, -1
+    for i, c in enumerate(cells):
+        kind = _slide_type(c)
+        if kind in ("skip", "notes"):
+            continue
+        if kind == "subslide" and prev == "subslide":
+            out.append(prev_i)
+        prev, prev_i = kind, i
+    return out
+
+
+def test_deck_unreachable_on_a_made_up_deck():
+    def cell(t=None):
+        return {"metadata": {"slideshow": {"slide_type": t}} if t else {}}
+
+    # 04's histogram section as it was: slide, subslide, subslide, subslide, cell -> two never shown
+    assert deck_unreachable([cell("slide"), cell("subslide"), cell("subslide"), cell("subslide"), cell()]) == [1, 2]
+    assert deck_unreachable([cell("slide"), cell("subslide"), cell(), cell("subslide"), cell("skip"), cell("slide")]) == []
+    assert deck_unreachable([cell("slide"), cell("subslide"), cell("notes"), cell("subslide")]) == [1]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_cell_is_reachable_with_the_deck_buttons(path):
+    assert deck_unreachable(_cells(path)) == [], (
+        f"{path.name}: 셀 {deck_unreachable(_cells(path))} 바로 뒤에 다시 subslide가 와서 jupyterlab-deck의 화면 버튼으로 "
+        "갈 수 없습니다 (뒤 셀을 slide로 바꾸거나 사이에 셀을 두세요)")

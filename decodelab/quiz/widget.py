@@ -56,6 +56,19 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+#: One stylesheet for every quiz on the page (each question's box has a ``decodelab-quiz-<id>``
+#: class): the chosen option of a single-choice question is a filled dark-blue button with white
+#: bold text and a ring, a ticked checkbox's label turns bold blue, so the selection reads from
+#: the back of a lecture room (JupyterLab's own selected toggle button is only a slightly darker grey).
+QUIZ_STYLE = """<style>
+[class*="decodelab-quiz-"] .widget-toggle-button.mod-active {
+  background: #1d4ed8 !important; color: #ffffff !important; font-weight: 700;
+  box-shadow: 0 0 0 2px #93c5fd; }
+[class*="decodelab-quiz-"] .widget-checkbox input:checked { accent-color: #1d4ed8; transform: scale(1.25); }
+[class*="decodelab-quiz-"] .widget-checkbox:has(input:checked) { color: #1d4ed8; font-weight: 700; }
+</style>"""
+
+
 class QuestionView:
     """One question: its input widgets, buttons and feedback.
 
@@ -324,7 +337,7 @@ class QuizWidget:
             heading = f"복습 퀴즈 · 전체 {len(qs.questions)}문항"
         if self.exam:
             heading += " (시험 모드)"
-        self.title = W.HTML(f"<h3 style='margin:4px 0'>{_esc(heading)}</h3>")
+        self.title = W.HTML(QUIZ_STYLE + f"<h3 style='margin:4px 0'>{_esc(heading)}</h3>")
         self.score_label = W.HTML("")
         self.views: dict[str, QuestionView] = {}
         for n, q in enumerate(qs.questions, start=1):

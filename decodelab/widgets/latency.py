@@ -348,8 +348,9 @@ class LatencyExplorer:
 
         self.presets = rate_presets(model, context_tokens, include_this_computer=include_this_computer)
         first = self.presets[0]
-        style = {"description_width": "150px"}
-        layout = W.Layout(width="520px")
+        # sizes in em: on a slide the widget font grows (decodelab.widgets.styles) and the labels with it
+        style = {"description_width": "11.5em"}
+        layout = W.Layout(width="40em")
         self.preset = W.Dropdown(
             options=[(p.label, i) for i, p in enumerate(self.presets)] + [("직접 설정", self.CUSTOM)],
             value=0, description="하드웨어 프리셋", style=style, layout=layout)
@@ -368,10 +369,10 @@ class LatencyExplorer:
         self.speculative = W.Checkbox(
             value=False, description=f"투기적 디코딩 (γ={SPECULATIVE_GAMMA}, c={SPECULATIVE_C:g})", indent=False)
         self.alpha = W.FloatSlider(value=0.75, min=0.0, max=0.95, step=0.05, description="수락 확률 α",
-                                   style=style, layout=W.Layout(width="360px"), continuous_update=False)
+                                   style=style, layout=W.Layout(width="28em"), continuous_update=False)
         self.summary = W.HTML()
         self.source = W.HTML()
-        self.output = W.Output(layout=W.Layout(min_height="340px", width="100%"))
+        self.output = W.Output(layout=W.Layout(min_height="340px", width="auto"))
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         # ~960 x 340 px: the notebook's full width; dpi 120 draws 8-pt labels at 10 pt of a 96-dpi screen

@@ -11,7 +11,7 @@ import ipywidgets as W
 
 from .. import speculative as spec
 from ..latency import expected_speedup
-from .decode import visible_html
+from .decode import plot_label, visible_html
 
 #: colours of the four outcomes of a drafted token (+ the prefill token and plain steps)
 COLOURS = {
@@ -24,18 +24,25 @@ COLOURS = {
 }
 
 
+# table cells: the token chips wrap inside their cell (inline-block chips, normal white-space) and
+# every cell keeps 10 px to its right, so a long row of chips never runs into the "수락" column
+_TD = "padding:2px 10px 2px 4px;vertical-align:top"
+_TD_NUM = _TD + ";text-align:right;white-space:nowrap"
+_TD_TOKENS = _TD + ";text-align:left;white-space:normal;line-height:1.9"
+
+
 def _chip(text: str, status: str, tip: str = "", *, raw: bool = False) -> str:
     colour = COLOURS[status][0]
     strike = "text-decoration:line-through;color:#7f1d1d;" if status == "rejected" else ""
     body = html.escape(text) if raw else (visible_html(text) or "▯")
     return (f'<span title="{html.escape(tip)}" style="background:{colour};{strike}border-radius:3px;margin:1px;'
-            f'padding:0 3px;font-family:monospace">{body}</span>')
+            f'padding:0 3px;font-family:monospace;display:inline-block;white-space:pre">{body}</span>')
 
 
 def legend_html() -> str:
-    """The colour legend shared by the views (· = space, ⏎ = newline in token chips)."""
+    """The colour legend shared by the views (␣ = space, ⏎ = newline in token chips)."""
     chips = " ".join(_chip(label, key, raw=True) for key, (_, label) in COLOURS.items())
-    return f"{chips} <small>(토큰 안의 · 는 공백, ⏎ 는 줄바꿈)</small>"
+    return f"{chips} <small>(토큰 안의 ␣ 는 띄어쓰기, ⏎ 는 줄바꿈)</small>"
 
 
 def rounds_html(result: spec.SpeculativeResult, tokenizer, max_rounds: int | None = None) -> str:
@@ -44,21 +51,21 @@ def rounds_html(result: spec.SpeculativeResult, tokenizer, max_rounds: int | Non
     Columns: round number, tokens (accepted / rejected / recovered / bonus), accepted count,
     draft ms and verification ms (measured on this computer).
     """
-    rows = [f'<tr><td>0</td><td>{_chip(tokenizer.decode([result.token_ids[0]]), "first")}</td>'
-            f'<td colspan="3"><small>프리필(대상 모델) · TTFT {result.ttft_ms:.1f} ms</small></td></tr>']
+    rows = [f'<tr><td style="{_TD_NUM}">0</td><td style="{_TD_TOKENS}">{_chip(tokenizer.decode([result.token_ids[0]]), "first")}</td>'
+            f'<td colspan="3" style="{_TD}"><small>프리필(대상 모델) · TTFT {result.ttft_ms:.1f} ms</small></td></tr>']
     shown = result.rounds if max_rounds is None else result.rounds[:max_rounds]
     for i, (r, info) in enumerate(zip(shown, spec.round_pieces(result, tokenizer)), start=1):
         chips = "".join(_chip(text, status, f"{status}") for text, status in info["tokens"])
         rows.append(
-            f"<tr><td>{i}</td><td>{chips}</td><td>{r.accepted}/{len(r.proposed)}</td>"
-            f"<td>{r.draft_ms:.1f}</td><td>{r.verify_ms:.1f}</td></tr>"
+            f'<tr><td style="{_TD_NUM}">{i}</td><td style="{_TD_TOKENS}">{chips}</td><td style="{_TD_NUM}">{r.accepted}/{len(r.proposed)}</td>'
+            f'<td style="{_TD_NUM}">{r.draft_ms:.1f}</td><td style="{_TD_NUM}">{r.verify_ms:.1f}</td></tr>'
         )
     more = "" if len(shown) == len(result.rounds) else f"<div><small>… 나머지 {len(result.rounds) - len(shown)}라운드 생략</small></div>"
     return (
         f"<div>{legend_html()}</div>"
-        '<table style="border-collapse:collapse;font-size:13px"><tr><th style="padding:0 6px">라운드</th>'
-        '<th style="text-align:left;padding:0 6px">토큰</th><th style="padding:0 6px">수락</th>'
-        '<th style="padding:0 6px">초안 ms</th><th style="padding:0 6px">검증 ms</th></tr>' + "".join(rows) + "</table>" + more
+        '<table style="border-collapse:collapse;font-size:14px;table-layout:auto"><tr>'
+        f'<th style="{_TD_NUM}">라운드</th><th style="{_TD_TOKENS}">토큰</th><th style="{_TD_NUM}">수락</th>'
+        f'<th style="{_TD_NUM}">초안 ms</th><th style="{_TD_NUM}">검증 ms</th></tr>' + "".join(rows) + "</table>" + more
     )
 
 
@@ -95,11 +102,11 @@ class SpeculativeExplorer(W.VBox):
 
         self.target, self.draft, self.tokenizer = target, draft, tokenizer
         self.prompt, self.max_new_tokens, self.seed = prompt, max_new_tokens, seed
-        style = {"description_width": "150px"}
+        style = {"description_width": "11.5em"}   # em: grows with the slide's widget font
         self.gamma = W.IntSlider(value=gamma, min=1, max=8, description="초안 토큰 수 γ", continuous_update=False,
-                                 style=style, layout=W.Layout(width="420px"))
+                                 style=style, layout=W.Layout(width="32em"))
         self.temperature = W.FloatSlider(value=0.0, min=0.0, max=1.5, step=0.1, description="온도(temperature)",
-                                         continuous_update=False, style=style, layout=W.Layout(width="420px"))
+                                         continuous_update=False, style=style, layout=W.Layout(width="32em"))
         self.text = W.HTML()
         self.metrics = W.HTML()
         self.table = W.HTML()
@@ -173,7 +180,7 @@ def exactness_figure(exp: dict, tokenizer):
 
     n = int(exp["target_counts"].sum())
     b = exp["binned"]
-    labels = [tokenizer.decode([int(i)]).replace(" ", "␣").replace("\n", "⏎") or "▯" for i in exp["top"]] + ["나머지"]
+    labels = [plot_label(tokenizer, int(i)) for i in exp["top"]] + ["나머지"]
     series = [
         ("대상 모델 p (정확한 값)", b["p"].tolist(), "#111827"),
         ("초안 모델 q", b["q"].tolist(), "#d1d5db"),
