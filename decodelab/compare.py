@@ -72,17 +72,21 @@ def default_methods(pair, gammas: dict | None = None) -> dict:
     """``{name: (draft, gamma)}``: the draft model, n-gram lookup, the head and the head + tree.
 
     ``gammas`` overrides the default gammas (draft model 6, n-gram 4, head 6, head + tree 8).
+    The two head methods are left out when no head is trained for ``pair.target``
+    (:func:`decodelab.eagle.has_head`: the bundled head fits the bundled target only).
     """
-    from .eagle import DEFAULT_TREE, EagleProposer
+    from .eagle import DEFAULT_TREE, EagleProposer, has_head
     from .proposers import DraftModelProposer, NGramProposer
 
     g = {"draft model": 6, "n-gram": 4, "EAGLE head": 6, "EAGLE head + tree": DEFAULT_TREE.depth, **(gammas or {})}
-    return {
+    methods = {
         "draft model": (DraftModelProposer(pair.draft), g["draft model"]),
         "n-gram": (NGramProposer(), g["n-gram"]),
-        "EAGLE head": (EagleProposer(pair.target), g["EAGLE head"]),
-        "EAGLE head + tree": (EagleProposer(pair.target, DEFAULT_TREE), g["EAGLE head + tree"]),
     }
+    if has_head(pair.target):
+        methods["EAGLE head"] = (EagleProposer(pair.target), g["EAGLE head"])
+        methods["EAGLE head + tree"] = (EagleProposer(pair.target, DEFAULT_TREE), g["EAGLE head + tree"])
+    return methods
 
 
 def _nodes(draft, gamma: int) -> int:

@@ -261,6 +261,19 @@ def save_head(head: EagleHead, target, folder: Path, log: dict | None = None) ->
 _LOADED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def has_head(target, folder: Path | str | None = None) -> bool:
+    """Whether ``folder`` (default: the bundled head) holds a head trained for ``target``.
+
+    The bundled head is trained for the bundled target only; with another pair
+    (``DECODELAB_TARGET``) this is False and the ``"eagle"`` proposers are not available.
+    """
+    try:
+        load_head(target, folder)
+    except (FileNotFoundError, ValueError):
+        return False
+    return True
+
+
 def load_head(target, folder: Path | str | None = None) -> EagleHead:
     """The head in ``folder`` (default: the bundled one) for ``target``, in the target's dtype,
     eval mode; loaded once per target object and folder (offline: local files only).
