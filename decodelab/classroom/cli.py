@@ -13,8 +13,9 @@ Subcommands, each owned by the module that does the work:
 
 from __future__ import annotations
 
-import importlib
 import sys
+
+from ..cli import dispatch
 
 #: subcommand -> (module:function taking argv and returning an exit code, Korean help)
 SUBCOMMANDS = {
@@ -25,21 +26,6 @@ SUBCOMMANDS = {
 }
 
 
-def _usage() -> str:
-    lines = ["사용법: decodelab classroom <init|hub|variant|export> [options]", ""]
-    lines += [f"  {name:<8} {text}" for name, (_, text) in SUBCOMMANDS.items()]
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one ``decodelab classroom`` subcommand; returns its exit code (2 for an unknown one)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(_usage())
-        return 0
-    name, rest = argv[0], argv[1:]
-    if name not in SUBCOMMANDS:
-        print(f"알 수 없는 classroom 명령입니다: {name!r}\n\n{_usage()}", file=sys.stderr)
-        return 2
-    module, func = SUBCOMMANDS[name][0].split(":")
-    return int(getattr(importlib.import_module(module), func)(rest) or 0)
+    return dispatch("decodelab classroom", SUBCOMMANDS, list(sys.argv[1:] if argv is None else argv))
