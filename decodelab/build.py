@@ -69,6 +69,8 @@ def _error(e: BaseException) -> str:
     where = f" (줄 {frames[-1].lineno}: {frames[-1].line})" if frames and frames[-1].line else ""
     if isinstance(e, NotImplementedError):
         return f"아직 구현하지 않은 부분이 있습니다 (NotImplementedError){where}"
+    if "ellipsis" in str(e):  # a scaffold's `...` reached arithmetic or float()
+        return f"아직 채우지 않은 TODO가 있습니다: `...` 를 식으로 바꾸세요{where}"
     return f"함수가 오류를 냈습니다: {type(e).__name__}: {e}{where}"
 
 

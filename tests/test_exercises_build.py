@@ -65,7 +65,7 @@ def test_roofline_check_fails_on_the_scaffold_and_passes_on_the_reference(capsys
     scaffold = _scaffold("02_prefill_vs_decode.md", "my_decode_step_ms")["my_decode_step_ms"]
     assert build.check_roofline(scaffold) == 0.0
     out = capsys.readouterr().out
-    assert "함수가 오류를 냈습니다" in out and "8개 경우 중 0개" in out
+    assert "아직 채우지 않은 TODO가 있습니다" in out and "8개 경우 중 0개" in out
     assert build.check_roofline(ref_decode_step_ms) == 1.0
     assert "8개 경우 중 8개" in capsys.readouterr().out
 
