@@ -104,6 +104,18 @@ def test_init_refuses_a_roster_without_username_column_and_keeps_an_existing_con
     assert (tmp_path / "c" / "jupyterhub_config.py").read_text() == before
 
 
+def test_init_says_in_korean_why_the_course_folder_cannot_be_made(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert classroom(["init", str(afile), "--demo-users", "a"]) == 2
+    assert "폴더가 아니라 파일이라 강좌 폴더를 만들 수 없습니다" in capsys.readouterr().err
+    assert classroom(["init", str(afile / "sub"), "--demo-users", "a"]) == 2
+    assert "폴더가 아닌 파일이 있습니다" in capsys.readouterr().err
+    assert classroom(["init", "/proc/decodelab-x", "--demo-users", "a"]) == 2
+    err = capsys.readouterr().err
+    assert "강좌 폴더 /proc/decodelab-x을(를) 만들 수 없습니다" in err and "Traceback" not in err
+
+
 def test_hub_without_a_course_directory(tmp_path, capsys):
     assert classroom(["hub", str(tmp_path / "none")]) == 2
     assert "decodelab classroom init" in capsys.readouterr().err

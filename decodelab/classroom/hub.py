@@ -339,6 +339,18 @@ c.JupyterHub.services = [{{
 '''
 
 
+def _os_reason(e: OSError) -> str:
+    """A Korean reason for a failed file operation ``e`` (its errno), with the path it names."""
+    import errno
+
+    reasons = {errno.ENOENT: "없는 경로입니다", errno.ENOTDIR: "경로 중간에 폴더가 아닌 파일이 있습니다",
+               errno.EISDIR: "파일이 아니라 폴더입니다", errno.EACCES: "권한이 없습니다",
+               errno.EPERM: "권한이 없습니다", errno.EROFS: "읽기 전용 파일 시스템입니다",
+               errno.EEXIST: "같은 이름의 파일이 이미 있습니다", errno.ENOSPC: "디스크 공간이 없습니다"}
+    why = reasons.get(e.errno, e.strerror or type(e).__name__)
+    return f"{why}: {e.filename}" if e.filename else why
+
+
 def _names(names: list[str]) -> str:
     return ", ".join(repr(n) for n in sorted(names))
 
@@ -400,19 +412,28 @@ def init_main(argv: list[str]) -> int:
         print(f"decodelab classroom init: {e}", file=sys.stderr)
         return 2
     course = args.dir.resolve()
+    if course.exists() and not course.is_dir():
+        print(f"decodelab classroom init: {course}은(는) 폴더가 아니라 파일이라 강좌 폴더를 만들 수 없습니다: "
+              "다른 폴더 경로를 주세요.", file=sys.stderr)
+        return 2
     if (course / CONFIG_NAME).exists() and not args.force:
         print(f"decodelab classroom init: {course / CONFIG_NAME}이(가) 이미 있습니다: 덮어쓰려면 --force를 붙이세요.",
               file=sys.stderr)
         return 2
-    (course / "notebooks").mkdir(parents=True, exist_ok=True)
-    for nb in notebooks:
-        shutil.copyfile(nb, course / "notebooks" / nb.name)
-    if demo:
-        (course / "homes").mkdir(exist_ok=True)
-    else:  # students run as their own system users: the course directory (nbgrader sources, the
-        course.chmod(0o700)  # hub's database) is the hub's only; the hook copies notebooks as root
-    path = write_config(course, demo_users=demo, lecturer=args.lecturer, python=args.python,
-                        roster=roster, idle_timeout=args.idle_timeout)
+    try:
+        (course / "notebooks").mkdir(parents=True, exist_ok=True)
+        for nb in notebooks:
+            shutil.copyfile(nb, course / "notebooks" / nb.name)
+        if demo:
+            (course / "homes").mkdir(exist_ok=True)
+        else:  # students run as their own system users: the course directory (nbgrader sources, the
+            course.chmod(0o700)  # hub's database) is the hub's only; the hook copies notebooks as root
+        path = write_config(course, demo_users=demo, lecturer=args.lecturer, python=args.python,
+                            roster=roster, idle_timeout=args.idle_timeout)
+    except OSError as e:
+        print(f"decodelab classroom init: 강좌 폴더 {course}을(를) 만들 수 없습니다 "
+              f"({_os_reason(e)}): 쓸 수 있는 다른 폴더 경로를 주세요.", file=sys.stderr)
+        return 2
     from . import assignments
 
     try:
