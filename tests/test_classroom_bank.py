@@ -107,6 +107,21 @@ def test_lms_export_rejects_unknown_system(course, tmp_path):
         export(course, "blackboard", tmp_path / "x.csv")
 
 
+def test_lms_export_roster_in_cp949_and_unreadable_rosters(course, tmp_path, capsys):
+    from decodelab.classroom.lms import _roster, export_main
+
+    cp949 = tmp_path / "moodle.csv"
+    cp949.write_bytes("username,이름\nalice,김앨리스\n".encode("cp949"))
+    assert _roster(cp949) == [{"username": "alice", "이름": "김앨리스"}]
+    broken = tmp_path / "broken.csv"
+    broken.write_bytes(b"username\n\xff\xfe\xff\n")
+    for path, message in [(broken, "'CSV UTF-8(쉼표로 분리)'로 다시 저장하세요"),
+                          (tmp_path / "none.csv", "없는 경로입니다"), (tmp_path, "파일이 아니라 폴더입니다")]:
+        assert export_main([str(course), "--lms", "moodle", "-o", str(tmp_path / "o.csv"), "--roster", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "LMS 명단(--roster)" in err and "Errno" not in err
+
+
 def _visible(item) -> str:
     """What a student sees of an item before grading (prompt, choices, items)."""
     from decodelab.classroom.bank import Parametric, Task, Written

@@ -116,6 +116,26 @@ def test_init_says_in_korean_why_the_course_folder_cannot_be_made(tmp_path, caps
     assert "강좌 폴더 /proc/decodelab-x을(를) 만들 수 없습니다" in err and "Traceback" not in err
 
 
+def test_roster_from_korean_excel_and_unreadable_rosters(tmp_path, capsys):
+    cp949 = tmp_path / "excel.csv"
+    cp949.write_bytes("username,이름\nminji,김민지\njunho,박준호\n".encode("cp949"))
+    assert hub.read_roster(cp949) == ["minji", "junho"]
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes("username,이름\nminji,김민지\n".encode("utf-8-sig"))
+    assert hub.read_roster(bom) == ["minji"]
+    broken = tmp_path / "broken.csv"
+    broken.write_bytes(b"username\n\xff\xfe\xff\n")
+    header_only = tmp_path / "empty.csv"
+    header_only.write_text("username,name\n", encoding="utf-8")
+    for path, message in [(broken, "'CSV UTF-8(쉼표로 분리)'로 다시 저장하세요"),
+                          (tmp_path / "none.csv", "을(를) 읽을 수 없습니다 (없는 경로입니다"),
+                          (tmp_path, "을(를) 읽을 수 없습니다 (파일이 아니라 폴더입니다"),
+                          (header_only, "username 열 아래에 학생 이름이 하나도 없습니다")]:
+        assert classroom(["init", str(tmp_path / "c"), "--roster", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Errno" not in err and "Traceback" not in err
+
+
 def test_hub_without_a_course_directory(tmp_path, capsys):
     assert classroom(["hub", str(tmp_path / "none")]) == 2
     assert "decodelab classroom init" in capsys.readouterr().err

@@ -235,11 +235,34 @@ def read_roster(path: str | os.PathLike) -> list[str]:
             take (lower-case letters, digits, ``_``/``-``, <= 32, starting with a letter or ``_``),
             or a name listed twice.
     """
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = list(csv.DictReader(fh))
-    if not rows or "username" not in rows[0]:
+    header, rows = read_csv(path, "명단")
+    if "username" not in [h.strip() for h in header]:
         raise ValueError(f"명단 {path}: 첫 줄에 username 열이 있어야 합니다 (예: username,name).")
+    if not rows:
+        raise ValueError(f"명단 {path}: username 열 아래에 학생 이름이 하나도 없습니다: 한 줄에 한 명씩 적으세요.")
     return _check_names([(r.get("username") or "").strip() for r in rows], f"명단 {path}")
+
+
+def read_csv(path: str | os.PathLike, what: str) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and rows (dicts) of the CSV file ``path``, read as UTF-8 (with or without BOM)
+    or, failing that, CP949 (what Excel on Korean Windows saves as plain "CSV").
+
+    Raises:
+        ValueError: (Korean, naming ``what`` and ``path``) the file is missing, a folder, unreadable,
+            or in neither encoding.
+    """
+    for encoding in ("utf-8-sig", "cp949"):
+        try:
+            with open(path, newline="", encoding=encoding) as fh:
+                reader = csv.DictReader(fh)
+                rows = list(reader)
+                return list(reader.fieldnames or []), rows
+        except UnicodeDecodeError:
+            continue
+        except OSError as e:
+            raise ValueError(f"{what} {path}을(를) 읽을 수 없습니다 ({_os_reason(e)}): CSV 파일의 경로를 확인하세요.") from None
+    raise ValueError(f"{what} {path}의 글자를 읽을 수 없습니다 (UTF-8도 CP949도 아님): "
+                     "Excel에서 '다른 이름으로 저장' → 'CSV UTF-8(쉼표로 분리)'로 다시 저장하세요.")
 
 
 def _check_names(names: list[str], where: str) -> list[str]:

@@ -53,8 +53,10 @@ class ExportReport:
 def _roster(path: Path | None) -> list[dict[str, str]] | None:
     if path is None:
         return None
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        rows = [{(k or "").strip(): (v or "").strip() for k, v in r.items()} for r in csv.DictReader(f)]
+    from .hub import read_csv
+
+    rows = [{(k or "").strip(): (v or "").strip() if isinstance(v, str) else "" for k, v in r.items()}
+            for r in read_csv(path, "LMS 명단(--roster)")[1]]
     return [r for r in rows if r.get("Student", "") != "Points Possible" and "Points Possible" not in r.get("Student", "")]
 
 
@@ -79,19 +81,20 @@ def export(course_dir: str | Path, lms: str, out: str | Path, *, roster: str | P
     """Write ``out`` for ``lms`` ("canvas" or "moodle") from the course's nbgrader gradebook.
 
     Raises:
-        ValueError: (Korean) an unknown ``lms``. FileNotFoundError: no gradebook (``gradebook.db``).
+        ValueError: (Korean) an unknown ``lms``; a ``roster`` that is missing, a folder, or in
+            neither UTF-8 nor CP949. FileNotFoundError: no gradebook (``gradebook.db``).
     """
     from nbgrader.api import Gradebook, MissingEntry
 
     if lms not in ("canvas", "moodle"):
         raise ValueError(f"lms={lms!r}: canvas 또는 moodle을 고르세요")
+    rows = _roster(Path(roster) if roster else None)
     course_dir = Path(course_dir)
     if db_url is None:
         db = course_dir / "gradebook.db"
         if not db.is_file():
             raise FileNotFoundError(f"{db}: nbgrader 성적부가 없습니다 (nbgrader autograde를 먼저 하세요)")
         db_url = f"sqlite:///{db}"
-    rows = _roster(Path(roster) if roster else None)
     report = ExportReport()
     with Gradebook(db_url) as gb:
         assignments = sorted(gb.assignments, key=lambda a: (a.duedate is None, a.duedate or 0, a.name))
