@@ -46,7 +46,6 @@ with a target it was not trained for. ``decodelab train eagle`` retrains it (:fu
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -58,6 +57,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ._cli import ArgumentParser
 from ._check import fail
 from ._paths import MODELS_DIR
 from .proposers import Proposal, Proposer
@@ -709,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns 0.
     """
     cfg = HeadConfig()
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="decodelab train eagle",
         description=("번들 대상 모델(target model)의 은닉 상태(hidden state)를 읽는 EAGLE 초안 머리를 학습합니다. "
                      "학습 데이터는 대상 모델이 직접 만든 글이라 아무것도 내려받지 않습니다 (자기 증류)."),

@@ -29,7 +29,6 @@ length (1 + accepted / drafts) of the requests it sent, from the counters' chang
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import json
 import os
@@ -47,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ._check import check
+from ._cli import ArgumentParser, korean_error
 
 __all__ = [
     "DEFAULT_PROMPTS",
@@ -768,8 +768,9 @@ def format_table(rows: list[SweepRow]) -> str:
     return "\n".join(lines)
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with Korean error messages that say what to change."""
+class _Parser(ArgumentParser):
+    """The project's Korean argparse (:class:`decodelab._cli.ArgumentParser`) with messages that
+    say what to change for ``--endpoint`` and the numeric options."""
 
     def error(self, message: str):
         if "--endpoint" in message and "required" in message:
@@ -782,11 +783,13 @@ class _Parser(argparse.ArgumentParser):
         elif "invalid" in message and "value" in message:
             message = (f"{message.split(':', 1)[0].replace('argument ', '옵션 ')}: 숫자를 주세요 "
                        f"(받은 값:{message.rsplit(':', 1)[1]}; 예: --max-tokens 32, --timeout 30)")
+        else:
+            message = korean_error(message)
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: 오류: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> ArgumentParser:
     p = _Parser(
         prog="decodelab measure",
         description="OpenAI 호환 서버(vLLM, SGLang, llama.cpp, transformers serve 등)의 TTFT, TPOT, ITL, E2E를 "

@@ -136,6 +136,28 @@ def test_roster_from_korean_excel_and_unreadable_rosters(tmp_path, capsys):
         assert message in err and "Errno" not in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["init"], "필수 인자가 빠졌습니다: dir"),
+    (["init", "c", "--idle-timeout", "q"], "인자 --idle-timeout: 'q' 대신 정수 값을 주세요"),
+    (["hub"], "필수 인자가 빠졌습니다: dir"),
+    (["hub", "c", "--port", "x"], "인자 --port: 'x' 대신 정수 값을 주세요"),
+    (["variant"], "필수 인자가 빠졌습니다: dir"),
+    (["export", "c"], "필수 인자가 빠졌습니다: --lms, -o/--output"),
+    (["export", "c", "--lms", "bb", "-o", "x"], "'bb'은(는) 고를 수 있는 값이 아닙니다"),
+])
+def test_classroom_usage_errors_and_help_are_korean(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        classroom(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("사용법: decodelab classroom") and message in err
+    with pytest.raises(SystemExit) as exc:
+        classroom([argv[0], "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "이 도움말을 보여 주고 끝냅니다" in out and "show this help" not in out and "usage:" not in out
+
+
 def test_hub_without_a_course_directory(tmp_path, capsys):
     assert classroom(["hub", str(tmp_path / "none")]) == 2
     assert "decodelab classroom init" in capsys.readouterr().err

@@ -407,3 +407,20 @@ def test_measure_is_a_decodelab_command(capsys):
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert "--endpoint" in out and "--concurrency" in out and "--json" in out
+    assert "이 도움말을 보여 주고 끝냅니다" in out and "옵션:" in out
+    assert "show this help" not in out and "options:" not in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "--endpoint가 필요합니다"),
+    (["--endpoint", "x", "--max-tokens", "abc"], "옵션 --max-tokens: 숫자를 주세요"),
+    (["--endpoint", "x", "--concurrency"], "옵션 --concurrency: 옵션 뒤에 값을 하나 주세요"),
+])
+def test_measure_usage_errors_are_korean(argv, message, capsys):
+    from decodelab.serving import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.startswith("사용법: decodelab measure")

@@ -26,7 +26,6 @@ Commands: ``decodelab classroom variant DIR ITEM STUDENT`` / ``--list`` (:func:`
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import nbformat
 
+from .._cli import ArgumentParser
 from .bank import ExamError, Parametric, Task, Written, load_bank, variant
 
 __all__ = ["ExamError", "assignment_name", "default_bank", "export_main", "variant_main", "write_course", "write_notebook"]
@@ -202,8 +202,8 @@ def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: s
 
 def variant_main(argv: list[str]) -> int:
     """``decodelab classroom variant DIR ITEM STUDENT`` (a student's numbers and answer) or ``DIR --list``."""
-    ap = argparse.ArgumentParser(prog="decodelab classroom variant",
-                                 description="학생별 수치 문항: 그 학생의 수치와 정답 (강의자용)")
+    ap = ArgumentParser(prog="decodelab classroom variant",
+                        description="학생별 수치 문항: 그 학생의 수치와 정답 (강의자용)")
     ap.add_argument("dir", type=Path, help="강좌 폴더 (decodelab classroom init DIR)")
     ap.add_argument("item", nargs="?", help="문항 id (--list로 목록)")
     ap.add_argument("student", nargs="?", help="학생 id (nbgrader / JupyterHub 사용자 이름)")

@@ -38,7 +38,6 @@ in DIR; any further options go to ``jupyterhub`` unchanged.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import re
@@ -46,6 +45,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from .._cli import ArgumentParser
 from typing import Callable
 
 __all__ = [
@@ -404,8 +405,8 @@ def write_config(course_dir: Path, *, demo_users: list[str] | None, lecturer: st
 
 def init_main(argv: list[str]) -> int:
     """``decodelab classroom init DIR``: write the course directory; returns 0 (2 for bad options)."""
-    p = argparse.ArgumentParser(prog="decodelab classroom init",
-                                description="JupyterHub 강좌 폴더를 만듭니다 (jupyterhub_config.py, notebooks/, nbgrader).")
+    p = ArgumentParser(prog="decodelab classroom init",
+                       description="JupyterHub 강좌 폴더를 만듭니다 (jupyterhub_config.py, notebooks/, nbgrader).")
     p.add_argument("dir", type=Path, help="만들 강좌 폴더")
     p.add_argument("--demo-users", default=None,
                    help="데모 모드: 쉼표로 나눈 학생 이름 (예: alice,bob,carol). 비밀번호는 $DECODELAB_HUB_PASSWORD")
@@ -481,8 +482,8 @@ def hub_main(argv: list[str]) -> int:
     ``jupyterhub`` (exec), so stopping it stops the hub, its proxy and the students' servers; elsewhere
     returns jupyterhub's exit code. Returns 2 (before starting anything) without the config or
     configurable-http-proxy."""
-    p = argparse.ArgumentParser(prog="decodelab classroom hub",
-                                description="jupyterhub -f DIR/jupyterhub_config.py 를 실행합니다 (나머지 옵션은 jupyterhub에 그대로).")
+    p = ArgumentParser(prog="decodelab classroom hub",
+                       description="jupyterhub -f DIR/jupyterhub_config.py 를 실행합니다 (나머지 옵션은 jupyterhub에 그대로).")
     p.add_argument("dir", type=Path, help="decodelab classroom init으로 만든 강좌 폴더")
     p.add_argument("--port", type=int, default=None, help="허브가 받을 포트 (기본: 설정 파일의 8000)")
     args, rest = p.parse_known_args(argv)

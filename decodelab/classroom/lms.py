@@ -21,11 +21,12 @@ the cell empty and is reported: never counted as 0 silently. A missing submissio
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .._cli import ArgumentParser
 
 __all__ = ["ExportReport", "export", "export_main"]
 
@@ -141,8 +142,8 @@ def export(course_dir: str | Path, lms: str, out: str | Path, *, roster: str | P
 
 def export_main(argv: list[str]) -> int:
     """``decodelab classroom export DIR --lms canvas|moodle -o FILE [--roster CSV]``; prints the report (stderr)."""
-    ap = argparse.ArgumentParser(prog="decodelab classroom export",
-                                 description="nbgrader 성적부를 LMS(Canvas/Moodle) 가져오기 파일로 씁니다")
+    ap = ArgumentParser(prog="decodelab classroom export",
+                        description="nbgrader 성적부를 LMS(Canvas/Moodle) 가져오기 파일로 씁니다")
     ap.add_argument("dir", type=Path, help="강좌 폴더 (gradebook.db가 있는 곳)")
     ap.add_argument("--lms", required=True, choices=["canvas", "moodle"])
     ap.add_argument("-o", "--output", required=True, type=Path, help="쓸 CSV 파일")
