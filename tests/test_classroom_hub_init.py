@@ -158,6 +158,16 @@ def test_classroom_usage_errors_and_help_are_korean(argv, message, capsys):
     assert "이 도움말을 보여 주고 끝냅니다" in out and "show this help" not in out and "usage:" not in out
 
 
+@pytest.mark.parametrize("port", ["99999", "0", "-1"])
+def test_hub_refuses_a_port_outside_1_to_65535_before_starting(tmp_path, capsys, monkeypatch, port):
+    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "alice"]) == 0
+    monkeypatch.setattr(hub.os, "execv", lambda *a: pytest.fail("jupyterhub started"))
+    monkeypatch.setattr(hub.subprocess, "call", lambda *a: pytest.fail("jupyterhub started"))
+    assert classroom(["hub", str(tmp_path / "c"), f"--port={port}"]) == 2
+    err = capsys.readouterr().err
+    assert "포트(--port)" in err and "65535" in err
+
+
 def test_hub_without_a_course_directory(tmp_path, capsys):
     assert classroom(["hub", str(tmp_path / "none")]) == 2
     assert "decodelab classroom init" in capsys.readouterr().err

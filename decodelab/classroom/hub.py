@@ -480,13 +480,21 @@ def hub_main(argv: list[str]) -> int:
     """``decodelab classroom hub DIR [--port P] [jupyterhub options]``: run JupyterHub on the course
     directory (in DIR, so relative paths of the config resolve there). On POSIX this process becomes
     ``jupyterhub`` (exec), so stopping it stops the hub, its proxy and the students' servers; elsewhere
-    returns jupyterhub's exit code. Returns 2 (before starting anything) without the config or
-    configurable-http-proxy."""
+    returns jupyterhub's exit code. Returns 2 (before starting anything) for a ``--port`` outside
+    1-65535, without the config or without configurable-http-proxy."""
     p = ArgumentParser(prog="decodelab classroom hub",
                        description="jupyterhub -f DIR/jupyterhub_config.py 를 실행합니다 (나머지 옵션은 jupyterhub에 그대로).")
     p.add_argument("dir", type=Path, help="decodelab classroom init으로 만든 강좌 폴더")
     p.add_argument("--port", type=int, default=None, help="허브가 받을 포트 (기본: 설정 파일의 8000)")
     args, rest = p.parse_known_args(argv)
+    if args.port is not None:
+        from ..lab import _check_port
+
+        try:
+            _check_port(args.port)
+        except (TypeError, ValueError) as e:
+            print(f"decodelab classroom hub: {e}", file=sys.stderr)
+            return 2
     config = args.dir.resolve() / CONFIG_NAME
     if not config.is_file():
         print(f"decodelab classroom hub: {config}이(가) 없습니다: 먼저 'decodelab classroom init {args.dir}'를 실행하세요.",
