@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import types
 from pathlib import Path
 
@@ -166,6 +167,25 @@ def test_hub_refuses_a_port_outside_1_to_65535_before_starting(tmp_path, capsys,
     assert classroom(["hub", str(tmp_path / "c"), f"--port={port}"]) == 2
     err = capsys.readouterr().err
     assert "포트(--port)" in err and "65535" in err
+
+
+def test_init_checks_the_python_of_the_students_servers(tmp_path, capsys):
+    script = tmp_path / "notpython"
+    script.write_text("#!/bin/sh\nexit 1\n")
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    bare = tmp_path / "bare"  # a Python that cannot find decodelab
+    bare.write_text(f"#!/bin/sh\nexec env -u PYTHONPATH {sys.executable} -I -S \"$@\"\n")
+    for f in (script, bare):
+        f.chmod(0o755)
+    for python, message in [("/nonexist/python", "그런 파일이 없습니다"),
+                            (str(plain), "실행할 수 없는 파일입니다"),
+                            (str(script), "Python으로 실행되지 않습니다"),
+                            (str(bare), "이 Python에는 decodelab이 설치되어 있지 않습니다")]:
+        assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", python]) == 2
+        assert f"--python {python}: {message}" in capsys.readouterr().err
+        assert not (tmp_path / "c").exists()
+    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", sys.executable]) == 0
 
 
 def test_hub_without_a_course_directory(tmp_path, capsys):

@@ -375,6 +375,30 @@ def _os_reason(e: OSError) -> str:
     return f"{why}: {e.filename}" if e.filename else why
 
 
+def _check_python(python: str) -> None:
+    """Check that ``python`` (``--python``) is an executable file of a Python that finds ``decodelab``.
+
+    Raises:
+        ValueError: (Korean) no such file, not executable, not a Python, or without decodelab.
+    """
+    exe = Path(python)
+    if not exe.is_file():
+        raise ValueError(f"--python {python}: 그런 파일이 없습니다: decodelab이 설치된 Python의 경로를 주세요 "
+                         f"(예: --python {sys.executable}).")
+    if not os.access(exe, os.X_OK):
+        raise ValueError(f"--python {python}: 실행할 수 없는 파일입니다 (실행 권한 없음): 실행 파일인 Python의 경로를 주세요.")
+    probe = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('decodelab') else 3)"
+    try:
+        rc = subprocess.run([str(exe), "-c", probe], capture_output=True, timeout=60).returncode
+    except (OSError, subprocess.TimeoutExpired):
+        rc = None
+    if rc == 3:
+        raise ValueError(f"--python {python}: 이 Python에는 decodelab이 설치되어 있지 않습니다: "
+                         f"'{python} -m pip install decodelab'로 설치하거나 decodelab이 있는 Python을 주세요.")
+    if rc != 0:
+        raise ValueError(f"--python {python}: Python으로 실행되지 않습니다: 학생 서버를 돌릴 Python 실행 파일의 경로를 주세요.")
+
+
 def _names(names: list[str]) -> str:
     return ", ".join(repr(n) for n in sorted(names))
 
@@ -426,6 +450,7 @@ def init_main(argv: list[str]) -> int:
             raise ValueError("--demo-users와 --roster는 함께 쓸 수 없습니다: 하나만 고르세요.")
         if args.lecturer in (demo or []) + (roster or []):
             raise ValueError(f"강의자 이름 {args.lecturer!r}이(가) 학생 명단에도 있습니다: --lecturer를 다른 이름으로 정하세요.")
+        _check_python(args.python)
         if args.idle_timeout < 60:
             raise ValueError("--idle-timeout은 60초 이상이어야 합니다.")
         src = args.notebooks_dir.resolve() if args.notebooks_dir else course_notebooks_dir()
