@@ -188,6 +188,31 @@ def test_init_checks_the_python_of_the_students_servers(tmp_path, capsys):
     assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", sys.executable]) == 0
 
 
+def test_variant_refuses_names_the_hub_never_has_and_warns_on_unknown_students(tmp_path, capsys):
+    course = tmp_path / "c"
+    assert classroom(["init", str(course), "--demo-users", "alice,bob"]) == 0
+    assert hub.course_students(course) == {"alice", "bob"}
+    capsys.readouterr()
+    assert classroom(["variant", str(course), "--list"]) == 0
+    item = capsys.readouterr().out.split()[0]
+    assert classroom(["variant", str(course), item, "alice"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"문항 {item}, 학생 alice\n") and err == ""
+    for name, hint in [("Alice", "'alice'로 적으세요"), (" alice", "'alice'로 적으세요"),
+                       ("Bob!", "영어 소문자로 시작하고")]:
+        assert classroom(["variant", str(course), item, name]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and f"{name!r}은(는) 쓸 수 없는 사용자 이름입니다: {hint}" in err
+    assert classroom(["variant", str(course), item, "carol"]) == 0
+    out, err = capsys.readouterr()
+    assert "학생 carol" in out and "'carol'은(는) 이 강좌의 학생 명단에 없습니다 (명단: alice, bob)" in err
+    roster = tmp_path / "r.csv"
+    roster.write_text("username\nminji\n", encoding="utf-8")
+    assert classroom(["init", str(tmp_path / "k"), "--roster", str(roster)]) == 0
+    assert hub.course_students(tmp_path / "k") == {"minji"}
+    assert hub.course_students(tmp_path / "none") is None
+
+
 def test_hub_without_a_course_directory(tmp_path, capsys):
     assert classroom(["hub", str(tmp_path / "none")]) == 2
     assert "decodelab classroom init" in capsys.readouterr().err

@@ -201,7 +201,11 @@ def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: s
 
 
 def variant_main(argv: list[str]) -> int:
-    """``decodelab classroom variant DIR ITEM STUDENT`` (a student's numbers and answer) or ``DIR --list``."""
+    """``decodelab classroom variant DIR ITEM STUDENT`` (a student's numbers and answer) or ``DIR --list``.
+
+    Returns 2 for a STUDENT that breaks the hub's user-name rule (no silent lower-casing: the
+    message says what to type); warns on stderr when the course records its students (demo users
+    or roster) and STUDENT is not among them."""
     ap = ArgumentParser(prog="decodelab classroom variant",
                         description="학생별 수치 문항: 그 학생의 수치와 정답 (강의자용)")
     ap.add_argument("dir", type=Path, help="강좌 폴더 (decodelab classroom init DIR)")
@@ -219,11 +223,22 @@ def variant_main(argv: list[str]) -> int:
         return 0
     if not (a.item and a.student):
         ap.error("ITEM과 STUDENT를 함께 주세요 (또는 --list)")
+    from .hub import check_username, course_students
+
     try:
+        check_username(a.student, "STUDENT")
         values, q = variant(bank, a.item, a.student)
+    except ValueError as e:
+        print(f"decodelab classroom variant: {e}", file=sys.stderr)
+        return 2
     except KeyError as e:
         print(e.args[0], file=sys.stderr)
         return 2
+    known = course_students(a.dir)
+    if known is not None and a.student not in known:
+        print(f"decodelab classroom variant: 경고: {a.student!r}은(는) 이 강좌의 학생 명단에 없습니다 "
+              f"(명단: {', '.join(sorted(known)[:10])}{' …' if len(known) > 10 else ''}): 이름을 확인하세요.",
+              file=sys.stderr)
     print(f"문항 {a.item}, 학생 {a.student}")
     for k, v in values.items():
         print(f"  {k} = {v}")

@@ -266,6 +266,31 @@ def read_csv(path: str | os.PathLike, what: str) -> tuple[list[str], list[dict[s
                      "Excel에서 '다른 이름으로 저장' → 'CSV UTF-8(쉼표로 분리)'로 다시 저장하세요.")
 
 
+def check_username(name: str, where: str) -> str:
+    """``name`` if it keeps the course's user-name rule (:data:`USERNAME`: what the hub and the
+    roster accept), else a Korean ValueError naming ``where`` that says what to type instead."""
+    if USERNAME.fullmatch(name):
+        return name
+    fixed = name.strip().lower()
+    hint = (f"{fixed!r}로 적으세요 (사용자 이름은 소문자이고 앞뒤 공백이 없습니다)" if USERNAME.fullmatch(fixed) else
+            "영어 소문자로 시작하고 소문자·숫자·_·-만, 32자 이하인 허브 로그인 이름을 적으세요")
+    raise ValueError(f"{where}: {name!r}은(는) 쓸 수 없는 사용자 이름입니다: {hint}.")
+
+
+def course_students(course_dir: str | os.PathLike) -> set[str] | None:
+    """The students a course directory records (``allowed_users`` of its ``jupyterhub_config.py``:
+    the demo users or the roster), or None when it records none (no config, or class mode
+    without a roster, where anyone may sign up)."""
+    import ast
+
+    try:
+        text = (Path(course_dir) / CONFIG_NAME).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    m = re.search(r"^c\.Authenticator\.allowed_users = (\{.*\})$", text, re.M)
+    return set(ast.literal_eval(m[1])) if m else None
+
+
 def _check_names(names: list[str], where: str) -> list[str]:
     names = [n for n in names if n]
     if not names:
