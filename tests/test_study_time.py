@@ -1,6 +1,7 @@
 """README "혼자 공부하는 경우" 표가 노트북·문항 파일을 다시 센 값과 맞는지 확인합니다.
 
 공식과 세는 법은 scripts/study_time.py에 있습니다. 표의 글자 수는 100자 단위, 어림 시간은 5분 단위 반올림입니다.
+작은 글 수정마다 표를 고치지 않도록 글자 수는 5%, 어림 시간은 5분까지의 차이를 허용합니다. 셀·문항 수는 정확히 같아야 합니다.
 """
 import importlib.util
 import re
@@ -25,8 +26,12 @@ def _table():
     return text, rows
 
 
-def _round5(x: float) -> int:
-    return int(5 * round(x / 5))
+def _chars_ok(table: int, actual: int) -> bool:
+    return abs(table - actual) <= 0.05 * actual
+
+
+def _minutes_ok(table: int, actual: float) -> bool:
+    return abs(table - actual) <= 5
 
 
 def test_table_has_every_notebook():
@@ -38,18 +43,18 @@ def test_table_has_every_notebook():
 def test_row_matches_recount(nb):
     minutes, chars, nums = _table()[1][nb]
     c = study_time.count(nb)
-    assert chars == int(round(c.chars, -2))
+    assert _chars_ok(chars, c.chars), (chars, c.chars)
     assert nums == [c.code_cells, c.questions, c.predictions, c.tasks, c.written]
-    assert minutes == _round5(c.minutes)
+    assert minutes % 5 == 0 and _minutes_ok(minutes, c.minutes), (minutes, c.minutes)
 
 
 def test_review_and_server_rows():
     _, rows = _table()
     c06, c07 = study_time.count("06"), study_time.count("07")
     minutes, chars, nums = rows["06"]
-    assert (chars, nums[0], minutes) == (int(round(c06.chars, -2)), c06.code_cells, _round5(c06.minutes))
+    assert _chars_ok(chars, c06.chars) and nums[0] == c06.code_cells and _minutes_ok(minutes, c06.minutes)
     minutes, chars, nums = rows["07"]
-    assert chars == int(round(c07.chars, -2))
+    assert _chars_ok(chars, c07.chars)
     assert nums == [c07.code_cells, c07.questions, c07.predictions, c07.tasks, c07.written]
     assert minutes >= c07.minutes  # 07의 시간에는 서버를 띄우는 시간이 더해집니다
 
