@@ -98,6 +98,18 @@ def hf_generate(target, ids, n, assistant=None):
     return out[0, len(ids):].tolist()
 
 
+def _setup(args):
+    """The bundled pair with EOS stops off (every method generates exactly ``--tokens`` tokens),
+    the prompts and the token count."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    pair = load_models()
+    pair.target.generation_config.eos_token_id = None
+    pair.draft.generation_config.eos_token_id = None
+    return pair, PROMPTS[: args.prompts], args.tokens
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tokens", type=int, default=64, help="new tokens per generation")
@@ -111,16 +123,8 @@ def main(argv=None) -> int:
     set_threads(args.threads)
     if not args.sweep:
         return compare_main(args)
-    import transformers
-
-    transformers.logging.set_verbosity_error()
-    pair = load_models()
+    pair, prompts, n = _setup(args)
     t, d, tok = pair.target, pair.draft, pair.tokenizer
-    # every method generates exactly --tokens tokens: no EOS stop (ours: stop_at_eos=False)
-    t.generation_config.eos_token_id = None
-    d.generation_config.eos_token_id = None
-    prompts = PROMPTS[: args.prompts]
-    n = args.tokens
     gammas = _gammas(args.gammas)
     n_t = sum(p.numel() for p in t.parameters())
     n_d = sum(p.numel() for p in d.parameters())
@@ -215,17 +219,10 @@ def main(argv=None) -> int:
 
 def compare_main(args) -> int:
     """All proposers in one run (see the module docstring)."""
-    import transformers
-
     from decodelab.compare import compare_proposers, default_methods
 
-    transformers.logging.set_verbosity_error()
-    pair = load_models()
+    pair, prompts, n = _setup(args)
     t, d, tok = pair.target, pair.draft, pair.tokenizer
-    t.generation_config.eos_token_id = None
-    d.generation_config.eos_token_id = None
-    prompts = PROMPTS[: args.prompts]
-    n = args.tokens
     load0 = os.getloadavg()
     print(f"torch {torch.__version__}, {args.threads} thread(s), {os.cpu_count()} CPUs; {len(prompts)} prompts x {n} "
           f"tokens, greedy, {args.reps} repetitions; load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
@@ -248,11 +245,11 @@ def compare_main(args) -> int:
     print("-" * len(head))
     for x in rows:
         rng = f"{min(x.speedups):.2f}-{max(x.speedups):.2f}"
-        vs = x.speedup / hf.speedup if hf is not None and x is not hf else float("nan")
+        vs = f"{x.speedup / hf.speedup:>5.2f}x" if hf is not None and x is not hf else f"{'-':>6}"
         if x.gamma:
             print(f"{x.name:<22} {x.gamma:>5} {x.nodes:>5} {x.alpha:>6.3f} {x.mean_acceptance_length:>8.2f} {x.c:>6.3f} "
                   f"{x.verify_cost:>6.2f} {x.predicted_plain:>5.2f} {x.predicted:>7.2f} | {x.speedup:>6.2f}x {rng:>11} "
-                  f"{vs:>5.2f}x {'yes' if x.exact else 'NO'}")
+                  f"{vs} {'yes' if x.exact else 'NO'}")
         else:
             print(f"{x.name:<22} {'':>5} {'':>5} {'':>6} {'':>8} {'':>6} {'':>6} {'':>5} {'':>7} | {x.speedup:>6.2f}x "
                   f"{rng:>11} {'':>6} {'yes' if x.exact else 'NO'}")

@@ -194,7 +194,7 @@ def agent_loop():
         if call < 2:
             _arrow(ax, x - 0.08, 1.0, x + 0.02, 1.0, INK, lw=1)
     ax.text(x + 0.05, 1.0, "… 수십 번", fontsize=FS, va="center")
-    _bracket(ax, 0.05, x - 0.05, -0.35, "작업 하나의 시간 = 호출마다 (프리필 + TTFT 뒤 (n - 1) × TPOT + 도구 시간)의 합", INK, fs=12)
+    _bracket(ax, 0.05, x - 0.05, -0.35, "작업 하나의 시간 = 호출마다 (TTFT(≈프리필) + (n − 1) × TPOT + 도구 시간)의 합", INK, fs=12)
     return fig
 
 

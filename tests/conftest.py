@@ -110,3 +110,17 @@ def question_texts(q) -> list[str]:
 
     walk(data)
     return out
+
+
+def quizzes_with_exercises(tmp_path, monkeypatch, defs_01: str) -> Path:
+    """A copy of the real quiz folder whose only exercise file is ``01.yaml`` = ``defs_01``, with
+    ``DECODELAB_QUIZZES`` and a private ``DECODELAB_ANSWERS_DIR`` pointed at ``tmp_path``."""
+    import shutil
+
+    q = tmp_path / "quizzes"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "quizzes", q, ignore=shutil.ignore_patterns("exercises"))
+    (q / "exercises").mkdir()
+    (q / "exercises" / "01.yaml").write_text(defs_01, encoding="utf-8")
+    monkeypatch.setenv("DECODELAB_QUIZZES", str(q))
+    monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))
+    return q

@@ -3,10 +3,10 @@ the command-line tools' argument errors (Korean, exit 2) and their clear failure
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from conftest import quizzes_with_exercises
 
 from decodelab import exercises as ex
 from decodelab.quiz import AnswerStore, read_submission
@@ -31,13 +31,7 @@ written:
 
 @pytest.fixture()
 def quizzes(tmp_path, monkeypatch) -> Path:
-    q = tmp_path / "quizzes"
-    shutil.copytree(REPO / "quizzes", q, ignore=shutil.ignore_patterns("exercises"))
-    (q / "exercises").mkdir()
-    (q / "exercises" / "01.yaml").write_text(DEFS_01, encoding="utf-8")
-    monkeypatch.setenv("DECODELAB_QUIZZES", str(q))
-    monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))
-    return q
+    return quizzes_with_exercises(tmp_path, monkeypatch, DEFS_01)
 
 
 def _corrupt(qid: str) -> Path:

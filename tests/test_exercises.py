@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import quizzes_with_exercises
 
 from decodelab import exercises as ex
 from decodelab.quiz import AnswerStore, grade_folder, read_submission
@@ -65,13 +66,7 @@ DEFS_01 = textwrap.dedent(
 @pytest.fixture()
 def quizzes(tmp_path, monkeypatch) -> Path:
     """A copy of the real quiz folder with one exercise file, and a private answers folder."""
-    q = tmp_path / "quizzes"
-    shutil.copytree(REPO / "quizzes", q, ignore=shutil.ignore_patterns("exercises"))
-    (q / "exercises").mkdir()
-    (q / "exercises" / "01.yaml").write_text(DEFS_01, encoding="utf-8")
-    monkeypatch.setenv("DECODELAB_QUIZZES", str(q))
-    monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))
-    return q
+    return quizzes_with_exercises(tmp_path, monkeypatch, DEFS_01)
 
 
 # --------------------------------------------------------------------------------------------

@@ -184,7 +184,7 @@ def test_release_refuses_dangerous_targets(tmp_path, release):
 
 def test_cli_release(tmp_path, capsys):
     assert release_main([str(tmp_path / "r")]) == 0
-    assert "시험 배포본" in capsys.readouterr().out
+    assert "연습 배포본" in capsys.readouterr().out
     assert (tmp_path / "r" / "05.yaml").is_file()
     assert release_main([str(REPO / "quizzes")]) == 2
     assert "겹칩니다" in capsys.readouterr().err

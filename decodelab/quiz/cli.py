@@ -146,7 +146,7 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
 
 
 def release_main(argv: Sequence[str] | None = None) -> int:
-    """``decodelab quiz release OUT_DIR [--quizzes DIR]``: write the exam version (no keys, no
+    """``decodelab quiz release OUT_DIR [--quizzes DIR]``: write the practice release (no keys, no
     explanations) of every quiz file into OUT_DIR.
 
     Returns:
@@ -157,7 +157,7 @@ def release_main(argv: Sequence[str] | None = None) -> int:
 
     p = ArgumentParser(
         prog="decodelab quiz release",
-        description="정답과 해설을 뺀 학생용 시험 배포본을 만듭니다. 채점은 강사의 quizzes/ 폴더(정답 파일)로 "
+        description="정답과 해설을 뺀 학생용 연습 배포본을 만듭니다(연습 퀴즈와 같은 문항이라 성적용이 아닙니다: 성적용 평가는 decodelab classroom). 채점은 강사의 quizzes/ 폴더(정답 파일)로 "
         "`decodelab grade`가 합니다.",
     )
     p.add_argument("out_dir", help="배포본을 쓸 폴더 (없거나 비어 있거나 이전 배포본)")
@@ -169,7 +169,7 @@ def release_main(argv: Sequence[str] | None = None) -> int:
     except (QuizError, FileNotFoundError, ValueError, OSError) as e:
         print(f"decodelab quiz release: 오류: {_message(e)}", file=sys.stderr)
         return 2
-    print(f"시험 배포본 {res.release_id}: 파일 {len(res.files)}개 -> {res.out_dir} (quiz_set {res.quiz_set})")
+    print(f"연습 배포본 {res.release_id}: 파일 {len(res.files)}개 -> {res.out_dir} (quiz_set {res.quiz_set})")
     return 0
 
 
@@ -177,7 +177,7 @@ def view_main(argv: Sequence[str] | None = None) -> int:
     """``decodelab quiz view QUESTION_ID SHUFFLE_KEY [--quizzes DIR] [--release DIR]``: print the order
     and labels in which the student with this shuffle key (the submission's ``shuffle_key``, or its
     ``student_id``) saw the options of a question (:func:`decodelab.quiz.shuffle.student_view`), each
-    with the quiz file's option id. ``--release``: the student answered an exam release (whose
+    with the quiz file's option id. ``--release``: the student answered a practice release (whose
     options were shuffled under their opaque ids); the ids are mapped back with the quiz files.
 
     Returns:
@@ -191,7 +191,7 @@ def view_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("question_id", help="문항 id (예: 01-decode-definition)")
     p.add_argument("shuffle_key", help="제출 파일의 shuffle_key (없으면 student_id)")
     p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: $DECODELAB_QUIZZES, 없으면 패키지에 든 연습 퀴즈)")
-    p.add_argument("--release", default=None, help="학생이 푼 시험 배포본 폴더 (시험 제출일 때)")
+    p.add_argument("--release", default=None, help="학생이 푼 연습 배포본 폴더 (배포본으로 푼 제출일 때)")
     args = p.parse_args(argv)
     try:
         _check_quizzes_option(args.quizzes)
@@ -227,7 +227,7 @@ def quiz_main(argv: Sequence[str] | None = None) -> int:
         the subcommand's status; 0 for ``--help``; 2 for a missing or unknown subcommand.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    usage = ("사용법: decodelab quiz release OUT_DIR [--quizzes DIR]  (정답과 해설이 없는 학생용 시험 배포본)\n"
+    usage = ("사용법: decodelab quiz release OUT_DIR [--quizzes DIR]  (정답과 해설이 없는 학생용 연습 배포본)\n"
              "        decodelab quiz view QUESTION_ID SHUFFLE_KEY [--quizzes DIR]  (학생이 본 선택지 순서)")
     if not args:
         print(f"{usage}\ndecodelab quiz: 오류: 하위 명령이 빠졌습니다 (release 또는 view)", file=sys.stderr)

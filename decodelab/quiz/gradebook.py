@@ -255,7 +255,7 @@ def _grade_submission(sub: Submission, questions: Sequence, file: str,
             nb[0] += s * q.points
             nb[1] += q.points
     if unmapped:
-        warnings.append(Problem(file, f"시험 배포본의 선택지 id를 정답 파일로 되돌릴 수 없는 답 {len(unmapped)}개는 "
+        warnings.append(Problem(file, f"연습 배포본의 선택지 id를 정답 파일로 되돌릴 수 없는 답 {len(unmapped)}개는 "
                                       f"'{REVIEW}'로 두었습니다 (예: 문항 {unmapped[0]}): 배포본을 만든 퀴즈 파일 전체로 "
                                       "채점하세요 (key_questions)",
                                 False))

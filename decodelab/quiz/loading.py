@@ -355,7 +355,7 @@ def load_quiz_files(path: str | os.PathLike | None = None) -> list[QuizFile]:
     files = _load_folder(folder)
     if isinstance(files[0], ReleaseFile):
         raise QuizError([QuizProblem(str(folder), None, None,
-                                     "학생용 시험 배포본이라 정답이 없습니다: 채점에는 강사용 quizzes/ 폴더를 쓰세요")])
+                                     "학생용 연습 배포본이라 정답이 없습니다: 채점에는 강사용 quizzes/ 폴더를 쓰세요")])
     return files  # type: ignore[return-value]
 
 

@@ -46,7 +46,7 @@ __all__ = ["MARKER", "ReleaseResult", "build_release", "fixed_rule_scores", "rel
 
 MARKER = "release.json"
 
-_README = """# 시험용 퀴즈 배포본 (release {rid})
+_README = """# 연습 퀴즈 배포본 (release {rid})
 
 이 폴더에는 문항만 있고 정답과 해설은 없습니다. 채점은 강사가 합니다.
 

@@ -244,7 +244,7 @@ class QuestionView:
             if save:
                 self._save(response, None)
             self.message = "저장했습니다."
-            self._show(_INFO, "💾 저장했습니다. 시험 모드라 채점은 강사가 합니다. 답을 바꾸려면 '다시 풀기'를 누르세요.")
+            self._show(_INFO, "💾 저장했습니다. 연습 배포본이라 채점은 강사가 합니다. 답을 바꾸려면 '다시 풀기'를 누르세요.")
         else:
             result = check(self.key, response, labels=self.labels)
             self.score = result.score
@@ -303,7 +303,7 @@ class QuestionView:
         self.submit(save=False)
         if self.key is None and self.message == "저장했습니다.":
             when = _esc(str(record.get("saved_at", "")))
-            self._show(_INFO, f"💾 저장된 답입니다 ({when}). 시험 모드라 채점은 강사가 합니다.")
+            self._show(_INFO, f"💾 저장된 답입니다 ({when}). 연습 배포본이라 채점은 강사가 합니다.")
 
 
 class QuizWidget:
@@ -336,7 +336,7 @@ class QuizWidget:
         else:
             heading = f"복습 퀴즈 · 전체 {len(qs.questions)}문항"
         if self.exam:
-            heading += " (시험 모드)"
+            heading += " (연습 배포본)"
         self.title = W.HTML(QUIZ_STYLE + f"<h3 style='margin:4px 0'>{_esc(heading)}</h3>")
         self.score_label = W.HTML("")
         self.views: dict[str, QuestionView] = {}
