@@ -22,8 +22,6 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-import torch
-
 __all__ = ["MethodRow", "compare_proposers", "default_methods"]
 
 

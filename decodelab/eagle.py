@@ -58,7 +58,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._cli import ArgumentParser
-from ._check import fail
 from ._paths import MODELS_DIR
 from .proposers import Proposal, Proposer
 from .sampling import SamplingConfig, probabilities

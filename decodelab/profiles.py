@@ -21,7 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ._check import check as _check, fail
-from ._paths import ASSETS, MODELS_DIR, PRESETS_CSV
+from ._paths import MODELS_DIR, PRESETS_CSV
 
 __all__ = [
     "DTYPE_BYTES", "HARDWARE_NAMES", "LINK_NAMES", "MODEL_NAMES", "Hardware", "Link", "ModelProfile",

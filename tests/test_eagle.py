@@ -24,7 +24,7 @@ from decodelab.models import format_prompt as encode_prompt
 from decodelab.eagle import DEFAULT_TREE, EAGLE_DIR, EagleProposer, load_head
 from decodelab.sampling import SamplingConfig, probabilities
 from decodelab.speculative import speculative_generate
-from decodelab.tree import DraftTree, sample_children, select_cache, verify_tree, walk_greedy, walk_sampling
+from decodelab.tree import DraftTree, sample_children, verify_tree, walk_greedy, walk_sampling
 
 #: prompts outside the course's usual list (and the head never saw a prompt at all)
 UNSEEN = ["프린터 설정을 바꾸려면", "법원은 재판을", "새 창을 열고", "이 규정은 공포한 날부터"]

@@ -161,7 +161,7 @@ def test_draft_samples_from_the_q_it_returns(pair, prompts):
     """The token drawn and the q used for the ratio are the same distribution (same generator draw)."""
     from decodelab.sampling import SamplingConfig
 
-    t, d, tok = pair.target, pair.draft, pair.tokenizer
+    d, tok = pair.draft, pair.tokenizer
     ids = format_prompt(tok, prompts[2])
     cfg = SamplingConfig(0.9, top_k=50, top_p=0.95)
     for seed in range(5):
