@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -651,7 +652,7 @@ def test_presets_table_has_a_source_per_row():
         assert r["source"].strip(), r["key"]
         if r["kind"] != "model":
             assert r["source"].startswith("facts/hardware.md"), r["key"]
-    facts = (P.ASSETS.parent.parent / "facts" / "hardware.md").read_text(encoding="utf-8")
+    facts = (Path(__file__).resolve().parents[1] / "facts" / "hardware.md").read_text(encoding="utf-8")
     for row in ("H100 SXM", "H200", "B200 (HGX)", "Rubin", "Groq 3 LPU (LP30)", "AWS Trainium2", "AWS Trainium3"):
         assert f"| {row} |" in facts  # each cited row exists in the facts file
 
