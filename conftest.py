@@ -51,3 +51,37 @@ def pytest_unconfigure(config) -> None:
     _SAVED.clear()
     while _TEMP:
         shutil.rmtree(_TEMP.pop(), ignore_errors=True)
+
+
+
+def _heaviness(item) -> int:
+    """Sort key: browser tests first, then other slow ones, then the rest (stable within each)."""
+    if item.get_closest_marker("browser"):
+        return 0
+    if item.get_closest_marker("slow"):
+        return 1
+    return 2
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    items.sort(key=_heaviness)
+
+
+#: test modules whose tests share no module fixture (only Chromium, started again in little time):
+#: pytest-xdist may run each test of them on any worker
+SPREAD_MODULES = {"tests/test_browser.py"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist (``-n N``): a module's tests run on one worker (its module fixtures, a
+    notebook's cells under nbval, are set up once), except in ``SPREAD_MODULES``; work goes out in
+    the order above, the slowest first."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if module in SPREAD_MODULES else module
+
+    config.option.loadscopereorder = False
+    return ModuleScheduling(config, log)
