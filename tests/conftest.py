@@ -124,3 +124,18 @@ def quizzes_with_exercises(tmp_path, monkeypatch, defs_01: str) -> Path:
     monkeypatch.setenv("DECODELAB_QUIZZES", str(q))
     monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))
     return q
+
+
+def assert_task_defined(task_id: str, op: str, value, source: Path) -> None:
+    """Check that ``quizzes/exercises/NN.yaml`` defines the change-the-code task ``task_id`` with
+    the goal ``check: {op, value}`` the test's reference numbers assume, and that the notebook
+    source ``source`` calls ``ex.check("<task_id>", ...)``.
+
+    Raises:
+        AssertionError: the definition's ``op`` or ``value`` differs, or the notebook has no such call.
+    """
+    from decodelab import exercises as ex
+
+    task = ex.get_exercise(task_id, Path(__file__).resolve().parents[1] / "quizzes")
+    assert (task.check.op, task.check.value) == (op, value), (task_id, task.check)
+    assert f'ex.check("{task_id}"' in source.read_text(encoding="utf-8"), f"{source.name} has no ex.check({task_id!r}, ...)"
