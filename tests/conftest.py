@@ -84,6 +84,13 @@ def task_decider(task_id: str, answers_dir):
     return decide
 
 
+@pytest.fixture
+def passes(request, tmp_path):
+    """:func:`task_decider` for the task ``TASK_ID`` of the requesting test module, recording into
+    ``tmp_path``."""
+    return task_decider(request.module.TASK_ID, tmp_path)
+
+
 def edit_cell_source(source, notebook: str) -> str:
     """The code of the cell marked ``# ✏️ 여기를 바꾸세요`` in a notebook's MyST source."""
     import re

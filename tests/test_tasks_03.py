@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import assert_task_defined, edit_cell_source, task_decider
+from conftest import assert_task_defined, edit_cell_source
 
 from decodelab import latency as lat
 from decodelab import profiles as P
@@ -18,12 +18,7 @@ from decodelab.widgets import latency as W
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "notebooks" / "src" / "03_agent_loops.md"
-TASK_ID = "03-task-under-130s"
-
-
-@pytest.fixture
-def passes(tmp_path):
-    return task_decider(TASK_ID, tmp_path)
+TASK_ID = "03-task-under-130s"  # also the task of the `passes` fixture (tests/conftest.py)
 
 
 def test_the_task_is_defined_as_the_notebook_uses_it():
