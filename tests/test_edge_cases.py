@@ -13,25 +13,10 @@ from decodelab.quiz import AnswerStore, read_submission
 
 REPO = Path(__file__).resolve().parents[1]
 
-DEFS_01 = """\
-notebook: "01"
-predictions:
-  - id: 01-predict-kv-step
-    prompt: "KV 캐시를 켜면 위치 60에서 디코드 한 스텝은 몇 ms일까요?"
-    kind: number
-    unit: "ms"
-    why: "캐시가 있으면 새 토큰 하나만 계산합니다."
-written:
-  - id: 01-written-decode-definition
-    prompt: "디코드 단계를 한 문장으로, 내 말로 설명하세요."
-    rubric: ["토큰을 하나씩 만든다", "방금 만든 토큰을 다음 입력으로 쓴다"]
-    model_answer: "디코드 단계는 토큰을 하나씩 만드는 반복입니다."
-"""
-
 
 @pytest.fixture()
 def quizzes(tmp_path, monkeypatch) -> Path:
-    return quizzes_with_exercises(tmp_path, monkeypatch, DEFS_01)
+    return quizzes_with_exercises(tmp_path, monkeypatch)
 
 
 def _corrupt(qid: str) -> Path:
