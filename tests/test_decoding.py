@@ -10,6 +10,7 @@ import torch
 
 import decodelab
 from decodelab import decoding
+from decodelab.models import format_prompt
 from decodelab.sampling import SamplingConfig, make_generator, probabilities, sample
 
 
@@ -184,10 +185,25 @@ def test_bad_input_names_the_parameter(pair, kwargs, needle, exc):
 
 def test_context_length_error_says_what_to_change(pair):
     limit = pair.target.config.max_position_embeddings
-    with pytest.raises(ValueError, match="줄이세요") as e:
-        decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", limit)
     n = len(pair.tokenizer("모든 국민은", add_special_tokens=False)["input_ids"])
-    assert f"(허용: {limit - n} 이하)" in str(e.value)
+    where = f"모델의 맥락 길이(context length) {limit} 토큰(config.max_position_embeddings)"
+    assert n >= 2
+    with pytest.raises(ValueError) as e:
+        decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", limit - 1)
+    assert str(e.value) == (f"max_new_tokens={limit - 1}: 프롬프트 {n} 토큰 + 새 토큰 {limit - 1}개 = {n + limit - 1} 토큰이 "
+                            f"{where}을 넘습니다: max_new_tokens를 {limit - n} 이하로 줄이거나 프롬프트를 1 토큰 이하로 "
+                            f"줄이세요 (허용: {limit - n} 이하)")
+    with pytest.raises(ValueError, match=rf"넘습니다: max_new_tokens를 {limit - n} 이하로 줄이세요 \(허용"):
+        decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", limit)  # no prompt is short enough
+    long_prompt = "모든 국민은 " * limit
+    m = len(format_prompt(pair.tokenizer, long_prompt))
+    assert m > limit
+    for run in (lambda: decodelab.generate(pair.target, pair.tokenizer, long_prompt, 1),
+                lambda: decodelab.speculative_generate(pair.target, pair.draft, pair.tokenizer, long_prompt, 1)):
+        with pytest.raises(ValueError) as e:
+            run()
+        assert str(e.value) == (f"prompt 길이={m}: 프롬프트가 {m} 토큰이라 {where}에 새 토큰이 들어갈 위치가 없습니다: "
+                                f"프롬프트를 {limit - 1} 토큰 이하로 줄이세요 (허용: {limit - 1} 토큰 이하)")
 
 
 def test_unknown_model_path_is_a_clear_error_not_a_download(tmp_path):
