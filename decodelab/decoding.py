@@ -375,18 +375,17 @@ def _steps(model, tokenizer, ids: list[int], *, max_new_tokens: int, cfg: Sampli
     + choosing the token)."""
     detok = _Detok(tokenizer)
     t0 = time.perf_counter()
-    state = prefill(model, torch.tensor([ids]), use_cache=use_cache)
+    state = prefill(model, torch.tensor([ids]), use_cache=use_cache)  # its logits give token 0
     for i in range(max_new_tokens):
-        if i > 0:
-            t0 = time.perf_counter()
-            state = decode_step(model, state, tid)
         tid = choose(state.logits, cfg, gen)
         ms = (time.perf_counter() - t0) * 1000.0
         top = top_tokens(state.logits, cfg, tokenizer, top_candidates)
         last = tid in stop or i == max_new_tokens - 1
         yield Step(i, tid, tokenizer.convert_ids_to_tokens(tid), detok.push(tid, last), ms, state.position, top)
-        if tid in stop:
+        if last:
             return
+        t0 = time.perf_counter()
+        state = decode_step(model, state, tid)  # the logits of token i + 1
 
 
 def _prepare(model, tokenizer, prompt, max_new_tokens, temperature, top_k, top_p, seed, stop_at_eos, top_candidates):

@@ -53,6 +53,30 @@ def test_kv_cache_grows_one_position_per_step(pair):
     torch.testing.assert_close(state.logits, fresh, atol=1e-4, rtol=1e-4)
 
 
+def test_one_forward_pass_per_token_and_none_after_the_last(pair, monkeypatch):
+    """Token 0 comes from the prefill's logits; each later token costs one decode step, taken only
+    when the stream is asked for that token, and none follows the last token or an EOS."""
+    calls = []
+    real = decoding.decode_step
+
+    def counted(model, state, token_id):
+        calls.append(token_id)
+        return real(model, state, token_id)
+
+    monkeypatch.setattr(decoding, "decode_step", counted)
+    steps = decodelab.stream(pair.target, pair.tokenizer, "모든 국민은", 6, stop_at_eos=False)
+    first = next(steps)
+    assert calls == [] and first.position == len(format_prompt(pair.tokenizer, "모든 국민은"))
+    rest = list(steps)
+    ids = [first.token_id] + [s.token_id for s in rest]
+    assert len(ids) == 6 and calls == ids[:-1]  # the decode step of token i + 1 feeds token i
+    calls.clear()
+    assert ids[2] not in ids[:2]
+    monkeypatch.setattr(decoding, "eos_ids", lambda model, tok: {ids[2]})  # token 2 ends the text
+    r = decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", 6)
+    assert r.token_ids == ids[:3] and r.stopped_by == "eos" and calls == ids[:2]
+
+
 def test_result_fields_and_timings(pair):
     r = decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", 8, stop_at_eos=False)
     assert len(r.token_ids) == len(r.steps) == 8

@@ -1,6 +1,7 @@
-"""The package's import structure: module-level imports between decodelab's modules form no
-cycle, the quiz modules and the exercises import in any order, and the gradebook's dependency on
-the exercise definitions is a module-level import (one way: gradebook -> exercises -> quiz modules)."""
+"""The package's source structure: module-level imports between decodelab's modules form no
+cycle, the quiz modules and the exercises import in any order, the gradebook's dependency on the
+exercise definitions is a module-level import (one way: gradebook -> exercises -> quiz modules),
+and pyflakes finds no undefined name (e.g. a loop reading a variable of its previous pass)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "decodelab"
@@ -132,3 +135,21 @@ def test_the_quiz_modules_and_the_exercises_import_fresh_one_by_one():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["ok", "decodelab.quiz.gradebook", "decodelab.quiz.gradebook"]
+
+
+def test_pyflakes_finds_no_undefined_name_in_the_package():
+    pytest.importorskip("pyflakes")
+    from pyflakes import api, messages, reporter
+
+    class Collect(reporter.Reporter):
+        def __init__(self):
+            super().__init__(sys.stdout, sys.stderr)
+            self.found = []
+
+        def flake(self, message):
+            if isinstance(message, (messages.UndefinedName, messages.UndefinedLocal)):
+                self.found.append(str(message))
+
+    rep = Collect()
+    api.checkRecursive([str(PACKAGE)], rep)
+    assert rep.found == []
