@@ -120,6 +120,17 @@ def test_argument_errors_are_korean_with_exit_2(cli, argv, korean):
         assert english not in proc.stderr
 
 
+@pytest.mark.parametrize("argv", [[], ["--help"], ["classroom"]])
+def test_the_command_lists_are_korean(cli, argv):
+    import re
+
+    proc = cli(*argv, cwd=REPO)
+    assert proc.returncode == 0 and proc.stdout.startswith("사용법: decodelab")
+    lines = proc.stdout.splitlines()
+    assert lines[2] == "명령:" and lines[-1].startswith("각 명령의 옵션: decodelab") and lines[-1].endswith("<명령> --help")
+    assert not {"usage", "command", "commands", "options"} & set(re.findall(r"[a-z]+", proc.stdout)), proc.stdout
+
+
 def _options(p):
     p.add_argument("--tokens", type=int)
     p.add_argument("--pair", nargs=2)
