@@ -2,9 +2,10 @@
 
 :class:`ArgumentParser` is :class:`argparse.ArgumentParser` whose usage line, ``-h`` help and
 errors are Korean. argparse builds its error sentences in English (``gettext`` without a Korean
-catalogue); :func:`korean_error` rewrites the ones a user meets (a missing required argument, an
-unknown choice, a value of the wrong type, an unknown option, an option without its value) and
-keeps the original text for any other. A usage error exits with code 2, as argparse does.
+catalogue); :func:`korean_error` rewrites every one a user can meet (a missing required argument,
+an unknown choice, a value of the wrong type, an unknown or ambiguous option, too few or too many
+values, a value given to an option that takes none, options that exclude each other). A usage
+error exits with code 2, as argparse does.
 """
 
 from __future__ import annotations
@@ -12,39 +13,68 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import NoReturn
+from typing import Callable, NoReturn
 
 __all__ = ["ArgumentParser", "korean_error", "positive_int"]
 
 _TYPES = {"int": "정수", "float": "실수(소수)", "Path": "경로"}
 
-_RULES: list[tuple[re.Pattern, callable]] = [
+#: argparse's whole-command errors, in Korean (each an ``re`` pattern and its rendering).
+_COMMAND_RULES: list[tuple[re.Pattern, Callable[[re.Match], str]]] = [
     (re.compile(r"the following arguments are required: (.+)"), lambda m: f"필수 인자가 빠졌습니다: {m[1]}"),
-    (re.compile(r"argument (\S+): invalid choice: (.+?) \(choose from (.+)\)"),
-     lambda m: f"인자 {m[1]}: {m[2]}은(는) 고를 수 있는 값이 아닙니다 (가능한 값: {m[3]})"),
-    (re.compile(r"argument (\S+): invalid (\w+) value: (.+)"),
-     lambda m: f"인자 {m[1]}: {m[3]} 대신 {_TYPES.get(m[2], m[2])} 값을 주세요"),
-    (re.compile(r"argument (\S+): expected one argument"), lambda m: f"인자 {m[1]}에 값이 하나 필요합니다"),
-    (re.compile(r"argument (\S+): expected (.+) arguments?"), lambda m: f"인자 {m[1]}에 값이 더 필요합니다 ({m[2]})"),
+    (re.compile(r"one of the arguments (.+) is required"), lambda m: f"다음 인자 중 하나가 필요합니다: {m[1]}"),
     (re.compile(r"unrecognized arguments: (.+)"), lambda m: f"알 수 없는 인자입니다: {m[1]}"),
-    (re.compile(r"argument (\S+): not allowed with argument (\S+)"),
-     lambda m: f"인자 {m[1]}은(는) {m[2]}와(과) 함께 쓸 수 없습니다"),
     (re.compile(r"ambiguous option: (\S+) could match (.+)"), lambda m: f"옵션 {m[1]}이(가) 여럿과 맞습니다: {m[2]}"),
-    (re.compile(r"argument (\S+): (.+)"), lambda m: f"인자 {m[1]}: {m[2]}"),
+    (re.compile(r"unexpected option string: (.+)"), lambda m: f"알 수 없는 옵션 형식입니다: {m[1]}"),
+]
+
+#: argparse's errors about one argument (``argument NAME: <message>``), in Korean; each rendering
+#: gets the argument's name and the match of the message.
+_ARGUMENT_RULES: list[tuple[re.Pattern, Callable[[str, re.Match], str]]] = [
+    (re.compile(r"invalid choice: (.+?)(?:, maybe you meant (.+)\?)? \(choose from (.+)\)"),
+     lambda a, m: f"인자 {a}: {m[1]}은(는) 고를 수 있는 값이 아닙니다 (가능한 값: {m[3]})"),
+    (re.compile(r"invalid (\w+) value: (.+)"), lambda a, m: f"인자 {a}: {m[2]} 대신 {_TYPES.get(m[1], m[1])} 값을 주세요"),
+    (re.compile(r"expected one argument"), lambda a, m: f"인자 {a}에 값이 하나 필요합니다"),
+    (re.compile(r"expected at most one argument"), lambda a, m: f"인자 {a}에는 값을 하나까지만 줄 수 있습니다"),
+    (re.compile(r"expected at least one argument"), lambda a, m: f"인자 {a}에 값이 하나 이상 필요합니다"),
+    (re.compile(r"expected (\d+) arguments?"), lambda a, m: f"인자 {a}에 값이 {m[1]}개 필요합니다"),
+    (re.compile(r"not allowed with argument (\S+)"), lambda a, m: f"인자 {a}은(는) {m[1]}와(과) 함께 쓸 수 없습니다"),
+    (re.compile(r"ignored explicit argument (.+)"),
+     lambda a, m: f"옵션 {a}은(는) 값을 받지 않습니다: ={_unquoted(m[1])} 없이 {a.split('/')[-1]}만 쓰세요"),
+    (re.compile(r"unknown parser (.+) \(choices: (.+)\)"),
+     lambda a, m: f"{m[1]}은(는) 알 수 없는 하위 명령입니다 (가능한 명령: {m[2]})"),
+    (re.compile(r"can't open '(.+)': (.+)", re.S), lambda a, m: f"인자 {a}: 파일 {m[1]}을(를) 열 수 없습니다 ({m[2]})"),
 ]
 
 
+def _unquoted(text: str) -> str:
+    """``repr`` of a string without its quotes (``"'1'"`` -> ``"1"``)."""
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
+
+
 def korean_error(message: str) -> str:
-    """argparse's English error ``message`` in Korean (unchanged when no rule matches).
+    """argparse's English error ``message`` in Korean.
+
+    A message about one argument (``argument NAME: ...``) keeps its own text when no rule knows it
+    (the Korean text of an ``argparse.ArgumentTypeError`` of ours, e.g. :func:`positive_int`); any
+    other message without a rule is returned unchanged.
 
     Example: ``korean_error("the following arguments are required: DIR")`` is
     ``"필수 인자가 빠졌습니다: DIR"``.
     """
-    for pattern, render in _RULES:
-        m = pattern.fullmatch(message.strip())
+    text = message.strip()
+    for pattern, render in _COMMAND_RULES:
+        m = pattern.fullmatch(text)
         if m:
             return render(m)
-    return message
+    arg = re.fullmatch(r"argument (\S+): (.+)", text, re.S)
+    if arg is None:
+        return message
+    for pattern, render_arg in _ARGUMENT_RULES:
+        m = pattern.fullmatch(arg[2])
+        if m:
+            return render_arg(arg[1], m)
+    return f"인자 {arg[1]}: {arg[2]}"
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -25,9 +25,9 @@ COMMANDS = {
 def usage(prog: str, commands: dict) -> str:
     """The Korean usage text of a command table ``{name: (module:function, help)}``."""
     width = max(map(len, commands))
-    lines = [f"사용법 / usage: {prog} <command> [options]", "", "commands:"]
+    lines = [f"사용법: {prog} <명령> [옵션]", "", "명령:"]
     lines += [f"  {name:<{width}} {text}" for name, (_, text) in commands.items()]
-    lines += ["", f"각 명령의 옵션: {prog} <command> --help"]
+    lines += ["", f"각 명령의 옵션: {prog} <명령> --help"]
     return "\n".join(lines)
 
 

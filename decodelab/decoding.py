@@ -256,17 +256,30 @@ def tpot(e2e_ms: float, ttft_ms: float, n_tokens: int) -> float:
 def check_budget(model, n_prompt: int, max_new_tokens: int) -> int:
     """``max_new_tokens`` checked against the context length; returned as an int.
 
+    ``n_prompt`` is the prompt's length in tokens; prompt + new tokens must fit the model's
+    context length (:func:`context_length`, ``config.max_position_embeddings``).
+
     Raises:
-        TypeError: ``max_new_tokens`` is not a number. ValueError: it is not a whole number >= 1,
-            or prompt + new tokens exceeds the model's context length (:func:`context_length`).
+        TypeError: ``max_new_tokens`` is not a number. ValueError: it is not a whole number >= 1;
+            or (Korean, naming the prompt's length, the limit and the config field) the prompt
+            leaves no position for a new token, or prompt + new tokens exceeds the limit.
     """
     max_new_tokens = check("max_new_tokens", max_new_tokens, "만들 토큰 수(max_new_tokens)", low=1, integer=True)
     limit = context_length(model)
-    if limit is not None and n_prompt + max_new_tokens > limit:
-        raise fail("max_new_tokens", max_new_tokens,
-                   f"프롬프트({n_prompt} 토큰) + 새 토큰이 모델의 맥락 길이(context length) {limit} 토큰을 넘습니다; "
-                   f"max_new_tokens나 프롬프트를 줄이세요", f"{max(1, limit - n_prompt)} 이하")
-    return max_new_tokens
+    if limit is None or n_prompt + max_new_tokens <= limit:
+        return max_new_tokens
+    field = "max_position_embeddings" if getattr(model.config, "max_position_embeddings", None) else "n_positions"
+    where = f"모델의 맥락 길이(context length) {limit} 토큰(config.{field})"
+    if n_prompt >= limit:
+        raise fail("prompt 길이", n_prompt,
+                   f"프롬프트가 {n_prompt} 토큰이라 {where}에 새 토큰이 들어갈 위치가 없습니다: "
+                   f"프롬프트를 {limit - 1} 토큰 이하로 줄이세요", f"{limit - 1} 토큰 이하")
+    change = f"max_new_tokens를 {limit - n_prompt} 이하로 줄이세요"
+    if max_new_tokens < limit:
+        change = f"max_new_tokens를 {limit - n_prompt} 이하로 줄이거나 프롬프트를 {limit - max_new_tokens} 토큰 이하로 줄이세요"
+    raise fail("max_new_tokens", max_new_tokens,
+               f"프롬프트 {n_prompt} 토큰 + 새 토큰 {max_new_tokens}개 = {n_prompt + max_new_tokens} 토큰이 {where}을 "
+               f"넘습니다: {change}", f"{limit - n_prompt} 이하")
 
 
 def check_prompt_ids(model, tokenizer, ids: list[int]) -> None:
@@ -362,18 +375,17 @@ def _steps(model, tokenizer, ids: list[int], *, max_new_tokens: int, cfg: Sampli
     + choosing the token)."""
     detok = _Detok(tokenizer)
     t0 = time.perf_counter()
-    state = prefill(model, torch.tensor([ids]), use_cache=use_cache)
+    state = prefill(model, torch.tensor([ids]), use_cache=use_cache)  # its logits give token 0
     for i in range(max_new_tokens):
-        if i > 0:
-            t0 = time.perf_counter()
-            state = decode_step(model, state, tid)
         tid = choose(state.logits, cfg, gen)
         ms = (time.perf_counter() - t0) * 1000.0
         top = top_tokens(state.logits, cfg, tokenizer, top_candidates)
         last = tid in stop or i == max_new_tokens - 1
         yield Step(i, tid, tokenizer.convert_ids_to_tokens(tid), detok.push(tid, last), ms, state.position, top)
-        if tid in stop:
+        if last:
             return
+        t0 = time.perf_counter()
+        state = decode_step(model, state, tid)  # the logits of token i + 1
 
 
 def _prepare(model, tokenizer, prompt, max_new_tokens, temperature, top_k, top_p, seed, stop_at_eos, top_candidates):

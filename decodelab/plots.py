@@ -102,11 +102,13 @@ def setup_korean_font() -> str:
 
     Raises:
         FileNotFoundError: if the bundled font file is missing from the installed package
-            (reinstall decodelab: ``pip install -e .``).
+            (the Korean message says how to reinstall decodelab: ``pip install --force-reinstall
+            --no-deps decodelab``, or ``pip install -e .`` in a checkout of the repository).
     """
     if not FONT_PATH.is_file():
         raise FileNotFoundError(
-            f"번들 한글 글꼴이 없습니다: {FONT_PATH}. decodelab 패키지를 다시 설치하세요 (pip install -e .)."
+            f"번들 한글 글꼴이 없습니다: {FONT_PATH}. decodelab 패키지를 다시 설치하세요: "
+            "pip install --force-reinstall --no-deps decodelab (저장소를 내려받아 설치했다면 저장소 폴더에서 pip install -e .)."
         )
     fm = font_manager.fontManager
     if not _is_registered(FONT_PATH):

@@ -491,8 +491,9 @@ def as_proposer(draft, target, tokenizer=None) -> Proposer:
 
     Args:
         draft: a ``transformers`` causal LM (-> :class:`DraftModelProposer` over the rows both
-            models have), a :class:`Proposer` (returned as it is), or ``"ngram"`` (->
-            :class:`NGramProposer`; vLLM's name for prompt lookup decoding).
+            models have), a :class:`Proposer` (returned as it is), or a name in any letter case:
+            ``"ngram"`` (-> :class:`NGramProposer`; vLLM's name for prompt lookup decoding),
+            ``"eagle"`` or ``"eagle-tree"`` (-> :func:`decodelab.eagle.make_proposer`).
         target: the target model (its output rows bound the draft's vocabulary).
         tokenizer: the shared tokenizer; a draft model with fewer output rows than
             ``len(tokenizer)`` is rejected (trained with another tokenizer, or the tokenizer has
@@ -501,19 +502,21 @@ def as_proposer(draft, target, tokenizer=None) -> Proposer:
     Raises:
         TypeError: ``draft`` is none of these (e.g. an object with ``propose`` that does not
             implement the whole :class:`Proposer` interface).
-        ValueError: an unknown string (``"prompt_lookup"``: use ``"ngram"``), or a draft model
-            smaller than the tokenizer's vocabulary.
+        ValueError: (Korean, listing the names) an unknown name (``"prompt_lookup"``: use
+            ``"ngram"``), or a draft model smaller than the tokenizer's vocabulary.
     """
     if isinstance(draft, str):
-        if draft == "ngram":
+        name = draft.strip().lower()  # "EAGLE", "NGram" and " eagle-tree" name the same proposers
+        if name == "ngram":
             return NGramProposer(vocab_size=_rows(target))
-        if draft in ("eagle", "eagle-tree"):  # the feature-level head (decodelab.eagle)
+        if name in ("eagle", "eagle-tree"):  # the feature-level head (decodelab.eagle)
             from .eagle import make_proposer
 
-            return make_proposer(draft, target)
-        why = ("프롬프트 찾기(prompt lookup)는 vLLM의 이름 'ngram'으로 부릅니다" if draft == "prompt_lookup"
+            return make_proposer(name, target)
+        why = ("프롬프트 찾기(prompt lookup)는 vLLM의 이름 'ngram'으로 부릅니다" if name in ("prompt_lookup", "prompt-lookup")
                else "알 수 없는 초안 이름입니다")
-        raise fail("draft", draft, why, "'ngram', 'eagle', 'eagle-tree', 초안 모델, Proposer를 상속한 객체")
+        raise fail("draft", draft, why,
+                   "이름 'ngram', 'eagle', 'eagle-tree' (대소문자는 가리지 않음), 초안 모델, Proposer를 상속한 객체")
     if isinstance(draft, Proposer):
         return draft
     if hasattr(draft, "get_output_embeddings") and hasattr(draft, "config"):

@@ -63,6 +63,7 @@ __all__ = [
     "server_model",
     "start_transformers_serve",
     "sweep",
+    "wait_until_ready",
 ]
 
 #: Korean prompts sent by default (request i uses prompt i mod len).
@@ -737,22 +738,46 @@ def start_transformers_serve(
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     server = LocalServer(proc, f"http://{netloc}", str(folder), log)
     atexit.register(server.stop)
+    try:
+        wait_until_ready(server.url + "/health", proc, timeout_s, what="transformers serve")
+    except ServingError as e:
+        server.stop()
+        raise ServingError(f"{e} 로그 끝:\n{server.log_tail()}") from None
+    return server
+
+
+def wait_until_ready(url: str, process: subprocess.Popen, timeout_s: float, *, what: str = "서버",
+                     poll_s: float = 0.3, request_timeout_s: float = 2.0) -> None:
+    """Wait until an HTTP GET of ``url`` answers 200 while ``process`` (the server behind it) runs.
+
+    Asks every ``poll_s`` seconds, each request waiting at most ``request_timeout_s`` seconds; a
+    refused or failed connection, or another status, means not ready yet. The process is left as
+    it is in every case (stopping it is the caller's). Needs ``httpx`` (the ``serving`` extra).
+
+    Args:
+        url: the readiness address, e.g. ``http://127.0.0.1:8000/health``.
+        process: the server's process (anything with ``poll()`` and ``returncode``).
+        timeout_s: how long to wait in all, in seconds.
+        what: the server's name at the start of the error message.
+
+    Raises:
+        ServingError: (Korean) the process ended first (the message gives its exit code), or
+            ``url`` gave no 200 answer within ``timeout_s`` seconds.
+    """
     import httpx
 
     deadline = time.monotonic() + timeout_s
     while True:
-        if proc.poll() is not None:
-            server.stop()
-            raise ServingError(f"transformers serve가 시작하자마자 끝났습니다 (종료 코드 {proc.returncode}). 로그 끝:\n{server.log_tail()}")
+        if process.poll() is not None:
+            raise ServingError(f"{what}: 시작하자마자 끝났습니다 (종료 코드 {process.returncode}).")
         try:
-            if httpx.get(server.url + "/health", timeout=2.0).status_code == 200:
-                return server
+            if httpx.get(url, timeout=request_timeout_s).status_code == 200:
+                return
         except httpx.HTTPError:
             pass
         if time.monotonic() > deadline:
-            server.stop()
-            raise ServingError(f"transformers serve가 {timeout_s:g}초 안에 준비되지 않았습니다. 로그 끝:\n{server.log_tail()}")
-        time.sleep(0.3)
+            raise ServingError(f"{what}: {timeout_s:g}초 안에 준비되지 않았습니다 ({url}이 200으로 답하지 않음).")
+        time.sleep(poll_s)
 
 
 # --------------------------------------------------------------------------------------------

@@ -444,7 +444,8 @@ def speculative_generate(
             token is its own.
         draft: the 초안 모델 (a causal LM sharing the target's tokenizer; its output layer may
             be larger or smaller), any :class:`decodelab.proposers.Proposer` (e.g.
-            ``NGramProposer()``), or ``"ngram"`` (see :func:`decodelab.proposers.as_proposer`).
+            ``NGramProposer()``), or a proposer's name, in any letter case: ``"ngram"``,
+            ``"eagle"``, ``"eagle-tree"`` (see :func:`decodelab.proposers.as_proposer`).
         tokenizer: the shared tokenizer.
         prompt: non-empty text, or a list of chat messages (see :func:`decodelab.models.format_prompt`).
         max_new_tokens: int >= 1; the output has exactly this many tokens unless EOS comes first.
@@ -469,8 +470,9 @@ def speculative_generate(
 
     Raises:
         TypeError: an argument of the wrong type (e.g. ``draft`` neither a model, a proposer
-            nor ``"ngram"``; ``tokenizer`` not a callable tokenizer with ``decode``, e.g. None).
-        ValueError: ``num_speculative_tokens < 1``, empty prompt, bad ``max_new_tokens`` /
+            nor a name; ``tokenizer`` not a callable tokenizer with ``decode``, e.g. None).
+        ValueError: an unknown proposer name (the Korean message lists the names),
+            ``num_speculative_tokens < 1``, empty prompt, bad ``max_new_tokens`` /
             sampling settings, or the context would overflow.
     """
     gamma = check_gamma(num_speculative_tokens, name="num_speculative_tokens")

@@ -1,8 +1,8 @@
 """Reproducible training of the bundled target/draft model pair.
 
 Run with ``decodelab train`` (or ``python -m decodelab.train``). Needs the ``train`` extra
-(``pip install -e .[train]``), ``apt-get`` and ``dpkg-deb`` (Debian/Ubuntu) and ``pip`` reaching
-their registries; :func:`check_requirements` checks all of this before anything is downloaded.
+(``pip install "decodelab[train]"``; in a checkout of the repository ``pip install -e ".[train]"``),
+``apt-get`` and ``dpkg-deb`` (Debian/Ubuntu) and ``pip`` reaching their registries; :func:`check_requirements` checks all of this before anything is downloaded.
 The pair is written to ``./decodelab-models`` by default; ``--out decodelab/assets/models``
 replaces the bundled pair (then rewrite its card with ``decodelab card --folder ...``).
 
@@ -140,7 +140,8 @@ def check_requirements(workdir: Path) -> list[str]:
     problems = []
     if importlib.util.find_spec("bs4") is None:
         problems.append(
-            "beautifulsoup4(bs4)가 설치되어 있지 않습니다. 학습용 추가 패키지를 설치하세요: pip install -e .[train]"
+            "beautifulsoup4(bs4)가 설치되어 있지 않습니다. 학습용 추가 패키지를 설치하세요: "
+            'pip install "decodelab[train]" (저장소를 내려받아 설치했다면 저장소 폴더에서 pip install -e ".[train]")'
         )
     debian = "데비안/우분투 계열 리눅스에서 실행하거나, 다른 컴퓨터에서 받은 파일을 --workdir 폴더에 넣어 두세요"
     if _debs_missing(workdir) and shutil.which("apt-get") is None:

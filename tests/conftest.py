@@ -84,6 +84,13 @@ def task_decider(task_id: str, answers_dir):
     return decide
 
 
+@pytest.fixture
+def passes(request, tmp_path):
+    """:func:`task_decider` for the task ``TASK_ID`` of the requesting test module, recording into
+    ``tmp_path``."""
+    return task_decider(request.module.TASK_ID, tmp_path)
+
+
 def edit_cell_source(source, notebook: str) -> str:
     """The code of the cell marked ``# ✏️ 여기를 바꾸세요`` in a notebook's MyST source."""
     import re
@@ -112,7 +119,49 @@ def question_texts(q) -> list[str]:
     return out
 
 
-def quizzes_with_exercises(tmp_path, monkeypatch, defs_01: str) -> Path:
+#: Exercise definitions for notebook 01 used by tests/test_exercises.py and tests/test_edge_cases.py:
+#: two predictions (number, choice), one written answer, and tasks with the ``<``, ``between``
+#: and ``in`` checks.
+EXERCISE_DEFS_01 = """\
+notebook: "01"
+predictions:
+  - id: 01-predict-kv-step
+    prompt: "KV 캐시를 켜면 위치 60에서 디코드 한 스텝은 몇 ms일까요?"
+    kind: number
+    unit: "ms"
+    why: "캐시가 있으면 새 토큰 하나만 계산하므로 스텝 시간이 거의 일정합니다."
+  - id: 01-predict-curve
+    prompt: "캐시 없이 위치가 늘면 스텝 시간은 어떤 모양일까요?"
+    kind: choice
+    choices:
+      - {id: a, text: "평평하다"}
+      - {id: b, text: "위치에 따라 늘어난다"}
+    why: "캐시가 없으면 매 스텝 앞의 토큰 전체를 다시 계산합니다."
+written:
+  - id: 01-written-decode-definition
+    prompt: "디코드 단계를 한 문장으로, 내 말로 설명하세요."
+    rubric: ["토큰을 하나씩 만든다", "방금 만든 토큰을 다음 입력으로 쓴다"]
+    model_answer: "디코드 단계는 방금 만든 토큰을 입력으로 다음 토큰을 하나씩 만드는 반복입니다."
+tasks:
+  - id: 01-task-low-rate
+    goal: "수락률을 0.3 아래로 만드세요."
+    check: {op: "<", value: 0.3}
+    success: "초안 모델이 대상 모델과 멀수록 수락률이 떨어집니다."
+    hint: "초안 모델이 대상 모델과 얼마나 비슷한지 생각해 보세요."
+  - id: 01-task-band
+    goal: "스텝 시간을 10~20 ms 사이로 맞추세요."
+    check: {op: between, value: [10, 20]}
+    success: "맞췄습니다."
+    hint: "배치 크기를 바꿔 보세요."
+  - id: 01-task-mode
+    goal: "탐욕 또는 top-k 디코딩을 고르세요."
+    check: {op: in, value: ["greedy", "top-k"]}
+    success: "좋습니다."
+    hint: "온도를 쓰지 않는 방법입니다."
+"""
+
+
+def quizzes_with_exercises(tmp_path, monkeypatch, defs_01: str = EXERCISE_DEFS_01) -> Path:
     """A copy of the real quiz folder whose only exercise file is ``01.yaml`` = ``defs_01``, with
     ``DECODELAB_QUIZZES`` and a private ``DECODELAB_ANSWERS_DIR`` pointed at ``tmp_path``."""
     import shutil
@@ -124,3 +173,18 @@ def quizzes_with_exercises(tmp_path, monkeypatch, defs_01: str) -> Path:
     monkeypatch.setenv("DECODELAB_QUIZZES", str(q))
     monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))
     return q
+
+
+def assert_task_defined(task_id: str, op: str, value, source: Path) -> None:
+    """Check that ``quizzes/exercises/NN.yaml`` defines the change-the-code task ``task_id`` with
+    the goal ``check: {op, value}`` the test's reference numbers assume, and that the notebook
+    source ``source`` calls ``ex.check("<task_id>", ...)``.
+
+    Raises:
+        AssertionError: the definition's ``op`` or ``value`` differs, or the notebook has no such call.
+    """
+    from decodelab import exercises as ex
+
+    task = ex.get_exercise(task_id, Path(__file__).resolve().parents[1] / "quizzes")
+    assert (task.check.op, task.check.value) == (op, value), (task_id, task.check)
+    assert f'ex.check("{task_id}"' in source.read_text(encoding="utf-8"), f"{source.name} has no ex.check({task_id!r}, ...)"

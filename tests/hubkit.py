@@ -21,6 +21,8 @@ from pathlib import Path
 
 import httpx
 
+from decodelab.serving import ServingError, wait_until_ready
+
 REPO = Path(__file__).resolve().parents[1]
 HUB_START_S = 90
 SPAWN_S = 240
@@ -118,19 +120,12 @@ def start_hub(course: Path, password: str | None = None, admin_password: str | N
     proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=course, start_new_session=True)
     fh.close()
     hub = Hub(f"http://127.0.0.1:{port}", course, proc, log)
-    deadline = time.monotonic() + HUB_START_S
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the hub exited with {proc.returncode}:\n{hub.log_text()[-4000:]}")
-        try:
-            if httpx.get(f"{hub.url}/hub/api/", timeout=5).status_code == 200:
-                return hub
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            hub.stop()
-            raise RuntimeError(f"the hub did not answer within {HUB_START_S} s:\n{hub.log_text()[-4000:]}")
-        time.sleep(0.5)
+    try:
+        wait_until_ready(f"{hub.url}/hub/api/", proc, HUB_START_S, what="JupyterHub", poll_s=0.5, request_timeout_s=5)
+    except ServingError as e:
+        hub.stop()
+        raise RuntimeError(f"{e}\n{hub.log_text()[-4000:]}") from None
+    return hub
 
 
 @dataclass

@@ -90,6 +90,20 @@ def test_grade_code_partial_credit_per_case(course):
     assert grade_code("04-c-tokens-per-call", None, cwd=alice) == 0.0
 
 
+def test_each_task_stub_is_its_solutions_def_line_and_the_solution_scores_full(bank, course):
+    alice = course / "autograded" / "alice" / "exam-02"
+    assert len(bank.tasks) == 4
+    for t in bank.tasks.values():
+        assert t.notebook == t.id[:2] and t.points == 3
+        head, mark = t.stub.splitlines()
+        assert head.startswith(f"def {t.function}(") and head.endswith("):") and mark == "    ### SOLUTION", t.stub
+        ns: dict = {}
+        exec(t.stub.replace("    ### SOLUTION\n", t.solution), ns)  # as the lecturer's copy (assignments.py) has it
+        assert grade_code(t.id, ns[t.function], cwd=alice) == t.points, t.id
+        exec(t.stub.replace("### SOLUTION", "pass"), ns)  # the student's stub, untouched
+        assert grade_code(t.id, ns[t.function], cwd=alice) == 0.0, t.id
+
+
 def test_student_side_holds_no_key(tmp_path, monkeypatch):
     with pytest.raises(ExamError):
         grade_cell("02-x-step-time", "1 ms", cwd=tmp_path)

@@ -10,6 +10,7 @@ import torch
 
 import decodelab
 from decodelab import decoding
+from decodelab.models import format_prompt
 from decodelab.sampling import SamplingConfig, make_generator, probabilities, sample
 
 
@@ -50,6 +51,30 @@ def test_kv_cache_grows_one_position_per_step(pair):
         # the cached next-token logits equal a fresh full forward pass over all tokens
     fresh = decoding.forward(pair.target, state.input_ids, None)[0, -1]
     torch.testing.assert_close(state.logits, fresh, atol=1e-4, rtol=1e-4)
+
+
+def test_one_forward_pass_per_token_and_none_after_the_last(pair, monkeypatch):
+    """Token 0 comes from the prefill's logits; each later token costs one decode step, taken only
+    when the stream is asked for that token, and none follows the last token or an EOS."""
+    calls = []
+    real = decoding.decode_step
+
+    def counted(model, state, token_id):
+        calls.append(token_id)
+        return real(model, state, token_id)
+
+    monkeypatch.setattr(decoding, "decode_step", counted)
+    steps = decodelab.stream(pair.target, pair.tokenizer, "모든 국민은", 6, stop_at_eos=False)
+    first = next(steps)
+    assert calls == [] and first.position == len(format_prompt(pair.tokenizer, "모든 국민은"))
+    rest = list(steps)
+    ids = [first.token_id] + [s.token_id for s in rest]
+    assert len(ids) == 6 and calls == ids[:-1]  # the decode step of token i + 1 feeds token i
+    calls.clear()
+    assert ids[2] not in ids[:2]
+    monkeypatch.setattr(decoding, "eos_ids", lambda model, tok: {ids[2]})  # token 2 ends the text
+    r = decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", 6)
+    assert r.token_ids == ids[:3] and r.stopped_by == "eos" and calls == ids[:2]
 
 
 def test_result_fields_and_timings(pair):
@@ -184,10 +209,25 @@ def test_bad_input_names_the_parameter(pair, kwargs, needle, exc):
 
 def test_context_length_error_says_what_to_change(pair):
     limit = pair.target.config.max_position_embeddings
-    with pytest.raises(ValueError, match="줄이세요") as e:
-        decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", limit)
     n = len(pair.tokenizer("모든 국민은", add_special_tokens=False)["input_ids"])
-    assert f"(허용: {limit - n} 이하)" in str(e.value)
+    where = f"모델의 맥락 길이(context length) {limit} 토큰(config.max_position_embeddings)"
+    assert n >= 2
+    with pytest.raises(ValueError) as e:
+        decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", limit - 1)
+    assert str(e.value) == (f"max_new_tokens={limit - 1}: 프롬프트 {n} 토큰 + 새 토큰 {limit - 1}개 = {n + limit - 1} 토큰이 "
+                            f"{where}을 넘습니다: max_new_tokens를 {limit - n} 이하로 줄이거나 프롬프트를 1 토큰 이하로 "
+                            f"줄이세요 (허용: {limit - n} 이하)")
+    with pytest.raises(ValueError, match=rf"넘습니다: max_new_tokens를 {limit - n} 이하로 줄이세요 \(허용"):
+        decodelab.generate(pair.target, pair.tokenizer, "모든 국민은", limit)  # no prompt is short enough
+    long_prompt = "모든 국민은 " * limit
+    m = len(format_prompt(pair.tokenizer, long_prompt))
+    assert m > limit
+    for run in (lambda: decodelab.generate(pair.target, pair.tokenizer, long_prompt, 1),
+                lambda: decodelab.speculative_generate(pair.target, pair.draft, pair.tokenizer, long_prompt, 1)):
+        with pytest.raises(ValueError) as e:
+            run()
+        assert str(e.value) == (f"prompt 길이={m}: 프롬프트가 {m} 토큰이라 {where}에 새 토큰이 들어갈 위치가 없습니다: "
+                                f"프롬프트를 {limit - 1} 토큰 이하로 줄이세요 (허용: {limit - 1} 토큰 이하)")
 
 
 def test_unknown_model_path_is_a_clear_error_not_a_download(tmp_path):

@@ -13,25 +13,10 @@ from decodelab.quiz import AnswerStore, read_submission
 
 REPO = Path(__file__).resolve().parents[1]
 
-DEFS_01 = """\
-notebook: "01"
-predictions:
-  - id: 01-predict-kv-step
-    prompt: "KV 캐시를 켜면 위치 60에서 디코드 한 스텝은 몇 ms일까요?"
-    kind: number
-    unit: "ms"
-    why: "캐시가 있으면 새 토큰 하나만 계산합니다."
-written:
-  - id: 01-written-decode-definition
-    prompt: "디코드 단계를 한 문장으로, 내 말로 설명하세요."
-    rubric: ["토큰을 하나씩 만든다", "방금 만든 토큰을 다음 입력으로 쓴다"]
-    model_answer: "디코드 단계는 토큰을 하나씩 만드는 반복입니다."
-"""
-
 
 @pytest.fixture()
 def quizzes(tmp_path, monkeypatch) -> Path:
-    return quizzes_with_exercises(tmp_path, monkeypatch, DEFS_01)
+    return quizzes_with_exercises(tmp_path, monkeypatch)
 
 
 def _corrupt(qid: str) -> Path:
@@ -122,13 +107,72 @@ def cli(capsys, monkeypatch):
     (["lab", "--port", "x"], "대신 정수 값을 주세요"),
     (["bench", "decode", "--tokens", "0"], "1 이상의 정수"),
     (["bench", "decode", "--repeats", "0"], "1 이상의 정수"),
+    (["lab", "--no-browser=1"], "옵션 --no-browser은(는) 값을 받지 않습니다: =1 없이 --no-browser만 쓰세요"),
+    (["measure", "--json=yes"], "옵션 --json은(는) 값을 받지 않습니다"),
+    (["grade", "--help=x"], "값을 받지 않습니다: =x 없이 --help만 쓰세요"),
 ])
 def test_argument_errors_are_korean_with_exit_2(cli, argv, korean):
     proc = cli(*argv, cwd=REPO)
     assert proc.returncode == 2, proc.stderr
     assert korean in proc.stderr and "사용법:" in proc.stderr
-    for english in ("the following arguments", "invalid choice", "invalid int", "unrecognized", "usage:", "Traceback"):
+    for english in ("the following arguments", "invalid choice", "invalid int", "unrecognized", "usage:", "Traceback",
+                    "ignored explicit", "expected"):
         assert english not in proc.stderr
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["classroom"]])
+def test_the_command_lists_are_korean(cli, argv):
+    import re
+
+    proc = cli(*argv, cwd=REPO)
+    assert proc.returncode == 0 and proc.stdout.startswith("사용법: decodelab")
+    lines = proc.stdout.splitlines()
+    assert lines[2] == "명령:" and lines[-1].startswith("각 명령의 옵션: decodelab") and lines[-1].endswith("<명령> --help")
+    assert not {"usage", "command", "commands", "options"} & set(re.findall(r"[a-z]+", proc.stdout)), proc.stdout
+
+
+def _options(p):
+    p.add_argument("--tokens", type=int)
+    p.add_argument("--pair", nargs=2)
+    p.add_argument("--names", nargs="+")
+    p.add_argument("--verbose", action="store_true")
+    p.add_argument("--verify", action="store_true")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--cpu", action="store_true")
+    which.add_argument("--gpu", action="store_true")
+    sub = p.add_subparsers(dest="command")
+    sub.add_parser("run")
+
+
+@pytest.mark.parametrize("argv, korean", [
+    (["--cpu", "--gpu"], "인자 --gpu은(는) --cpu와(과) 함께 쓸 수 없습니다"),
+    ([], "다음 인자 중 하나가 필요합니다: --cpu --gpu"),
+    (["--cpu", "--pair", "a"], "인자 --pair에 값이 2개 필요합니다"),
+    (["--cpu", "--names"], "인자 --names에 값이 하나 이상 필요합니다"),
+    (["--cpu", "--tokens"], "인자 --tokens에 값이 하나 필요합니다"),
+    (["--cpu", "--tokens", "many"], "인자 --tokens: 'many' 대신 정수 값을 주세요"),
+    (["--cpu", "--ver"], "옵션 --ver이(가) 여럿과 맞습니다: --verbose, --verify"),
+    (["--cpu", "--verbose=no"], "옵션 --verbose은(는) 값을 받지 않습니다: =no 없이 --verbose만 쓰세요"),
+    (["--cpu", "walk"], "인자 command: 'walk'은(는) 고를 수 있는 값이 아닙니다 (가능한 값: 'run')"),
+    (["--cpu", "run", "extra"], "알 수 없는 인자입니다: extra"),
+])
+def test_every_argparse_usage_error_is_korean(argv, korean, capsys):
+    """Each argparse error a user can cause, through the project's parser: Korean, and no English
+    word left but the options' and values' own names."""
+    import re
+
+    from decodelab._cli import ArgumentParser
+
+    p = ArgumentParser(prog="decodelab test")
+    _options(p)
+    with pytest.raises(SystemExit) as e:
+        p.parse_args(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"decodelab test: 오류: {korean}"
+    names = {"cpu", "gpu", "pair", "names", "tokens", "ver", "verbose", "verify", "command", "run",  # options
+             "many", "no", "walk", "extra"}  # the values given
+    assert set(re.findall(r"[A-Za-z]+", err.split("오류:", 1)[1])) <= names, err
 
 
 def test_bench_decode_help_explains_every_option(cli):

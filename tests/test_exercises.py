@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -22,51 +21,11 @@ from decodelab.quiz.gradebook import gradebook_csv, rubrics_markdown
 
 REPO = Path(__file__).resolve().parents[1]
 
-DEFS_01 = textwrap.dedent(
-    """\
-    notebook: "01"
-    predictions:
-      - id: 01-predict-kv-step
-        prompt: "KV 캐시를 켜면 위치 60에서 디코드 한 스텝은 몇 ms일까요?"
-        kind: number
-        unit: "ms"
-        why: "캐시가 있으면 새 토큰 하나만 계산하므로 스텝 시간이 거의 일정합니다."
-      - id: 01-predict-curve
-        prompt: "캐시 없이 위치가 늘면 스텝 시간은 어떤 모양일까요?"
-        kind: choice
-        choices:
-          - {id: a, text: "평평하다"}
-          - {id: b, text: "위치에 따라 늘어난다"}
-        why: "캐시가 없으면 매 스텝 앞의 토큰 전체를 다시 계산합니다."
-    written:
-      - id: 01-written-decode-definition
-        prompt: "디코드 단계를 한 문장으로, 내 말로 설명하세요."
-        rubric: ["토큰을 하나씩 만든다", "방금 만든 토큰을 다음 입력으로 쓴다"]
-        model_answer: "디코드 단계는 방금 만든 토큰을 입력으로 다음 토큰을 하나씩 만드는 반복입니다."
-    tasks:
-      - id: 01-task-low-rate
-        goal: "수락률을 0.3 아래로 만드세요."
-        check: {op: "<", value: 0.3}
-        success: "초안 모델이 대상 모델과 멀수록 수락률이 떨어집니다."
-        hint: "초안 모델이 대상 모델과 얼마나 비슷한지 생각해 보세요."
-      - id: 01-task-band
-        goal: "스텝 시간을 10~20 ms 사이로 맞추세요."
-        check: {op: between, value: [10, 20]}
-        success: "맞췄습니다."
-        hint: "배치 크기를 바꿔 보세요."
-      - id: 01-task-mode
-        goal: "탐욕 또는 top-k 디코딩을 고르세요."
-        check: {op: in, value: ["greedy", "top-k"]}
-        success: "좋습니다."
-        hint: "온도를 쓰지 않는 방법입니다."
-    """
-)
-
 
 @pytest.fixture()
 def quizzes(tmp_path, monkeypatch) -> Path:
     """A copy of the real quiz folder with one exercise file, and a private answers folder."""
-    return quizzes_with_exercises(tmp_path, monkeypatch, DEFS_01)
+    return quizzes_with_exercises(tmp_path, monkeypatch)
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ solution kept here; the definitions ask for a full score."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -160,7 +161,11 @@ def test_the_rule_cases_exercise_every_branch():
 # (a) the greedy draft-verify loop
 
 
-def ref_greedy_speculative(target, draft, prompt_ids, max_new_tokens, gamma):
+def ref_greedy_speculative(target, draft, prompt_ids, max_new_tokens, gamma, *, shift=0, rollback=True):
+    """The reference greedy draft-verify loop (the signature :func:`build.check_greedy_loop` calls).
+
+    The keywords make the near misses the check must catch: ``shift=1`` compares draft ``i`` with
+    the target's choice at ``i + 1``; ``rollback=False`` keeps the rejected drafts in the cache."""
     state = decodelab.prefill(target, torch.tensor([prompt_ids]))
     out = [int(state.logits.argmax())]
     while len(out) < max_new_tokens:
@@ -172,12 +177,13 @@ def ref_greedy_speculative(target, draft, prompt_ids, max_new_tokens, gamma):
             drafted.append(t)
             d = decodelab.decode_step(draft, d, t)
         logits, state = build.verify_pass(target, state, [ids[-1]] + drafted)
-        best = logits.argmax(-1).tolist()
+        best = logits.argmax(-1).tolist() + [0] * shift
         k = 0
-        while k < gamma and drafted[k] == best[k]:
+        while k < gamma and drafted[k] == best[k + shift]:
             k += 1
         emitted = drafted[:k] + [best[k]]
-        state = build.rollback(state, len(ids) - 1 + len(emitted))
+        if rollback:
+            state = build.rollback(state, len(ids) - 1 + len(emitted))
         out += emitted
     return out[:max_new_tokens]
 
@@ -191,35 +197,8 @@ def test_greedy_loop_check_fails_on_the_scaffold_and_passes_on_the_reference(pai
 
 
 def test_greedy_loop_check_catches_a_loop_that_keeps_rejected_drafts(pair, capsys):
-    def no_rollback(target, draft, prompt_ids, max_new_tokens, gamma):
-        real = build.rollback
-        try:
-            build.rollback = lambda state, keep: state  # the rejected drafts stay in the cache
-            return ref_greedy_speculative(target, draft, prompt_ids, max_new_tokens, gamma)
-        finally:
-            build.rollback = real
-
-    def shifted(target, draft, prompt_ids, max_new_tokens, gamma):  # compares d_i with best[i + 1]
-        state = decodelab.prefill(target, torch.tensor([prompt_ids]))
-        out = [int(state.logits.argmax())]
-        while len(out) < max_new_tokens:
-            ids = prompt_ids + out
-            d = decodelab.prefill(draft, torch.tensor([ids]))
-            drafted = []
-            for _ in range(gamma):
-                t = int(d.logits.argmax())
-                drafted.append(t)
-                d = decodelab.decode_step(draft, d, t)
-            logits, state = build.verify_pass(target, state, [ids[-1]] + drafted)
-            best = logits.argmax(-1).tolist() + [0]
-            k = 0
-            while k < gamma and drafted[k] == best[k + 1]:
-                k += 1
-            emitted = drafted[:k] + [best[k]]
-            state = build.rollback(state, len(ids) - 1 + len(emitted))
-            out += emitted
-        return out[:max_new_tokens]
-
+    no_rollback = functools.partial(ref_greedy_speculative, rollback=False)
+    shifted = functools.partial(ref_greedy_speculative, shift=1)
     kw = dict(prompts=build.LOOP_PROMPTS[:2], max_new_tokens=16, gammas=(3,))
     assert build.check_greedy_loop(no_rollback, pair.target, pair.draft, pair.tokenizer, **kw) < 1.0
     assert "다릅니다" in capsys.readouterr().out

@@ -200,3 +200,11 @@ def test_decode_explorer_descriptions_are_not_cut(pair):
     w = DecodeExplorer(pair.target, pair.tokenizer, max_new_tokens=2)
     for control in (w.n, w.temperature, w.top_k, w.top_p, w.seed, w.delay):
         assert control.style.description_width == "initial", control.description
+
+
+def test_a_missing_font_says_how_to_reinstall_an_installed_package(monkeypatch, tmp_path):
+    monkeypatch.setattr(plots, "FONT_PATH", tmp_path / "NanumGothic.ttf")
+    with pytest.raises(FileNotFoundError) as e:
+        plots.setup_korean_font()
+    assert "pip install --force-reinstall --no-deps decodelab" in str(e.value)
+    assert "저장소 폴더에서 pip install -e ." in str(e.value) and str(tmp_path) in str(e.value)

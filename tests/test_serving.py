@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +38,36 @@ def server():
     finally:
         srv.stop()
         assert not srv.running
+
+
+def _process(code: str, cwd=None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_wait_until_ready_returns_on_the_first_200(tmp_path):
+    port = _free_port()
+    proc = _process(f"import http.server as h; h.test(h.SimpleHTTPRequestHandler, port={port}, bind={HOST!r})", tmp_path)
+    try:
+        assert S.wait_until_ready(f"http://{HOST}:{port}/", proc, 60, poll_s=0.05) is None
+        assert proc.poll() is None  # left running
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_wait_until_ready_names_the_exit_code_or_the_time_waited():
+    url = f"http://{HOST}:{_free_port()}/health"  # nothing listens there
+    proc = _process("raise SystemExit(3)")
+    with pytest.raises(S.ServingError, match=r"^내 서버: 시작하자마자 끝났습니다 \(종료 코드 3\)"):
+        S.wait_until_ready(url, proc, 60, what="내 서버", poll_s=0.05)
+    proc = _process("import time; time.sleep(60)")
+    try:
+        with pytest.raises(S.ServingError, match=r"0\.2초 안에 준비되지 않았습니다 .*/health"):
+            S.wait_until_ready(url, proc, 0.2, poll_s=0.05)
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_local_server_only_on_loopback(tmp_path):

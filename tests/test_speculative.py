@@ -290,7 +290,7 @@ def test_bad_input_raises_clear_errors(pair, prompts):
         speculative_generate(t, d, tok, prompts[0], "5")
     with pytest.raises(ValueError, match="draft='prompt_lookup': .*'ngram'"):
         speculative_generate(t, "prompt_lookup", tok, prompts[0], 5)
-    with pytest.raises(ValueError, match="draft='medusa'"):
+    with pytest.raises(ValueError, match=r"draft='medusa': 알 수 없는 초안 이름입니다 \(허용: 이름 'ngram', 'eagle', 'eagle-tree' \(대소문자는 가리지 않음\)"):
         speculative_generate(t, "medusa", tok, prompts[0], 5)
     with pytest.raises(ValueError, match="temperature"):
         speculative_generate(t, d, tok, prompts[0], 5, temperature=-1.0)
@@ -307,6 +307,22 @@ def test_bad_input_raises_clear_errors(pair, prompts):
 
     with pytest.raises(TypeError, match="Proposer"):
         speculative_generate(t, HalfProposer(), tok, prompts[0], 5)
+
+
+def test_proposer_names_in_any_letter_case(pair, prompts):
+    from decodelab.eagle import DEFAULT_TREE, EagleProposer
+    from decodelab.proposers import NGramProposer, as_proposer
+
+    t, tok = pair.target, pair.tokenizer
+    chain, tree = as_proposer("EAGLE", t, tok), as_proposer(" Eagle-Tree ", t, tok)
+    assert isinstance(chain, EagleProposer) and chain.tree is None
+    assert isinstance(tree, EagleProposer) and tree.tree == DEFAULT_TREE
+    assert isinstance(as_proposer("NGram", t, tok), NGramProposer)
+    got = speculative_generate(t, "EAGLE", tok, prompts[0], 8, stop_at_eos=False)
+    want = speculative_generate(t, "eagle", tok, prompts[0], 8, stop_at_eos=False)
+    assert got.token_ids == want.token_ids and [r.proposed for r in got.rounds] == [r.proposed for r in want.rounds]
+    with pytest.raises(ValueError, match="draft='Prompt_Lookup': .*'ngram'"):
+        as_proposer("Prompt_Lookup", t, tok)
 
 
 def test_widget_views_follow_the_sliders(pair):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import assert_task_defined
 
 import decodelab
 from decodelab import exercises as ex
@@ -35,6 +36,10 @@ def test_notebook_holds_the_unmodified_setting():
     text = NOTEBOOK.read_text(encoding="utf-8")
     assert "# ✏️ 여기를 바꾸세요\nmy_setting = dict(temperature=1.0)\n" in text
     assert 'ex.check("01-task-flatten", p_top)' in text
+
+
+def test_the_task_is_defined_as_the_notebook_uses_it():
+    assert_task_defined("01-task-flatten", "<", 0.3, NOTEBOOK)  # the goal: top probability under 0.3
 
 
 @pytest.mark.parametrize("setting, reached", [(UNMODIFIED, False), (SOLUTION, True)])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import assert_task_defined
 
 from decodelab import exercises as ex
 from decodelab import latency as lat
@@ -33,6 +34,10 @@ def test_notebook_holds_the_unmodified_batch():
     text = NOTEBOOK.read_text(encoding="utf-8")
     assert "# ✏️ 여기를 바꾸세요\nB = 1\n" in text
     assert 'ex.check("02-task-batch-throughput", throughput)' in text
+
+
+def test_the_task_is_defined_as_the_notebook_uses_it():
+    assert_task_defined("02-task-batch-throughput", ">", 50000, NOTEBOOK)  # the goal: over 50,000 tokens/s
 
 
 @pytest.mark.parametrize("batch, reached", [(UNMODIFIED_B, False), (SOLUTION_B, True)])

@@ -10,28 +10,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import edit_cell_source, task_decider
+from conftest import assert_task_defined, edit_cell_source
 
-from decodelab import exercises as ex
 from decodelab import latency as lat
 from decodelab import profiles as P
 from decodelab.widgets import latency as W
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "notebooks" / "src" / "03_agent_loops.md"
-TASK_ID = "03-task-under-130s"
-LIMIT = 130  # quizzes/exercises/03.yaml: check {op: "<", value: 130}
-
-
-@pytest.fixture
-def passes(tmp_path):
-    return task_decider(TASK_ID, tmp_path)
+TASK_ID = "03-task-under-130s"  # also the task of the `passes` fixture (tests/conftest.py)
 
 
 def test_the_task_is_defined_as_the_notebook_uses_it():
-    task = ex.get_exercise(TASK_ID, REPO / "quizzes")
-    assert (task.check.op, task.check.value) == ("<", LIMIT)
-    assert f'ex.check("{TASK_ID}"' in SOURCE.read_text(encoding="utf-8")
+    assert_task_defined(TASK_ID, "<", 130, SOURCE)  # the goal: under 130 s
+
+
+@pytest.mark.parametrize("op, value, notebook", [("<", 131, "03_agent_loops.md"), ("<=", 130, "03_agent_loops.md"),
+                                                 ("<", 130, "05_chips.md")])
+def test_the_definition_check_catches_another_goal_or_notebook(op, value, notebook):
+    with pytest.raises(AssertionError):
+        assert_task_defined(TASK_ID, op, value, SOURCE.parent / notebook)
 
 
 def _edit_cell() -> str:

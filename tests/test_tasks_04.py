@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import assert_task_defined
 
 from decodelab import speculative as spec
 
@@ -68,8 +69,8 @@ def _acceptance(pair, overrides: dict | None = None) -> float:
 
 
 def test_the_task_definition_matches_the_contract():
+    assert_task_defined(TASK_ID, "<", 0.3, SOURCE)  # the goal: acceptance rate under 0.3
     task = _task()
-    assert task["check"] == {"op": "<", "value": 0.3}
     assert task["goal"] and task["success"] and task["hint"]
     # the hint must not give the reference solution away
     assert REFERENCE["task_prompt"] not in task["hint"] and "hello" not in task["hint"].lower()

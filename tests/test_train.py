@@ -150,7 +150,8 @@ def test_missing_bs4_and_apt_tools_are_reported_before_any_download(tmp_path, mo
     assert train.main(["--workdir", str(work), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3
-    assert "beautifulsoup4" in err[0] and "pip install -e .[train]" in err[0]
+    assert "beautifulsoup4" in err[0] and 'pip install "decodelab[train]"' in err[0]  # the installed package
+    assert '저장소 폴더에서 pip install -e ".[train]"' in err[0]  # a checkout
     assert err[1].startswith("decodelab train: apt-get 명령이 없어") and "libreoffice-help-ko" in err[1]
     assert err[2].startswith("decodelab train: dpkg-deb 명령이 없어")
     assert not work.exists()

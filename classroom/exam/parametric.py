@@ -14,12 +14,14 @@ shown in the feedback after grading), ``source``.
 
 TASKS: edit-the-code tasks: ``id``, ``notebook``, ``prompt``, ``stub`` (the code the student
 completes; ``### SOLUTION`` marks where the lecturer's ``solution`` goes), ``function`` (its name),
-``cases`` (argument tuples), ``reference(*args)`` (decodelab's value), ``rel_tol``, ``points``.
+``cases`` (argument tuples), ``reference(*args)`` (decodelab's value), ``rel_tol``, ``points``;
+each built by ``_task`` from the lecturer's whole solution function.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 from decodelab import latency as L
 from decodelab.profiles import get_model
@@ -191,38 +193,57 @@ ITEMS = [
                      "약 {answer} ms입니다."),
 ]
 
+def _task(task_id: str, solution: str, prompt: str, *, cases: list, reference, explanation: str,
+          rel_tol: float = 1e-6) -> dict:
+    """One entry of TASKS, worth 3 points, from the lecturer's ``solution`` (a whole function's
+    source): its ``def`` line is the student's ``stub`` (over the ``### SOLUTION`` mark), the body
+    the ``solution`` that replaces the mark, its name the ``function``; the notebook is the id's
+    first two characters."""
+    head, body = solution.lstrip("\n").split("\n", 1)
+    name = re.fullmatch(r"def (\w+)\(.*\):", head)[1]
+    return dict(id=task_id, notebook=task_id[:2], function=name, points=3, rel_tol=rel_tol, prompt=prompt,
+                stub=f"{head}\n    ### SOLUTION\n", solution=body, cases=cases, explanation=explanation,
+                reference=reference)
+
+
 TASKS = [
-    dict(id="02-c-step-time", notebook="02", function="decode_step_ms", points=3, rel_tol=1e-6,
-         prompt="메모리 한계 디코드 스텝의 시간을 구하는 함수를 완성하세요: 가중치 `weight_gb` GB와 KV 캐시 `kv_gb` GB를 "
-                "메모리 대역폭 `bandwidth_tbs` TB/s로 한 번씩 읽는 시간(ms)을 돌려줍니다.",
-         stub="def decode_step_ms(weight_gb, kv_gb, bandwidth_tbs):\n    ### SOLUTION\n",
-         solution="    return (weight_gb + kv_gb) * 1e9 / (bandwidth_tbs * 1e12) * 1e3\n",
-         cases=[(70.6, 2.68, 3.35), (16.1, 0.5, 4.8), (140.0, 10.0, 8.0)],
-         explanation="메모리 한계 스텝은 읽을 바이트 ÷ 대역폭입니다: (가중치 + KV 캐시) GB × 10^9 ÷ (TB/s × 10^12) 초를 ms로 바꿉니다.",
-         reference=lambda w, kv, bw: (w + kv) * 1e9 / (bw * 1e12) * 1e3),
-    dict(id="03-c-loop-total", notebook="03", function="loop_total_s", points=3, rel_tol=1e-6,
-         prompt="에이전트 작업 시간(초)을 구하는 함수를 완성하세요: 호출 `depth`번, 호출마다 출력 `tokens` 토큰(첫 토큰은 프리필이 "
-                "내고 프리필 시간은 0), TPOT `tpot_ms` ms, 호출마다 도구 `tool_ms` ms.",
-         stub="def loop_total_s(depth, tokens, tpot_ms, tool_ms):\n    ### SOLUTION\n",
-         solution="    return depth * ((tokens - 1) * tpot_ms + tool_ms) / 1e3\n",
-         cases=[(50, 300, 20, 2000), (10, 100, 1, 500), (1, 1, 30, 0)],
-         explanation="호출 하나 = (출력 토큰 − 1) × TPOT + 도구 시간이고, 이것을 호출 수만큼 더합니다(첫 토큰은 프리필이 냅니다).",
-         reference=lambda d, n, t, tool: L.agent_loop(d, n, tool, decode_ms_per_token=t,
-                                                      prefill_tokens_per_s=math.inf).total_s),
-    dict(id="04-c-tokens-per-call", notebook="04", function="tokens_per_call", points=3, rel_tol=1e-6,
-         prompt="토큰 하나의 수락 확률 `alpha`, 초안 토큰 수 `gamma`일 때 대상 모델 순전파 한 번이 내는 기대 토큰 수를 돌려주는 "
-                "함수를 완성하세요 (alpha = 1이면 gamma + 1).",
-         stub="def tokens_per_call(alpha, gamma):\n    ### SOLUTION\n",
-         solution="    if alpha == 1:\n        return gamma + 1\n    return (1 - alpha ** (gamma + 1)) / (1 - alpha)\n",
-         cases=[(0.75, 7), (0.5, 3), (1.0, 4), (0.0, 5)],
-         explanation="기대 토큰 수는 1 + α + α² + … + α^γ = (1 − α^(γ+1)) ÷ (1 − α)이고, α = 1이면 γ + 1입니다.",
-         reference=lambda a, g: L.expected_tokens_per_call(a, g)),
-    dict(id="05-c-kv-bytes", notebook="05", function="kv_bytes_per_token", points=3, rel_tol=1e-9,
-         prompt="토큰 하나의 KV 캐시 바이트 수를 돌려주는 함수를 완성하세요: 층 수 `n_layers`, KV 헤드 수 `n_kv_heads`, "
-                "헤드 차원 `d_head`, 값 하나의 바이트 `bytes_per_value`.",
-         stub="def kv_bytes_per_token(n_layers, n_kv_heads, d_head, bytes_per_value):\n    ### SOLUTION\n",
-         solution="    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value\n",
-         cases=[(80, 8, 128, 2), (32, 8, 128, 2), (64, 8, 128, 1)],
-         explanation="토큰 하나마다 층마다 K와 V를 KV 헤드 수 × 헤드 차원만큼 저장하므로 2 × 층 수 × KV 헤드 수 × 헤드 차원 × 바이트입니다.",
-         reference=lambda n, h, d, b: 2.0 * n * h * d * b),
+    _task("02-c-step-time", """
+def decode_step_ms(weight_gb, kv_gb, bandwidth_tbs):
+    return (weight_gb + kv_gb) * 1e9 / (bandwidth_tbs * 1e12) * 1e3
+""",
+          "메모리 한계 디코드 스텝의 시간을 구하는 함수를 완성하세요: 가중치 `weight_gb` GB와 KV 캐시 `kv_gb` GB를 "
+          "메모리 대역폭 `bandwidth_tbs` TB/s로 한 번씩 읽는 시간(ms)을 돌려줍니다.",
+          cases=[(70.6, 2.68, 3.35), (16.1, 0.5, 4.8), (140.0, 10.0, 8.0)],
+          reference=lambda w, kv, bw: (w + kv) * 1e9 / (bw * 1e12) * 1e3,
+          explanation="메모리 한계 스텝은 읽을 바이트 ÷ 대역폭입니다: (가중치 + KV 캐시) GB × 10^9 ÷ (TB/s × 10^12) 초를 ms로 바꿉니다."),
+    _task("03-c-loop-total", """
+def loop_total_s(depth, tokens, tpot_ms, tool_ms):
+    return depth * ((tokens - 1) * tpot_ms + tool_ms) / 1e3
+""",
+          "에이전트 작업 시간(초)을 구하는 함수를 완성하세요: 호출 `depth`번, 호출마다 출력 `tokens` 토큰(첫 토큰은 프리필이 "
+          "내고 프리필 시간은 0), TPOT `tpot_ms` ms, 호출마다 도구 `tool_ms` ms.",
+          cases=[(50, 300, 20, 2000), (10, 100, 1, 500), (1, 1, 30, 0)],
+          reference=lambda d, n, t, tool: L.agent_loop(d, n, tool, decode_ms_per_token=t,
+                                                       prefill_tokens_per_s=math.inf).total_s,
+          explanation="호출 하나 = (출력 토큰 − 1) × TPOT + 도구 시간이고, 이것을 호출 수만큼 더합니다(첫 토큰은 프리필이 냅니다)."),
+    _task("04-c-tokens-per-call", """
+def tokens_per_call(alpha, gamma):
+    if alpha == 1:
+        return gamma + 1
+    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+""",
+          "토큰 하나의 수락 확률 `alpha`, 초안 토큰 수 `gamma`일 때 대상 모델 순전파 한 번이 내는 기대 토큰 수를 돌려주는 "
+          "함수를 완성하세요 (alpha = 1이면 gamma + 1).",
+          cases=[(0.75, 7), (0.5, 3), (1.0, 4), (0.0, 5)],
+          reference=lambda a, g: L.expected_tokens_per_call(a, g),
+          explanation="기대 토큰 수는 1 + α + α² + … + α^γ = (1 − α^(γ+1)) ÷ (1 − α)이고, α = 1이면 γ + 1입니다."),
+    _task("05-c-kv-bytes", """
+def kv_bytes_per_token(n_layers, n_kv_heads, d_head, bytes_per_value):
+    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value
+""",
+          "토큰 하나의 KV 캐시 바이트 수를 돌려주는 함수를 완성하세요: 층 수 `n_layers`, KV 헤드 수 `n_kv_heads`, "
+          "헤드 차원 `d_head`, 값 하나의 바이트 `bytes_per_value`.",
+          cases=[(80, 8, 128, 2), (32, 8, 128, 2), (64, 8, 128, 1)],
+          reference=lambda n, h, d, b: 2.0 * n * h * d * b, rel_tol=1e-9,
+          explanation="토큰 하나마다 층마다 K와 V를 KV 헤드 수 × 헤드 차원만큼 저장하므로 2 × 층 수 × KV 헤드 수 × 헤드 차원 × 바이트입니다."),
 ]

@@ -17,12 +17,15 @@ Entry points:
 - The exercises of the notebooks (predict, reveal, written, check) are in :mod:`decodelab.exercises`;
   they are saved with the quiz answers and exported in the same submission file.
 
-The widget is imported lazily, so grading does not need ipywidgets.
+The widget is imported lazily, so grading does not need ipywidgets; the gradebook's names too,
+because the gradebook reads the exercise definitions (:mod:`decodelab.exercises`), which use this
+package's modules: the dependency runs one way, gradebook -> exercises -> quiz modules.
 """
 
 from __future__ import annotations
 
-from .gradebook import Gradebook, GradeRow, Problem, grade_folder, write_gradebook
+from typing import TYPE_CHECKING
+
 from .grading import REVIEW, GradeResult, check, grade, grade_short, parse_response, score_response, short_verdict
 from .loading import (
     QuizError,
@@ -40,6 +43,14 @@ from .release import build_release
 from .shuffle import choice_order, student_view
 from .store import AnswerStore
 from .submission import Submission, SubmissionError, read_submission
+
+if TYPE_CHECKING:
+    from .gradebook import Gradebook, GradeRow, Problem, grade_folder, write_gradebook
+
+#: The names of :mod:`decodelab.quiz.gradebook`, imported on first use (PEP 562): the gradebook
+#: imports :mod:`decodelab.exercises`, which is built on this package's modules, so importing
+#: it here would make a cycle.
+_GRADEBOOK = ("Gradebook", "GradeRow", "Problem", "grade_folder", "write_gradebook")
 
 __all__ = [
     "AnswerStore",
@@ -76,6 +87,14 @@ __all__ = [
     "student_view",
     "write_gradebook",
 ]
+
+
+def __getattr__(name: str):
+    if name in _GRADEBOOK:
+        from . import gradebook
+
+        return getattr(gradebook, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export_dir=None, student_id=None):

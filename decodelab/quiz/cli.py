@@ -16,6 +16,7 @@ from typing import Sequence
 
 from .._atomic import os_reason
 from .._cli import ArgumentParser
+from ..exercises import load_exercises
 from .gradebook import DUPLICATE_RULE
 from .loading import QuizError, load_quizzes, select_notebook
 from .submission import MAX_BYTES
@@ -89,7 +90,6 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
     """
     from pathlib import Path
 
-    from ..exercises import load_exercises
     from .gradebook import grade_folder, write_gradebook, write_lms_csv, write_predictions, write_rubrics
 
     args = _grade_parser().parse_args(argv)

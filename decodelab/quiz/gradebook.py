@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .._atomic import atomic_write_bytes, os_reason
+from ..exercises import Prediction, Written, exercise_kind, load_exercises
 from .grading import REVIEW, score_response
 from .loading import load_quizzes, release_ids
 from .submission import MAX_BYTES, Submission, SubmissionError, read_submission
@@ -333,8 +334,6 @@ def grade_folder(
     if questions is None:
         questions = load_quizzes()
     if exercises is None:
-        from ..exercises import load_exercises
-
         exercises = load_exercises()
     questions = list(questions)
     now = now or datetime.now(timezone.utc)
@@ -466,8 +465,6 @@ def _notebooks(book: Gradebook) -> list[str]:
 
 def _exercise_columns(book: Gradebook) -> list[tuple[str, str, str]]:
     """(header, exercise id, part) for the exercise columns, in definition order."""
-    from ..exercises import exercise_kind
-
     cols = []
     for eid, ex in book.exercises.items():
         kind = exercise_kind(ex)
@@ -539,8 +536,6 @@ def write_gradebook(book: Gradebook, path: str | os.PathLike) -> Path:
 def rubrics_markdown(book: Gradebook) -> str:
     """The written exercises for hand grading (Korean Markdown): for each, the question, the rubric
     (what a full answer mentions) and the model answer; ``""`` when there is none."""
-    from ..exercises import Written
-
     parts = []
     for eid, ex in book.exercises.items():
         if isinstance(ex, Written):
@@ -570,8 +565,6 @@ def predictions_markdown(book: Gradebook) -> str:
     ``""`` when no prediction is defined.
     """
     from statistics import median
-
-    from ..exercises import Prediction
 
     parts = []
     for eid, ex in book.exercises.items():
