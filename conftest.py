@@ -70,6 +70,9 @@ def pytest_collection_modifyitems(config, items) -> None:
 #: test modules whose tests share no module fixture (only Chromium, started again in little time):
 #: pytest-xdist may run each test of them on any worker
 SPREAD_MODULES = {"tests/test_browser.py"}
+#: tests that go with another module's: notebook 04's run in tests/test_browser.py is the saved
+#: run that tests/test_browser_slides.py opens again (``run_notebook_once``, one per worker)
+WITH_MODULE = {"tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]": "tests/test_browser_slides.py"}
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -80,6 +83,8 @@ def pytest_xdist_make_scheduler(config, log):
 
     class ModuleScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid in WITH_MODULE:
+                return WITH_MODULE[nodeid]
             module = nodeid.split("::", 1)[0]
             return nodeid if module in SPREAD_MODULES else module
 

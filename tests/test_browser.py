@@ -75,6 +75,9 @@ CHROMIUM_ARGS = [
 SERVER_START_S = 90
 RUN_ALL_S = 240  # per notebook; nbval budget is far below this
 SLIDER_EFFECT_S = 30
+#: notebooks that other browser tests open again after this module's run (their kernel is kept)
+REOPENED = {"04_speculative_decoding.ipynb"}  # tests/test_browser_slides.py
+JS_SAVE = "async () => { await window.__nb.context.save(); return window.__nb.context.model.dirty; }"
 SCREENSHOT_MAX_PX = 16000  # Chromium's largest capture is 16,384 px
 STDERR_BAD = re.compile(r"Traceback|Error|Warning|missing from font", re.IGNORECASE)
 
@@ -111,6 +114,8 @@ class LabServer:
     root: Path
     proc: subprocess.Popen
     log: Path
+    #: notebooks run with their kernel kept (:func:`run_notebook_once`), by file name
+    runs: dict[str, "Report"] = field(default_factory=dict)
 
     def api(self, path: str, method: str = "GET"):
         req = urllib.request.Request(f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"})
@@ -227,7 +232,7 @@ def launch_browser():
 
 @dataclass
 class Problem:
-    kind: str  # error | stderr | not-executed | widget-error | widget-loading | slider-stuck | slider-no-effect | plots-stack
+    kind: str  # error | stderr | not-executed | widget-error | widget-loading | slider-stuck | slider-no-effect | plots-stack | not-saved
     detail: str
 
     def __str__(self) -> str:
@@ -493,8 +498,11 @@ def _screenshot(page, name: str) -> list[Path]:
         part += 1
 
 
-def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_effect_s: float = SLIDER_EFFECT_S) -> Report:
-    """Open ``path`` (relative to the server root), run all cells, check it; return the report."""
+def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_effect_s: float = SLIDER_EFFECT_S,
+                 *, keep_kernel: bool = False) -> Report:
+    """Open ``path`` (relative to the server root), run all cells, check it; return the report.
+    ``keep_kernel``: save the notebook (outputs and widget state) and leave its kernel running,
+    so that another test can open the run again; otherwise the kernel is shut down."""
     report = Report(path)
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
     page = context.new_page()
@@ -520,14 +528,27 @@ def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_e
         report.seconds["sliders"] = time.monotonic() - t2
         _check_outputs(page, report)
         _screenshot(page, shot_name)
+        if keep_kernel and page.evaluate(JS_SAVE):
+            report.add("not-saved", "the notebook is still modified after saving")
     finally:
-        try:
-            page.evaluate("() => window.__nb && window.__nb.sessionContext.shutdown()")
-        except Exception:  # the page may be gone; the server fixture stops all kernels anyway
-            pass
+        if not keep_kernel:
+            try:
+                page.evaluate("() => window.__nb && window.__nb.sessionContext.shutdown()")
+            except Exception:  # the page may be gone; the server fixture stops all kernels anyway
+                pass
         context.close()
     report.seconds["total"] = time.monotonic() - t0
     return report
+
+
+def run_notebook_once(browser, server: LabServer, name: str) -> Report:
+    """:func:`run_notebook` with the kernel kept, once per server: a later call (another test
+    that needs the notebook run and saved, e.g. tests/test_browser_slides.py for notebook 04)
+    returns the first call's report. Under pytest-xdist those tests share a worker (the
+    scheduler in the repository's conftest.py)."""
+    if name not in server.runs:
+        server.runs[name] = run_notebook(browser, server, name, _shot_name(Path(name)), keep_kernel=True)
+    return server.runs[name]
 
 
 def _shot_name(nb: Path) -> str:
@@ -562,7 +583,10 @@ def test_harness_reports_a_broken_notebook(browser, lab_server):
 
 @pytest.mark.parametrize("notebook", _course_notebooks(), ids=lambda p: p.stem)
 def test_notebook_in_jupyterlab(browser, lab_server, notebook):
-    report = run_notebook(browser, lab_server, notebook.name, _shot_name(notebook))
+    if notebook.name in REOPENED:
+        report = run_notebook_once(browser, lab_server, notebook.name)
+    else:
+        report = run_notebook(browser, lab_server, notebook.name, _shot_name(notebook))
     print(_summary(report))
     if report.console_errors:
         print("browser page errors:", *report.console_errors, sep="\n  ")

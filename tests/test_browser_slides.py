@@ -1,7 +1,9 @@
 """Notebook 04 as a RISE slideshow in a real browser (jupyterlab-rise + headless Chromium).
 
 Uses the JupyterLab server and Chromium fixtures of ``tests/test_browser.py``. The notebook is
-opened in JupyterLab, run top to bottom and saved (as a lecturer does before class); then RISE's
+opened in JupyterLab, run top to bottom and saved (as a lecturer does before class): the run of
+``tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]``, done once per
+server with its kernel kept (``run_notebook_once``); then RISE's
 own page, ``/rise/<notebook>`` (what the "Open as Reveal Slideshow" command, ``RISE:slideshow``,
 opens in a new tab), shows it as a reveal.js deck. The test checks that the deck has the slides
 the notebook's metadata asks for and that the arrow keys advance it, saving a screenshot of each
@@ -18,7 +20,8 @@ the mark gets removed then.
 
 The same notebook presented with jupyterlab-deck (``test_a_live_widget_in_jupyterlab_deck``): the
 deck is JupyterLab's own notebook panel with the cells of the other slides hidden, so widgets are
-live. The test runs the notebook, starts the deck (command ``deck:start``), advances it with the
+live. The test opens the saved run again on its running kernel (the widgets come back live from
+the kernel), starts the deck (command ``deck:start``), advances it with the
 arrow keys (ArrowRight: next slide; ArrowDown: next cell of the slide), checks that no slide is cut
 off at the panel's edge, that the speculative-decoding explorer shows as real ipywidgets sliders on
 its slide and that moving one redraws its output, and saves ``artifacts/screenshots/deck-*.png``.
@@ -51,8 +54,6 @@ EXPLORER_CALL = "speculative_explorer("
 VIEWPORT = {"width": 1280, "height": 800}
 #: the slide on screen (a horizontal slide with sub-slides is also .present: take the innermost)
 CURRENT = ".reveal section.present:not(:has(section.present))"
-
-JS_SAVE = "async () => { await window.__nb.context.save(); return window.__nb.context.model.dirty; }"
 
 # reveal.js marks the slide on screen with .present; a horizontal slide holding sub-slides is a
 # <section> of <section>s, so the innermost present section is the one shown.
@@ -112,22 +113,12 @@ def _wait_deck(page, timeout_s: float = 90) -> dict:
         time.sleep(0.5)
 
 
-def _run_and_save(browser, server) -> None:
-    """Open the notebook in JupyterLab, run all cells, save it (outputs and widget state)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
-    page = context.new_page()
-    page.set_default_timeout(_tb.RUN_ALL_S * 1000)
-    try:
-        _open_and_run_all(page, server)
-        assert page.evaluate(JS_SAVE) is False
-    finally:
-        context.close()  # the kernel keeps running: the slideshow connects to the same session
-
-
 @pytest.fixture(scope="module")
 def saved_run(browser, lab_server):
-    """The notebook run once in JupyterLab and saved; its kernel stays up for the slideshow."""
-    _run_and_save(browser, lab_server)
+    """The notebook run in JupyterLab, checked and saved, its kernel kept for the slideshow: the
+    run of tests/test_browser.py (``run_notebook_once``; whichever test comes first runs it)."""
+    report = _tb.run_notebook_once(browser, lab_server, NOTEBOOK)
+    assert report.problems == [], "\n".join(map(str, report.problems))
     return lab_server.root / NOTEBOOK
 
 
@@ -143,7 +134,6 @@ def _open_deck(browser, server, cell: int = 0):
     return context, page, state, console
 
 
-
 def _open(page, server, *, require_command: str | None = None) -> None:
     page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
     page.wait_for_function("() => window.jupyterapp !== undefined")
@@ -152,15 +142,6 @@ def _open(page, server, *, require_command: str | None = None) -> None:
         assert page.evaluate(f"() => window.jupyterapp.commands.hasCommand('{require_command}')"), (
             f"{require_command} is missing: is the extension installed?")
     _tb._wait_idle(page, _tb.RUN_ALL_S)
-
-
-def _open_and_run_all(page, server) -> None:
-    """Open NOTEBOOK in JupyterLab, run all cells and require clean outputs (no errors, widgets loaded)."""
-    _open(page, server)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    time.sleep(0.5)
-    _tb._wait_idle(page, _tb.RUN_ALL_S)
-    _require_clean_outputs(page)
 
 
 def _open_saved(page, server, *, require_command: str | None = None) -> None:
