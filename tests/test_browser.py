@@ -498,20 +498,68 @@ def _screenshot(page, name: str) -> list[Path]:
         part += 1
 
 
+@dataclass
+class LabPage:
+    """A loaded JupyterLab page, kept for the next notebook: loading JupyterLab costs Chromium
+    about 5 CPU-seconds, opening a notebook in a loaded page about 1."""
+    browser: object
+    server: LabServer
+    context: object
+    page: object
+    report: Report | None = None  # the run that page errors are reported to
+
+
+_LAB_PAGES: list[LabPage] = []
+
+JS_CLOSE = "() => { if (window.__nb) { window.__nb.dispose(); window.__nb = null; } }"
+
+
+def lab_page(browser, server: LabServer, viewport: dict | None = None) -> LabPage:
+    """The JupyterLab page of this Chromium and server, loaded on first use (``&reset``: a fresh
+    workspace), with no notebook open and the window at ``viewport`` (default 1280 x 900)."""
+    for lp in _LAB_PAGES:
+        if lp.browser is browser and lp.server is server and browser.is_connected():
+            break
+    else:
+        _LAB_PAGES[:] = [lp for lp in _LAB_PAGES if lp.browser.is_connected()]
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
+        page = context.new_page()
+        page.set_default_timeout(RUN_ALL_S * 1000)
+        lp = LabPage(browser, server, context, page)
+        page.on("pageerror", lambda exc: lp.report and lp.report.console_errors.append(str(exc)[:300]))
+        page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
+        page.wait_for_function("() => window.jupyterapp !== undefined")
+        _LAB_PAGES.append(lp)
+    lp.page.set_viewport_size(viewport or {"width": 1280, "height": 900})
+    return lp
+
+
+def release_lab_page(lp: LabPage, *, ok: bool, shutdown: bool = True) -> None:
+    """After a test: shut down the open notebook's kernel (unless ``shutdown`` is false: another
+    test opens the run again) and close its panel; a test that failed (``ok`` false) may have left
+    the page in any state, so it is closed and the next test loads a fresh one."""
+    lp.report = None
+    try:
+        if shutdown:
+            lp.page.evaluate("async () => { if (window.__nb) await window.__nb.sessionContext.shutdown(); }")
+        lp.page.evaluate(JS_CLOSE)
+    except Exception:  # the page may be gone; the server fixture stops all kernels anyway
+        ok = False
+    if not ok:
+        _LAB_PAGES.remove(lp)
+        lp.context.close()
+
+
 def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_effect_s: float = SLIDER_EFFECT_S,
                  *, keep_kernel: bool = False) -> Report:
     """Open ``path`` (relative to the server root), run all cells, check it; return the report.
     ``keep_kernel``: save the notebook (outputs and widget state) and leave its kernel running,
     so that another test can open the run again; otherwise the kernel is shut down."""
     report = Report(path)
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
-    page = context.new_page()
-    page.set_default_timeout(RUN_ALL_S * 1000)
-    page.on("pageerror", lambda exc: report.console_errors.append(str(exc)[:300]))
     t0 = time.monotonic()
+    lp = lab_page(browser, server)
+    lp.report, page, ok = report, lp.page, False
     try:
-        page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
-        page.wait_for_function("() => window.jupyterapp !== undefined")
         kernel = page.evaluate(JS_OPEN, path)
         assert kernel == "python3", f"{path}: kernel {kernel!r}, expected 'python3' (kernelspec name)"
         _wait_idle(page, RUN_ALL_S)
@@ -530,13 +578,9 @@ def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_e
         _screenshot(page, shot_name)
         if keep_kernel and page.evaluate(JS_SAVE):
             report.add("not-saved", "the notebook is still modified after saving")
+        ok = True
     finally:
-        if not keep_kernel:
-            try:
-                page.evaluate("() => window.__nb && window.__nb.sessionContext.shutdown()")
-            except Exception:  # the page may be gone; the server fixture stops all kernels anyway
-                pass
-        context.close()
+        release_lab_page(lp, ok=ok, shutdown=not keep_kernel)
     report.seconds["total"] = time.monotonic() - t0
     return report
 
@@ -642,12 +686,9 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         pytest.skip(f"{EXERCISE_NOTEBOOK} is not among the tested notebooks")
     answers = lab_server.root.parent / "answers" / "course"
     shutil.rmtree(answers, ignore_errors=True)  # a fresh student: no prediction saved by an earlier run
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
-    page = context.new_page()
-    page.set_default_timeout(RUN_ALL_S * 1000)
+    lp = lab_page(browser, lab_server)
+    page, ok = lp.page, False
     try:
-        page.goto(f"{lab_server.url}/lab?token={lab_server.token}&reset", wait_until="domcontentloaded")
-        page.wait_for_function("() => window.jupyterapp !== undefined")
         page.evaluate(JS_OPEN, EXERCISE_NOTEBOOK)
         _wait_idle(page, RUN_ALL_S)
         # a student runs the cells in order: everything above the measuring (reveal) cell first
@@ -734,12 +775,9 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         assert (pred["response"], pred["revealed"]) == (7.0, 8), pred
         wrote = json.loads((answers / f"{EXERCISE_WRITTEN}.json").read_text(encoding="utf-8"))
         assert wrote["response"] == answer, wrote
+        ok = True
     finally:
-        try:
-            page.evaluate("() => window.__nb && window.__nb.sessionContext.shutdown()")
-        except Exception:
-            pass
-        context.close()
+        release_lab_page(lp, ok=ok)
 
 
 def test_course_notebooks_exist():
