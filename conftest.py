@@ -10,6 +10,11 @@ through the environment:
   ``torch.set_num_threads(1)`` in this process, once): the course's models are tiny, and on a
   busy 2-core machine two OpenMP threads waiting for each other slow a decode step many times;
 - offline Hugging Face and the Agg matplotlib backend.
+
+With pytest-xdist (``bash course.sh test`` passes ``-n``), tests go out slowest first (browser,
+then ``slow``), and a module's tests run on one worker so that its module fixtures (a hub, an
+nbgrader course, a notebook's cells under nbval) are set up once; ``tests/test_browser.py``'s
+tests are spread over the workers (each worker has its own JupyterLab and Chromium).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+
+import pytest
 
 ANSWERS_ENV = "DECODELAB_ANSWERS_DIR"
 _SAVED: dict[str, str | None] = {}
@@ -53,7 +60,6 @@ def pytest_unconfigure(config) -> None:
         shutil.rmtree(_TEMP.pop(), ignore_errors=True)
 
 
-
 def _heaviness(item) -> int:
     """Sort key: browser tests first, then other slow ones, then the rest (stable within each)."""
     if item.get_closest_marker("browser"):
@@ -64,7 +70,7 @@ def _heaviness(item) -> int:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    items.sort(key=_heaviness)
+    items.sort(key=_heaviness)  # stable: a notebook's cells stay in order
 
 
 #: test modules whose tests share no module fixture (only Chromium, started again in little time):
@@ -75,18 +81,25 @@ SPREAD_MODULES = {"tests/test_browser.py"}
 WITH_MODULE = {"tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]": "tests/test_browser_slides.py"}
 
 
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work a test belongs to: its module (a notebook file for nbval's cells), or the
+    test itself in ``SPREAD_MODULES``, or the module ``WITH_MODULE`` names."""
+    if nodeid in WITH_MODULE:
+        return WITH_MODULE[nodeid]
+    module = nodeid.split("::", 1)[0]
+    return nodeid if module in SPREAD_MODULES else module
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist (``-n N``): a module's tests run on one worker (its module fixtures, a
-    notebook's cells under nbval, are set up once), except in ``SPREAD_MODULES``; work goes out in
-    the order above, the slowest first."""
+    """pytest-xdist (``-n N``): each unit of work (:func:`xdist_scope`) runs on one worker, so its
+    module fixtures are set up once; units go out in the order of the collection (sorted above,
+    the slowest first), each to the first worker that runs short of work."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ModuleScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            if nodeid in WITH_MODULE:
-                return WITH_MODULE[nodeid]
-            module = nodeid.split("::", 1)[0]
-            return nodeid if module in SPREAD_MODULES else module
+            return xdist_scope(nodeid)
 
     config.option.loadscopereorder = False
     return ModuleScheduling(config, log)

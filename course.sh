@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # decodelab course launcher: set-up is done by the command itself and is safe to run again.
 #   bash course.sh lab     -> open the course in JupyterLab (notebooks/01_decode_phase.ipynb)
-#   bash course.sh test    -> run the whole test suite (unit tests, nbval on every notebook, browser test)
+#   bash course.sh test    -> run the whole test suite (unit tests, nbval on every notebook, browser test),
+#                             in parallel (pytest-xdist; DECODELAB_TEST_WORKERS=N sets the worker count)
 #   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and everything the course uses)
 # `lab` installs decodelab with its lab extra (JupyterLab, slides, the serving tools notebook 07 uses);
 # `test` and `setup` install the test extra (every extra plus pytest, nbval, playwright).
@@ -84,6 +85,13 @@ case "$cmd" in
     exec "$VENV/bin/decodelab" lab "$@"
     ;;
   test)
+    # pytest-xdist workers: one more than the CPUs (the browser tests spend much of their time
+    # waiting on a kernel or a page), at most 8; DECODELAB_TEST_WORKERS overrides (0: one process)
+    workers=${DECODELAB_TEST_WORKERS:-$(( $(nproc 2>/dev/null || echo 2) + 1 ))}
+    case "$workers" in
+      ''|*[!0-9]*) echo "[decodelab] DECODELAB_TEST_WORKERS는 0 이상의 정수여야 합니다 (지금: '$workers')" >&2; exit 2 ;;
+    esac
+    if [ "$workers" -gt 8 ]; then workers=8; fi
     setup test
     # configurable-http-proxy (npm) for the JupyterHub test, into $VENV/bin; a warning when it cannot
     bash scripts/install_hub.sh "$VENV"
@@ -93,7 +101,7 @@ case "$cmd" in
       echo "[decodelab] 시스템 패키지(chromium, 한글 글꼴)는 설치하지 않습니다: 없으면 브라우저 테스트는 건너뜁니다 (설치: DECODELAB_INSTALL_SYSTEM=1)"
     fi
     export PYTHONHASHSEED=0 MPLBACKEND=Agg HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-    exec "$VENV/bin/python" -m pytest tests notebooks --nbval-lax -p no:cacheprovider "$@"
+    exec "$VENV/bin/python" -m pytest tests notebooks --nbval-lax -p no:cacheprovider -n "$workers" "$@"
     ;;
   *)
     echo "usage: bash course.sh lab | test | setup" >&2

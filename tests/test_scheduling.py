@@ -1,0 +1,55 @@
+"""How the repository's conftest.py hands tests to pytest-xdist workers (``bash course.sh test``
+runs with ``-n``): the units of work, and the order they go out in."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("repo_conftest", REPO / "conftest.py")
+root = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(root)
+
+scope = root.xdist_scope
+
+
+def test_a_notebooks_cells_and_a_modules_tests_are_one_unit():
+    cells = {scope(f"notebooks/03_agent_loops.ipynb::Cell {i}") for i in range(5)}
+    assert cells == {"notebooks/03_agent_loops.ipynb"}
+    assert scope("tests/test_classroom_hub.py::test_a") == scope("tests/test_classroom_hub.py::test_b[x-1]") \
+        == "tests/test_classroom_hub.py"
+
+
+def test_browser_notebook_runs_are_spread_but_04_goes_with_the_slideshow():
+    a = "tests/test_browser.py::test_notebook_in_jupyterlab[01_decode_phase]"
+    b = "tests/test_browser.py::test_notebook_in_jupyterlab[02_prefill_vs_decode]"
+    assert scope(a) == a and scope(b) == b
+    assert scope("tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]") \
+        == scope("tests/test_browser_slides.py::test_notebook_04_as_a_rise_slideshow")
+
+
+def test_the_shared_run_names_a_real_test_and_notebook():
+    (nodeid, module), = root.WITH_MODULE.items()
+    m = re.fullmatch(r"(tests/test_browser\.py)::(\w+)\[(\w+)\]", nodeid)
+    assert m and (REPO / module).is_file()
+    assert f"def {m[2]}(" in (REPO / m[1]).read_text(encoding="utf-8")
+    assert (REPO / "notebooks" / f"{m[3]}.ipynb").is_file()
+    assert f'NOTEBOOK = "{m[3]}.ipynb"' in (REPO / module).read_text(encoding="utf-8")
+
+
+def test_slow_tests_go_out_first_in_a_stable_order():
+    class Item:
+        def __init__(self, name, mark=None):
+            self.name, self.mark = name, mark
+
+        def get_closest_marker(self, name):
+            return name if name == self.mark else None
+
+    items = [Item("a"), Item("b", "slow"), Item("c", "browser"), Item("d"), Item("e", "browser")]
+    root.pytest_collection_modifyitems(None, items)
+    assert [i.name for i in items] == ["c", "e", "b", "a", "d"]
+
