@@ -353,6 +353,17 @@ JS_SLIDER_VALUE = """
 }
 """
 
+#: first cell, scrolled to the top (a deck started scrolled down shows an empty first slide)
+JS_TO_TOP = """
+() => {
+  const n = window.__nb.content;
+  n.activeCellIndex = 0;
+  const scroller = n.node.querySelector('.jp-WindowedPanel-outer') || n.node;
+  scroller.scrollTop = 0;
+  scroller.scrollLeft = 0;
+}
+"""
+
 JS_SCROLL_TO = """
 (y) => {
   const w = window.__nb;

@@ -62,16 +62,6 @@ async () => {
 }
 """
 
-#: first cell, scrolled to the top (a deck started scrolled down shows an empty first slide)
-JS_TO_TOP = """
-() => {
-  const n = window.__nb.content;
-  n.activeCellIndex = 0;
-  const scroller = n.node.querySelector('.jp-WindowedPanel-outer') || n.node;
-  scroller.scrollTop = 0;
-  scroller.scrollLeft = 0;
-}
-"""
 
 #: elements that scroll sideways: code editors and anything inside outputs
 JS_SIDEWAYS = """
@@ -221,7 +211,7 @@ def test_notebook_03_at_1400_px(page_03, lab_server):
 def test_deck_text_size_and_keys_after_a_slider(page_03):
     page, _ = page_03
     explorer = _explorer_cell(page)
-    page.evaluate(JS_TO_TOP)
+    page.evaluate(_tb.JS_TO_TOP)
     page.evaluate(JS_TO_CELL, 0)
     page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
     page.wait_for_function("() => document.body.dataset.jpDeckMode === 'presenting'")

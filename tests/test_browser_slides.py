@@ -252,16 +252,6 @@ JS_DECK = """
 }
 """
 
-#: first cell, scrolled to the top
-JS_TO_TOP = """
-() => {
-  const n = window.__nb.content;
-  n.activeCellIndex = 0;
-  const scroller = n.node.querySelector('.jp-WindowedPanel-outer') || n.node;
-  scroller.scrollTop = 0;
-  scroller.scrollLeft = 0;
-}
-"""
 #: command mode, keyboard focus on the notebook (jupyterlab-deck's keys are bound to
 #: ``.jp-Deck .jp-Notebook.jp-mod-commandMode:focus``)
 JS_COMMAND_MODE = "(i) => { const n = window.__nb.content; if (i !== null) n.activeCellIndex = i; n.mode = 'command'; n.node.focus(); }"
@@ -307,7 +297,7 @@ def test_a_live_widget_in_jupyterlab_deck(browser, lab_server, saved_run):
 
         # as a lecturer does after Run All: back to the top (a notebook left scrolled down or
         # sideways keeps that scroll in the deck, and its slides are cut off)
-        page.evaluate(JS_TO_TOP)
+        page.evaluate(_tb.JS_TO_TOP)
         page.evaluate(JS_COMMAND_MODE, 0)
         page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
         page.wait_for_function("() => document.body.dataset.jpDeckMode === 'presenting'")
