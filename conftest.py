@@ -61,7 +61,7 @@ def pytest_unconfigure(config) -> None:
 
 
 def _heaviness(item) -> int:
-    """Sort key: browser tests first, then other slow ones, then the rest (stable within each)."""
+    """Browser tests 0, other slow ones 1, the rest 2."""
     if item.get_closest_marker("browser"):
         return 0
     if item.get_closest_marker("slow"):
@@ -70,7 +70,14 @@ def _heaviness(item) -> int:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    items.sort(key=_heaviness)  # stable: a notebook's cells stay in order
+    """Modules with browser tests first, then modules with slow ones, then the rest; a module's
+    tests stay together and in order (its module fixtures are set up once, also in one process)."""
+    module_of = {id(item): item.nodeid.split("::", 1)[0] for item in items}
+    rank: dict[str, int] = {}
+    for item in items:
+        m = module_of[id(item)]
+        rank[m] = min(rank.get(m, 2), _heaviness(item))
+    items.sort(key=lambda item: rank[module_of[id(item)]])  # stable
 
 
 #: test modules whose tests share no module fixture (only Chromium, started again in little time):
@@ -95,6 +102,8 @@ def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist (``-n N``): each unit of work (:func:`xdist_scope`) runs on one worker, so its
     module fixtures are set up once; units go out in the order of the collection (sorted above,
     the slowest first), each to the first worker that runs short of work."""
+    if config.getvalue("dist") != "load":  # the user asked for another --dist
+        return None
     from xdist.scheduler import LoadScopeScheduling
 
     class ModuleScheduling(LoadScopeScheduling):

@@ -2,10 +2,10 @@
 # decodelab course launcher: set-up is done by the command itself and is safe to run again.
 #   bash course.sh lab     -> open the course in JupyterLab (notebooks/01_decode_phase.ipynb)
 #   bash course.sh test    -> run the whole test suite (unit tests, nbval on every notebook, browser test),
-#                             in parallel (pytest-xdist; DECODELAB_TEST_WORKERS=N sets the worker count)
+#                             in parallel (pytest-xdist; DECODELAB_TEST_WORKERS=N sets the worker count, 0: one process)
 #   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and everything the course uses)
 # `lab` installs decodelab with its lab extra (JupyterLab, slides, the serving tools notebook 07 uses);
-# `test` and `setup` install the test extra (every extra plus pytest, nbval, playwright).
+# `test` and `setup` install the test extra (every extra plus pytest, pytest-xdist, nbval, playwright).
 # `test` also installs configurable-http-proxy from npm into .venv/bin (scripts/install_hub.sh), for
 # the JupyterHub test; Node.js comes from apt when it is missing and system packages are wanted.
 # Asks nothing. System packages (chromium and a Hangul font, for the browser test) are installed
@@ -86,12 +86,28 @@ case "$cmd" in
     ;;
   test)
     # pytest-xdist workers: one more than the CPUs (the browser tests spend much of their time
-    # waiting on a kernel or a page), at most 8; DECODELAB_TEST_WORKERS overrides (0: one process)
-    workers=${DECODELAB_TEST_WORKERS:-$(( $(nproc 2>/dev/null || echo 2) + 1 ))}
-    case "$workers" in
-      ''|*[!0-9]*) echo "[decodelab] DECODELAB_TEST_WORKERS는 0 이상의 정수여야 합니다 (지금: '$workers')" >&2; exit 2 ;;
-    esac
-    if [ "$workers" -gt 8 ]; then workers=8; fi
+    # waiting on a kernel or a page), at most 8; DECODELAB_TEST_WORKERS=N sets N (0: one process).
+    # Arguments that choose the workers themselves or need one process (-n, --pdb, -p no:xdist)
+    # are passed on without -n.
+    if [ -n "${DECODELAB_TEST_WORKERS:-}" ]; then
+      workers=$DECODELAB_TEST_WORKERS
+      case "$workers" in
+        ''|*[!0-9]*) echo "[decodelab] DECODELAB_TEST_WORKERS는 0 이상의 정수여야 합니다 (지금: '$workers')" >&2; exit 2 ;;
+      esac
+      if [ "${#workers}" -gt 3 ]; then
+        echo "[decodelab] DECODELAB_TEST_WORKERS가 너무 큽니다 (지금: $workers): 999 이하로 주세요" >&2; exit 2
+      fi
+      workers=$((10#$workers))
+    else
+      workers=$(( $(nproc 2>/dev/null || echo 2) + 1 ))
+      if [ "$workers" -gt 8 ]; then workers=8; fi
+    fi
+    parallel=(-n "$workers")
+    for arg in "$@"; do
+      case "$arg" in
+        -n|-n[0-9]*|--numprocesses*|--pdb|--trace|no:xdist) parallel=() ;;
+      esac
+    done
     setup test
     # configurable-http-proxy (npm) for the JupyterHub test, into $VENV/bin; a warning when it cannot
     bash scripts/install_hub.sh "$VENV"
@@ -101,7 +117,7 @@ case "$cmd" in
       echo "[decodelab] 시스템 패키지(chromium, 한글 글꼴)는 설치하지 않습니다: 없으면 브라우저 테스트는 건너뜁니다 (설치: DECODELAB_INSTALL_SYSTEM=1)"
     fi
     export PYTHONHASHSEED=0 MPLBACKEND=Agg HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-    exec "$VENV/bin/python" -m pytest tests notebooks --nbval-lax -p no:cacheprovider -n "$workers" "$@"
+    exec "$VENV/bin/python" -m pytest tests notebooks --nbval-lax -p no:cacheprovider ${parallel[@]+"${parallel[@]}"} "$@"
     ;;
   *)
     echo "usage: bash course.sh lab | test | setup" >&2

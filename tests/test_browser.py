@@ -115,7 +115,7 @@ class LabServer:
     proc: subprocess.Popen
     log: Path
     #: notebooks run with their kernel kept (:func:`run_notebook_once`), by file name
-    runs: dict[str, "Report"] = field(default_factory=dict)
+    runs: dict[str, "Report | Exception"] = field(default_factory=dict)
 
     def api(self, path: str, method: str = "GET"):
         req = urllib.request.Request(f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"})
@@ -554,11 +554,16 @@ def release_lab_page(lp: LabPage, *, ok: bool, shutdown: bool = True) -> None:
         if shutdown:
             lp.page.evaluate("async () => { if (window.__nb) await window.__nb.sessionContext.shutdown(); }")
         lp.page.evaluate(JS_CLOSE)
+        if lp.page.evaluate("() => document.querySelector('.jp-Dialog') !== null"):
+            ok = False  # a dialog (e.g. the kernel restarting) would keep the keyboard from the next notebook
     except Exception:  # the page may be gone; the server fixture stops all kernels anyway
         ok = False
     if not ok:
         _LAB_PAGES.remove(lp)
-        lp.context.close()
+        try:
+            lp.context.close()
+        except Exception:  # Chromium may be gone: the error that brought us here is the one to see
+            pass
 
 
 def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_effect_s: float = SLIDER_EFFECT_S,
@@ -589,9 +594,10 @@ def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_e
         _screenshot(page, shot_name)
         if keep_kernel and page.evaluate(JS_SAVE):
             report.add("not-saved", "the notebook is still modified after saving")
-        ok = True
+        ok = not report.problems
     finally:
-        release_lab_page(lp, ok=ok, shutdown=not keep_kernel)
+        # the kernel is kept only for a clean run (a failed one may still be busy)
+        release_lab_page(lp, ok=ok, shutdown=not (keep_kernel and ok))
     report.seconds["total"] = time.monotonic() - t0
     return report
 
@@ -602,7 +608,12 @@ def run_notebook_once(browser, server: LabServer, name: str) -> Report:
     returns the first call's report. Under pytest-xdist those tests share a worker (the
     scheduler in the repository's conftest.py)."""
     if name not in server.runs:
-        server.runs[name] = run_notebook(browser, server, name, _shot_name(Path(name)), keep_kernel=True)
+        try:
+            server.runs[name] = run_notebook(browser, server, name, _shot_name(Path(name)), keep_kernel=True)
+        except Exception as exc:  # the second caller fails at once, with the first one's error
+            server.runs[name] = exc
+    if isinstance(server.runs[name], Exception):
+        raise server.runs[name]
     return server.runs[name]
 
 

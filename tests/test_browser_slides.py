@@ -183,7 +183,11 @@ def test_notebook_04_as_a_rise_slideshow(browser, lab_server, saved_run):
         context.close()
 
 
-@pytest.mark.xfail(strict=True, reason="jupyterlab-rise 0.43.1 cannot load the ipywidgets 8.1.9 widget manager "
+class RiseWidgetsNotDrawn(AssertionError):
+    """The known failure below: the slideshow shows the widget's text form (or a widget error)."""
+
+
+@pytest.mark.xfail(strict=True, raises=RiseWidgetsNotDrawn, reason="jupyterlab-rise 0.43.1 cannot load the ipywidgets 8.1.9 widget manager "
                    "(jupyterlab-contrib/rise#119, #126): widgets show as text in the slideshow")
 def test_a_live_widget_in_the_slideshow(browser, lab_server, saved_run):
     context, page, _, console = _open_deck(browser, lab_server, _explorer_cell(saved_run))
@@ -201,8 +205,8 @@ def test_a_live_widget_in_the_slideshow(browser, lab_server, saved_run):
             time.sleep(0.5)
         time.sleep(1.0)
         _shot(page, "widget")
-        assert state["widgetErrors"] == 0, state
-        assert not state["textForm"], f"the widget is shown as text, not drawn: {state}"
+        if state["widgetErrors"] or state["textForm"]:
+            raise RiseWidgetsNotDrawn(f"the widget is shown as text or as an error, not drawn: {state}")
         assert not state["loading"], f"the widget is still loading: {state}"
         assert state["sliders"] >= 2, f"no live widget on the explorer's slide: {state}\nconsole errors: {console[:5]}"
         before = page.locator(f"{CURRENT} .jp-OutputArea").first.inner_text()

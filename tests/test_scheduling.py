@@ -21,7 +21,7 @@ def test_a_notebooks_cells_and_a_modules_tests_are_one_unit():
     cells = {scope(f"notebooks/03_agent_loops.ipynb::Cell {i}") for i in range(5)}
     assert cells == {"notebooks/03_agent_loops.ipynb"}
     assert scope("tests/test_classroom_hub.py::test_a") == scope("tests/test_classroom_hub.py::test_b[x-1]") \
-        == "tests/test_classroom_hub.py"
+        == scope("tests/test_classroom_hub.py::TestC::test_m") == "tests/test_classroom_hub.py"
 
 
 def test_browser_notebook_runs_are_spread_but_04_goes_with_the_slideshow():
@@ -39,17 +39,20 @@ def test_the_shared_run_names_a_real_test_and_notebook():
     assert f"def {m[2]}(" in (REPO / m[1]).read_text(encoding="utf-8")
     assert (REPO / "notebooks" / f"{m[3]}.ipynb").is_file()
     assert f'NOTEBOOK = "{m[3]}.ipynb"' in (REPO / module).read_text(encoding="utf-8")
+    # and tests/test_browser.py keeps that notebook's kernel for it
+    assert re.search(rf"REOPENED = \{{[^}}]*\"{m[3]}\.ipynb\"", (REPO / m[1]).read_text(encoding="utf-8"))
 
 
-def test_slow_tests_go_out_first_in_a_stable_order():
+def test_slow_modules_go_out_first_and_a_module_stays_together():
     class Item:
-        def __init__(self, name, mark=None):
-            self.name, self.mark = name, mark
+        def __init__(self, nodeid, mark=None):
+            self.nodeid, self.mark = nodeid, mark
 
         def get_closest_marker(self, name):
             return name if name == self.mark else None
 
-    items = [Item("a"), Item("b", "slow"), Item("c", "browser"), Item("d"), Item("e", "browser")]
+    items = [Item("tests/a.py::t1"), Item("tests/b.py::t1"), Item("tests/b.py::t2", "slow"), Item("tests/c.py::t1", "browser"),
+             Item("tests/a.py::t2", "slow"), Item("nb/x.ipynb::Cell 0"), Item("nb/x.ipynb::Cell 1")]
     root.pytest_collection_modifyitems(None, items)
-    assert [i.name for i in items] == ["c", "e", "b", "a", "d"]
-
+    assert [i.nodeid for i in items] == ["tests/c.py::t1", "tests/a.py::t1", "tests/b.py::t1", "tests/b.py::t2",
+                                         "tests/a.py::t2", "nb/x.ipynb::Cell 0", "nb/x.ipynb::Cell 1"]
