@@ -525,6 +525,26 @@ _LAB_PAGES: list[LabPage] = []
 JS_CLOSE = "() => { if (window.__nb) { window.__nb.dispose(); window.__nb = null; } }"
 
 
+def load_lab(page, server: LabServer) -> None:
+    """Load JupyterLab in ``page`` with a fresh workspace (``&reset``)."""
+    page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+
+
+def open_notebook(page, notebook: str) -> None:
+    """Open ``notebook`` in the JupyterLab of ``page`` (as ``window.__nb``) and wait until its
+    kernel (the ``python3`` kernelspec) is idle."""
+    kernel = page.evaluate(JS_OPEN, notebook)
+    assert kernel == "python3", f"{notebook}: kernel {kernel!r}, expected 'python3' (kernelspec name)"
+    _wait_idle(page, RUN_ALL_S)
+
+
+def open_in_lab(page, server: LabServer, notebook: str) -> None:
+    """:func:`load_lab`, then :func:`open_notebook`."""
+    load_lab(page, server)
+    open_notebook(page, notebook)
+
+
 def lab_page(browser, server: LabServer, viewport: dict | None = None) -> LabPage:
     """The JupyterLab page of this Chromium and server, loaded on first use (``&reset``: a fresh
     workspace), with no notebook open and the window at ``viewport`` (default 1280 x 900)."""
@@ -538,8 +558,7 @@ def lab_page(browser, server: LabServer, viewport: dict | None = None) -> LabPag
         page.set_default_timeout(RUN_ALL_S * 1000)
         lp = LabPage(browser, server, context, page)
         page.on("pageerror", lambda exc: lp.report and lp.report.console_errors.append(str(exc)[:300]))
-        page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
-        page.wait_for_function("() => window.jupyterapp !== undefined")
+        load_lab(page, server)
         _LAB_PAGES.append(lp)
     lp.page.set_viewport_size(viewport or {"width": 1280, "height": 900})
     return lp
@@ -576,9 +595,7 @@ def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_e
     lp = lab_page(browser, server)
     lp.report, page, ok = report, lp.page, False
     try:
-        kernel = page.evaluate(JS_OPEN, path)
-        assert kernel == "python3", f"{path}: kernel {kernel!r}, expected 'python3' (kernelspec name)"
-        _wait_idle(page, RUN_ALL_S)
+        open_notebook(page, path)
         report.seconds["open"] = time.monotonic() - t0
         t1 = time.monotonic()
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
@@ -711,8 +728,7 @@ def test_exercises_in_jupyterlab(browser, lab_server):
     lp = lab_page(browser, lab_server)
     page, ok = lp.page, False
     try:
-        page.evaluate(JS_OPEN, EXERCISE_NOTEBOOK)
-        _wait_idle(page, RUN_ALL_S)
+        open_notebook(page, EXERCISE_NOTEBOOK)
         # a student runs the cells in order: everything above the measuring (reveal) cell first
         reveal_cell = page.evaluate(JS_CELL_INDEX, f'ex.reveal("{EXERCISE_PREDICT}"')
         written_cell = page.evaluate(JS_CELL_INDEX, f'ex.written("{EXERCISE_WRITTEN}"')

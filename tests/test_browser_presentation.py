@@ -148,13 +148,6 @@ def _shot(page, name: str) -> Path:
     return path
 
 
-def _open(page, server, notebook: str) -> None:
-    page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
-    page.wait_for_function("() => window.jupyterapp !== undefined")
-    assert page.evaluate(_tb.JS_OPEN, notebook) == "python3"
-    _tb._wait_idle(page, _tb.RUN_ALL_S)
-
-
 def _run_all(page) -> None:
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     time.sleep(0.5)
@@ -177,7 +170,7 @@ def page_03(browser, lab_server):
     context = browser.new_context(viewport=WIDE, locale="ko-KR")
     page = context.new_page()
     page.set_default_timeout(_tb.RUN_ALL_S * 1000)
-    _open(page, lab_server, NOTEBOOK)
+    _tb.open_in_lab(page, lab_server, NOTEBOOK)
     time.sleep(3.0)  # kernel info, widget manager, styles: anything that would touch the model
     dirty_changes = page.evaluate(JS_CHANGED_KEYS)
     _run_all(page)

@@ -134,20 +134,13 @@ def _open_deck(browser, server, cell: int = 0):
     return context, page, state, console
 
 
-def _open(page, server, *, require_command: str | None = None) -> None:
-    page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
-    page.wait_for_function("() => window.jupyterapp !== undefined")
-    assert page.evaluate(_tb.JS_OPEN, NOTEBOOK) == "python3"
-    if require_command:
-        assert page.evaluate(f"() => window.jupyterapp.commands.hasCommand('{require_command}')"), (
-            f"{require_command} is missing: is the extension installed?")
-    _tb._wait_idle(page, _tb.RUN_ALL_S)
-
-
 def _open_saved(page, server, *, require_command: str | None = None) -> None:
     """Open the saved NOTEBOOK again (its kernel still runs): every code cell shows its output
     of the saved run, the widgets load from the kernel, and nothing is an error."""
-    _open(page, server, require_command=require_command)
+    _tb.open_in_lab(page, server, NOTEBOOK)
+    if require_command:
+        assert page.evaluate(f"() => window.jupyterapp.commands.hasCommand('{require_command}')"), (
+            f"{require_command} is missing: is the extension installed?")
     counts = [c["count"] for c in page.evaluate(_tb.JS_MODEL_OUTPUTS) if not c["empty"]]
     assert None not in counts, f"the saved notebook has cells without a run: {counts}"
     _require_clean_outputs(page)

@@ -41,6 +41,12 @@ import pytest
 from decodelab.classroom.hub import root_args
 from decodelab.quiz.shuffle import choice_order
 
+if "course_browser" not in sys.modules:  # tests/test_browser.py, for its JS_OPEN
+    _cb = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
+    sys.modules["course_browser"] = importlib.util.module_from_spec(_cb)
+    _cb.loader.exec_module(sys.modules["course_browser"])
+JS_OPEN = sys.modules["course_browser"].JS_OPEN
+
 _spec = importlib.util.spec_from_file_location("hubkit", Path(__file__).parent / "hubkit.py")
 hubkit = importlib.util.module_from_spec(_spec)
 sys.modules["hubkit"] = hubkit
@@ -212,18 +218,6 @@ def _browser():
         _unavailable("the playwright Python package is not installed (bash scripts/install_browser.sh)")
     return sync_playwright
 
-
-JS_OPEN = """
-async (path) => {
-  const app = window.jupyterapp;
-  await app.restored;
-  const w = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
-  await w.context.ready;
-  await w.sessionContext.ready;
-  window.__nb = w;
-  return w.sessionContext.session ? w.sessionContext.session.kernel.name : null;
-}
-"""
 
 JS_RUN_CELL_WITH = """
 async (needle) => {
