@@ -169,6 +169,31 @@ def test_hub_refuses_a_port_outside_1_to_65535_before_starting(tmp_path, capsys,
     assert "포트(--port)" in err and "65535" in err
 
 
+def test_hub_started_with_sigint_ignored_gives_jupyterhub_the_default(tmp_path, monkeypatch):
+    """A hub started in the background inherits SIGINT as ignored; JupyterHub stops its idle culler
+    with SIGINT (then waits 10 s for it), so the disposition jupyterhub is exec'd with must be the
+    default one."""
+    import signal
+
+    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "alice"]) == 0
+    monkeypatch.chdir(tmp_path)  # hub_main changes into the course folder
+    seen = []
+
+    def execv(exe, cmd):
+        seen.append((signal.getsignal(signal.SIGINT), cmd[1:3]))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(hub.os, "execv", execv)
+    monkeypatch.setattr(hub.subprocess, "call", lambda cmd: execv(None, cmd))
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with pytest.raises(SystemExit):
+            classroom(["hub", str(tmp_path / "c"), "--ConfigurableHTTPProxy.command=/bin/true"])
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert seen == [(signal.SIG_DFL, ["-m", "jupyterhub"])]
+
+
 def test_init_checks_the_python_of_the_students_servers(tmp_path, capsys):
     script = tmp_path / "notpython"
     script.write_text("#!/bin/sh\nexit 1\n")

@@ -42,6 +42,7 @@ import csv
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -559,6 +560,13 @@ def hub_main(argv: list[str]) -> int:
         cmd.append(f"--port={args.port}")
     cmd += rest
     os.chdir(config.parent)
+    # A hub started in the background (`&`, nohup, a non-interactive shell) inherits SIGINT as
+    # ignored, and so would every process it starts. JupyterHub stops a managed service (the idle
+    # culler) with SIGINT and waits Spawner.interrupt_timeout (10 s) before SIGTERM, so each stop
+    # of the hub would stall there. The default disposition survives exec; Python then turns
+    # SIGINT into KeyboardInterrupt in jupyterhub and in its children.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     if os.name == "posix":  # become jupyterhub: its signals (Ctrl-C, SIGTERM) stop the hub and the servers
         sys.stdout.flush()
         sys.stderr.flush()
