@@ -83,9 +83,13 @@ def pytest_collection_modifyitems(config, items) -> None:
 #: test modules whose tests share no module fixture (only Chromium, started again in little time):
 #: pytest-xdist may run each test of them on any worker
 SPREAD_MODULES = {"tests/test_browser.py"}
-#: tests that go with another module's: notebook 04's run in tests/test_browser.py is the saved
-#: run that tests/test_browser_slides.py opens again (``run_notebook_once``, one per worker)
-WITH_MODULE = {"tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]": "tests/test_browser_slides.py"}
+#: tests that go with another module's: the runs of notebooks 03 and 04 in tests/test_browser.py
+#: are the saved runs that tests/test_browser_presentation.py and tests/test_browser_slides.py
+#: open again (``run_notebook_once``, one per worker)
+WITH_MODULE = {
+    "tests/test_browser.py::test_notebook_in_jupyterlab[03_agent_loops]": "tests/test_browser_presentation.py",
+    "tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]": "tests/test_browser_slides.py",
+}
 
 
 def xdist_scope(nodeid: str) -> str:

@@ -75,8 +75,9 @@ CHROMIUM_ARGS = [
 SERVER_START_S = 90
 RUN_ALL_S = 240  # per notebook; nbval budget is far below this
 SLIDER_EFFECT_S = 30
-#: notebooks that other browser tests open again after this module's run (their kernel is kept)
-REOPENED = {"04_speculative_decoding.ipynb"}  # tests/test_browser_slides.py
+#: notebooks that other browser tests open again after this module's run (their kernel is kept):
+#: 03 by tests/test_browser_presentation.py, 04 by tests/test_browser_slides.py
+REOPENED = {"03_agent_loops.ipynb", "04_speculative_decoding.ipynb"}
 JS_SAVE = "async () => { await window.__nb.context.save(); return window.__nb.context.model.dirty; }"
 SCREENSHOT_MAX_PX = 16000  # Chromium's largest capture is 16,384 px
 STDERR_BAD = re.compile(r"Traceback|Error|Warning|missing from font", re.IGNORECASE)
@@ -246,6 +247,8 @@ class Report:
     sliders: int = 0
     sliders_changed: int = 0
     idle_sliders: list[str] = field(default_factory=list)
+    #: what opening the notebook changed before anything ran (:data:`JS_CHANGED_KEYS`)
+    changed_on_open: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     console_errors: list[str] = field(default_factory=list)
 
@@ -268,6 +271,21 @@ async (path) => {
   app.shell.collapseRight();
   window.__nb = w;
   return w.sessionContext.session ? w.sessionContext.session.kernel.name : null;
+}
+"""
+
+#: notebook metadata keys and cells that differ from the file on disk (read through the contents API)
+JS_CHANGED_KEYS = """
+async () => {
+  const w = window.__nb;
+  const disk = await window.jupyterapp.serviceManager.contents.get(w.context.path, {content: true});
+  const now = w.context.model.toJSON();
+  const keys = new Set([...Object.keys(disk.content.metadata), ...Object.keys(now.metadata)]);
+  const changed = [...keys].filter(k => JSON.stringify(disk.content.metadata[k]) !== JSON.stringify(now.metadata[k]));
+  const src = (c) => Array.isArray(c.source) ? c.source.join('') : c.source;
+  now.cells.forEach((c, i) => { const d = disk.content.cells[i];
+    if (!d || src(d) !== src(c) || JSON.stringify(d.metadata) !== JSON.stringify(c.metadata)) changed.push('cell ' + i); });
+  return changed.sort();
 }
 """
 
@@ -444,6 +462,19 @@ def _wait_for_change(page, before: dict, effect_s: float) -> dict:
             return after
 
 
+def _changed_on_open(page, settle_s: float = 1.5) -> list[str]:
+    """What the open notebook's model differs in from its file, once that has stayed the same for
+    ``settle_s`` (kernel info, the widget manager and styles arrive after the kernel is idle)."""
+    last, since = page.evaluate(JS_CHANGED_KEYS), time.monotonic()
+    deadline = since + 4 * settle_s
+    while time.monotonic() - since < settle_s and time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = page.evaluate(JS_CHANGED_KEYS)
+        if now != last:
+            last, since = now, time.monotonic()
+    return last
+
+
 def _move_sliders(page, report: Report, effect_s: float) -> None:
     """Move every enabled slider one keyboard step; each widget (cell) with sliders must change
     its output for at least one of them. A single slider may legitimately change nothing (it
@@ -596,6 +627,7 @@ def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_e
     lp.report, page, ok = report, lp.page, False
     try:
         open_notebook(page, path)
+        report.changed_on_open = _changed_on_open(page)
         report.seconds["open"] = time.monotonic() - t0
         t1 = time.monotonic()
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
@@ -674,6 +706,9 @@ def test_notebook_in_jupyterlab(browser, lab_server, notebook):
     if report.console_errors:
         print("browser page errors:", *report.console_errors, sep="\n  ")
     assert report.problems == [], f"{notebook.name} in JupyterLab:\n" + "\n".join(map(str, report.problems))
+    # JupyterLab itself writes the kernel's language_info into an opened notebook (the stored
+    # notebooks keep {"name": "python"}, see lecturer/README.md); nothing of ours may change on opening
+    assert report.changed_on_open == ["language_info"], f"opening {notebook.name} changed {report.changed_on_open}"
 
 
 JS_CELL_INDEX = """

@@ -3,8 +3,9 @@
 Uses the session fixtures ``lab_server`` and ``browser`` of ``tests/conftest.py``.
 
 * ``test_notebook_03_at_1400_px``: opening a notebook changes nothing but the kernel's
-  ``language_info`` (which JupyterLab itself writes; see lecturer/README.md); after Run All
-  no code cell and no output scrolls sideways at a 1400 px window (long code lines wrap: the
+  ``language_info`` (which JupyterLab itself writes; see lecturer/README.md); after Run All (the
+  run of tests/test_browser.py, its kernel kept, opened again at 1400 px as a lecturer reopens a
+  prepared notebook) no code cell and no output scrolls sideways at a 1400 px window (long code lines wrap: the
   notebook-level styles of :mod:`decodelab.widgets.styles`; the agent-loop explorer fits its
   cell); the chosen option of a quiz question is a filled dark-blue button
   (``decodelab.quiz.widget.QUIZ_STYLE``). Screenshots ``artifacts/screenshots/present-03-*.png``.
@@ -45,23 +46,6 @@ NOTEBOOK = "03_agent_loops.ipynb"
 SHOTS = _tb.SCREENSHOTS
 WIDE = {"width": 1400, "height": 900}
 QUIZ_BLUE = "rgb(29, 78, 216)"  # #1d4ed8
-
-JS_DIRTY = "() => window.__nb.context.model.dirty"
-#: notebook metadata keys and cells that differ from the file on disk (read through the contents API)
-JS_CHANGED_KEYS = """
-async () => {
-  const w = window.__nb;
-  const disk = await window.jupyterapp.serviceManager.contents.get(w.context.path, {content: true});
-  const now = w.context.model.toJSON();
-  const keys = new Set([...Object.keys(disk.content.metadata), ...Object.keys(now.metadata)]);
-  const changed = [...keys].filter(k => JSON.stringify(disk.content.metadata[k]) !== JSON.stringify(now.metadata[k]));
-  const src = (c) => Array.isArray(c.source) ? c.source.join('') : c.source;
-  now.cells.forEach((c, i) => { const d = disk.content.cells[i];
-    if (!d || src(d) !== src(c) || JSON.stringify(d.metadata) !== JSON.stringify(c.metadata)) changed.push('cell ' + i); });
-  return changed.sort();
-}
-"""
-
 
 #: elements that scroll sideways: code editors and anything inside outputs
 JS_SIDEWAYS = """
@@ -148,16 +132,6 @@ def _shot(page, name: str) -> Path:
     return path
 
 
-def _run_all(page) -> None:
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    time.sleep(0.5)
-    _tb._wait_idle(page, _tb.RUN_ALL_S)
-    report = _tb.Report(NOTEBOOK)
-    _tb._wait_widgets_loaded(page, report)
-    _tb._check_outputs(page, report)
-    assert report.problems == [], "\n".join(map(str, report.problems))
-
-
 def _explorer_cell(page) -> int:
     i = page.evaluate(_tb.JS_CELL_INDEX, "latency_explorer()")
     assert i >= 0
@@ -165,26 +139,36 @@ def _explorer_cell(page) -> int:
 
 
 @pytest.fixture(scope="module")
-def page_03(browser, lab_server):
-    """Notebook 03 opened at 1400 px (dirty state recorded before anything runs), then run."""
-    context = browser.new_context(viewport=WIDE, locale="ko-KR")
-    page = context.new_page()
-    page.set_default_timeout(_tb.RUN_ALL_S * 1000)
-    _tb.open_in_lab(page, lab_server, NOTEBOOK)
-    time.sleep(3.0)  # kernel info, widget manager, styles: anything that would touch the model
-    dirty_changes = page.evaluate(JS_CHANGED_KEYS)
-    _run_all(page)
-    yield page, dirty_changes
-    context.close()
+def page_03(request, browser, lab_server):
+    """Notebook 03 run by tests/test_browser.py (``run_notebook_once``: checked, saved, its kernel
+    kept), opened again at 1400 px on its running kernel in the worker's JupyterLab page; with
+    what the first opening changed before anything ran."""
+    report = _tb.run_notebook_once(browser, lab_server, NOTEBOOK)
+    assert report.problems == [], "\n".join(map(str, report.problems))
+    failed = request.session.testsfailed
+    lp = _tb.lab_page(browser, lab_server, WIDE)
+    try:
+        _tb.open_notebook(lp.page, NOTEBOOK)
+        counts = [c["count"] for c in lp.page.evaluate(_tb.JS_MODEL_OUTPUTS) if not c["empty"]]
+        assert None not in counts, f"the saved notebook has cells without a run: {counts}"
+        check = _tb.Report(NOTEBOOK)
+        _tb._wait_widgets_loaded(lp.page, check)
+        _tb._check_outputs(lp.page, check)
+        assert check.problems == [], "\n".join(map(str, check.problems))
+    except BaseException:
+        _tb.release_lab_page(lp, ok=False)
+        raise
+    yield lp.page, report.changed_on_open
+    _tb.release_lab_page(lp, ok=request.session.testsfailed == failed)
 
 
-def test_notebook_03_at_1400_px(page_03, lab_server):
+def test_notebook_03_at_1400_px(page_03):
     page, dirty_changes = page_03
     # JupyterLab writes the kernel's language_info (Python version, lexer) into the notebook when
     # the kernel starts, which marks it modified; storing it would make jupytext write
     # "{code-cell} ipython3" into every MyST source, so the notebooks keep {"name": "python"}.
     # What this checks: nothing else (no style, widget or metadata of ours) changes on opening.
-    stored = json.loads((lab_server.root / NOTEBOOK).read_text(encoding="utf-8"))["metadata"]
+    stored = json.loads((_tb.NOTEBOOKS / NOTEBOOK).read_text(encoding="utf-8"))["metadata"]
     assert stored["language_info"] == {"name": "python"}
     assert dirty_changes == ["language_info"], f"opening the notebook changed {dirty_changes}"
     sideways = page.evaluate(JS_SIDEWAYS)

@@ -24,23 +24,28 @@ def test_a_notebooks_cells_and_a_modules_tests_are_one_unit():
         == scope("tests/test_classroom_hub.py::TestC::test_m") == "tests/test_classroom_hub.py"
 
 
-def test_browser_notebook_runs_are_spread_but_04_goes_with_the_slideshow():
+def test_browser_notebook_runs_are_spread_but_03_and_04_go_with_the_modules_that_reopen_them():
     a = "tests/test_browser.py::test_notebook_in_jupyterlab[01_decode_phase]"
     b = "tests/test_browser.py::test_notebook_in_jupyterlab[02_prefill_vs_decode]"
     assert scope(a) == a and scope(b) == b
+    assert scope("tests/test_browser.py::test_notebook_in_jupyterlab[03_agent_loops]") \
+        == scope("tests/test_browser_presentation.py::test_notebook_03_at_1400_px")
     assert scope("tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]") \
         == scope("tests/test_browser_slides.py::test_notebook_04_as_a_rise_slideshow")
 
 
-def test_the_shared_run_names_a_real_test_and_notebook():
-    (nodeid, module), = root.WITH_MODULE.items()
-    m = re.fullmatch(r"(tests/test_browser\.py)::(\w+)\[(\w+)\]", nodeid)
-    assert m and (REPO / module).is_file()
-    assert f"def {m[2]}(" in (REPO / m[1]).read_text(encoding="utf-8")
-    assert (REPO / "notebooks" / f"{m[3]}.ipynb").is_file()
-    assert f'NOTEBOOK = "{m[3]}.ipynb"' in (REPO / module).read_text(encoding="utf-8")
-    # and tests/test_browser.py keeps that notebook's kernel for it
-    assert re.search(rf"REOPENED = \{{[^}}]*\"{m[3]}\.ipynb\"", (REPO / m[1]).read_text(encoding="utf-8"))
+def test_the_shared_runs_name_real_tests_and_notebooks():
+    browser = (REPO / "tests" / "test_browser.py").read_text(encoding="utf-8")
+    reopened = re.search(r"^REOPENED = \{([^}]*)\}", browser, re.M)[1]
+    assert len(root.WITH_MODULE) == 2
+    for nodeid, module in root.WITH_MODULE.items():
+        m = re.fullmatch(r"(tests/test_browser\.py)::(\w+)\[(\w+)\]", nodeid)
+        assert m and (REPO / module).is_file()
+        assert f"def {m[2]}(" in browser
+        assert (REPO / "notebooks" / f"{m[3]}.ipynb").is_file()
+        assert f'NOTEBOOK = "{m[3]}.ipynb"' in (REPO / module).read_text(encoding="utf-8")
+        # and tests/test_browser.py keeps that notebook's kernel for it
+        assert f'"{m[3]}.ipynb"' in reopened
 
 
 def test_slow_modules_go_out_first_and_a_module_stays_together():
