@@ -83,10 +83,11 @@ def pytest_collection_modifyitems(config, items) -> None:
 #: test modules whose tests share no module fixture (only Chromium, started again in little time):
 #: pytest-xdist may run each test of them on any worker
 SPREAD_MODULES = {"tests/test_browser.py"}
-#: tests that go with another module's: the runs of notebooks 03 and 04 in tests/test_browser.py
-#: are the saved runs that tests/test_browser_presentation.py and tests/test_browser_slides.py
-#: open again (``run_notebook_once``, one per worker)
-WITH_MODULE = {
+#: browser runs that another unit opens again (``run_notebook_once`` in tests/test_browser.py keeps
+#: the kernel, once per worker): the run goes to that unit. Notebook 01's run is reopened by the
+#: exercise test, 03's by tests/test_browser_presentation.py, 04's by tests/test_browser_slides.py.
+REOPENED_BY = {
+    "tests/test_browser.py::test_notebook_in_jupyterlab[01_decode_phase]": "tests/test_browser.py::test_exercises_in_jupyterlab",
     "tests/test_browser.py::test_notebook_in_jupyterlab[03_agent_loops]": "tests/test_browser_presentation.py",
     "tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]": "tests/test_browser_slides.py",
 }
@@ -94,9 +95,9 @@ WITH_MODULE = {
 
 def xdist_scope(nodeid: str) -> str:
     """The unit of work a test belongs to: its module (a notebook file for nbval's cells), or the
-    test itself in ``SPREAD_MODULES``, or the module ``WITH_MODULE`` names."""
-    if nodeid in WITH_MODULE:
-        return WITH_MODULE[nodeid]
+    test itself in ``SPREAD_MODULES``, or the unit ``REOPENED_BY`` names."""
+    if nodeid in REOPENED_BY:
+        return REOPENED_BY[nodeid]
     module = nodeid.split("::", 1)[0]
     return nodeid if module in SPREAD_MODULES else module
 

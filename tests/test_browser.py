@@ -75,9 +75,9 @@ CHROMIUM_ARGS = [
 SERVER_START_S = 90
 RUN_ALL_S = 240  # per notebook; nbval budget is far below this
 SLIDER_EFFECT_S = 30
-#: notebooks that other browser tests open again after this module's run (their kernel is kept):
-#: 03 by tests/test_browser_presentation.py, 04 by tests/test_browser_slides.py
-REOPENED = {"03_agent_loops.ipynb", "04_speculative_decoding.ipynb"}
+#: notebooks whose run other browser tests open again (their kernel is kept): 01 by
+#: test_exercises_in_jupyterlab, 03 by tests/test_browser_presentation.py, 04 by tests/test_browser_slides.py
+REOPENED = {"01_decode_phase.ipynb", "03_agent_loops.ipynb", "04_speculative_decoding.ipynb"}
 JS_SAVE = "async () => { await window.__nb.context.save(); return window.__nb.context.model.dirty; }"
 SCREENSHOT_MAX_PX = 16000  # Chromium's largest capture is 16,384 px
 STDERR_BAD = re.compile(r"Traceback|Error|Warning|missing from font", re.IGNORECASE)
@@ -754,29 +754,28 @@ def _shot(locator, name: str) -> Path:
 
 
 def test_exercises_in_jupyterlab(browser, lab_server):
-    """A student's path through notebook 01's exercises, in the browser: predict + commit, reveal,
-    written answer + submit (screenshots ``01-ex-*.png``)."""
+    """A student's path through notebook 01's exercises, in the browser, after Run All (the run of
+    ``test_notebook_in_jupyterlab[01_decode_phase]``, opened again on its kernel): predict +
+    commit, reveal, written answer + submit (screenshots ``01-ex-*.png``)."""
     if not (lab_server.root / EXERCISE_NOTEBOOK).is_file():
         pytest.skip(f"{EXERCISE_NOTEBOOK} is not among the tested notebooks")
+    run = run_notebook_once(browser, lab_server, EXERCISE_NOTEBOOK)
+    assert run.problems == [], "\n".join(map(str, run.problems))
     answers = lab_server.root.parent / "answers" / "course"
-    shutil.rmtree(answers, ignore_errors=True)  # a fresh student: no prediction saved by an earlier run
+    for name in (EXERCISE_PREDICT, EXERCISE_WRITTEN):  # Run All answers nothing: no prediction, no answer yet
+        rec = answers / f"{name}.json"
+        assert not rec.exists() or json.loads(rec.read_text(encoding="utf-8")).get("response") is None, rec.read_text()
     lp = lab_page(browser, lab_server)
     page, ok = lp.page, False
     try:
         open_notebook(page, EXERCISE_NOTEBOOK)
-        # a student runs the cells in order: everything above the measuring (reveal) cell first
         reveal_cell = page.evaluate(JS_CELL_INDEX, f'ex.reveal("{EXERCISE_PREDICT}"')
         written_cell = page.evaluate(JS_CELL_INDEX, f'ex.written("{EXERCISE_WRITTEN}"')
         assert 0 < reveal_cell < written_cell
-        page.evaluate(JS_RUN_AT, [reveal_cell, "notebook:run-all-above"])
-        time.sleep(0.5)
-        _wait_idle(page, RUN_ALL_S)
         report = Report(EXERCISE_NOTEBOOK)
         _wait_widgets_loaded(page, report)
         _check_outputs(page, report)
-        below = [p for p in report.problems if p.kind == "not-executed" and int(re.match(r"cell (\d+)", p.detail)[1]) >= reveal_cell]
-        problems = [p for p in report.problems if p not in below]  # the cells below have not run yet
-        assert problems == [], "\n".join(map(str, problems))
+        assert report.problems == [], "\n".join(map(str, report.problems))
 
         # 1. the prediction widget, untouched: Korean prompt, an input, the commit button
         box = page.locator(f".decodelab-exercise-{EXERCISE_PREDICT}")
@@ -792,8 +791,8 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         _wait_text(box, "숫자로 읽을 수 없습니다")
         _shot(box, "01-ex-2-predict-invalid")
 
-        # 2b. the measuring cell runs before any prediction (as after Run All): its printed lines and
-        #     the value stay hidden, a notice and the skip button show; the prediction stays open
+        # 2b. the measuring cell runs (again) before any prediction: its printed lines and the value
+        #     stay hidden, a notice and the skip button show; the prediction stays open
         page.evaluate(JS_RUN_AT, [reveal_cell, "notebook:run-cell"])
         time.sleep(0.5)
         _wait_idle(page, RUN_ALL_S)

@@ -7,8 +7,6 @@ import importlib.util
 import re
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("repo_conftest", REPO / "conftest.py")
 root = importlib.util.module_from_spec(_spec)
@@ -24,28 +22,36 @@ def test_a_notebooks_cells_and_a_modules_tests_are_one_unit():
         == scope("tests/test_classroom_hub.py::TestC::test_m") == "tests/test_classroom_hub.py"
 
 
-def test_browser_notebook_runs_are_spread_but_03_and_04_go_with_the_modules_that_reopen_them():
-    a = "tests/test_browser.py::test_notebook_in_jupyterlab[01_decode_phase]"
-    b = "tests/test_browser.py::test_notebook_in_jupyterlab[02_prefill_vs_decode]"
+def test_browser_notebook_runs_are_spread_but_a_reopened_run_goes_with_the_unit_that_reopens_it():
+    a = "tests/test_browser.py::test_notebook_in_jupyterlab[02_prefill_vs_decode]"
+    b = "tests/test_browser.py::test_notebook_in_jupyterlab[05_chips]"
     assert scope(a) == a and scope(b) == b
+    assert scope("tests/test_browser.py::test_notebook_in_jupyterlab[01_decode_phase]") \
+        == scope("tests/test_browser.py::test_exercises_in_jupyterlab") == "tests/test_browser.py::test_exercises_in_jupyterlab"
     assert scope("tests/test_browser.py::test_notebook_in_jupyterlab[03_agent_loops]") \
         == scope("tests/test_browser_presentation.py::test_notebook_03_at_1400_px")
     assert scope("tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]") \
         == scope("tests/test_browser_slides.py::test_notebook_04_as_a_rise_slideshow")
 
 
-def test_the_shared_runs_name_real_tests_and_notebooks():
+def test_the_reopened_runs_name_real_tests_and_notebooks():
     browser = (REPO / "tests" / "test_browser.py").read_text(encoding="utf-8")
     reopened = re.search(r"^REOPENED = \{([^}]*)\}", browser, re.M)[1]
-    assert len(root.WITH_MODULE) == 2
-    for nodeid, module in root.WITH_MODULE.items():
+    assert sorted(re.findall(r'"(\w+)\.ipynb"', reopened)) == ["01_decode_phase", "03_agent_loops", "04_speculative_decoding"]
+    assert len(root.REOPENED_BY) == 3
+    for nodeid, unit in root.REOPENED_BY.items():
         m = re.fullmatch(r"(tests/test_browser\.py)::(\w+)\[(\w+)\]", nodeid)
-        assert m and (REPO / module).is_file()
-        assert f"def {m[2]}(" in browser
+        assert m and f"def {m[2]}(" in browser
         assert (REPO / "notebooks" / f"{m[3]}.ipynb").is_file()
-        assert f'NOTEBOOK = "{m[3]}.ipynb"' in (REPO / module).read_text(encoding="utf-8")
-        # and tests/test_browser.py keeps that notebook's kernel for it
+        # tests/test_browser.py keeps that notebook's kernel for the unit that opens it again
         assert f'"{m[3]}.ipynb"' in reopened
+        module, _, test = unit.partition("::")
+        text = (REPO / module).read_text(encoding="utf-8")
+        if test:  # a test of tests/test_browser.py: it names the notebook through a constant
+            assert f"def {test}(" in text and f'= "{m[3]}.ipynb"' in text
+        else:
+            assert f'NOTEBOOK = "{m[3]}.ipynb"' in text
+        assert "run_notebook_once(" in (text if not test else text.split(f"def {test}(", 1)[1].split("\ndef ", 1)[0])
 
 
 def test_slow_modules_go_out_first_and_a_module_stays_together():
