@@ -69,9 +69,26 @@ def _heaviness(item) -> int:
     return 2
 
 
+#: notebooks that a test runs under nbval from the installed wheel (the same file: the wheel
+#: carries notebooks/ as it is, tests/test_packaging.py checks the bytes): when that test is
+#: collected, the notebook's own nbval cells are deselected, so it is not executed twice
+RUN_FROM_THE_WHEEL = {
+    "notebooks/01_decode_phase.ipynb": "tests/test_packaging.py::test_the_installed_wheel_runs_notebook_01_and_grades_a_quiz",
+}
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Modules with browser tests first, then modules with slow ones, then the rest; a module's
-    tests stay together and in order (its module fixtures are set up once, also in one process)."""
+    tests stay together and in order (its module fixtures are set up once, also in one process).
+    The nbval cells of a notebook in ``RUN_FROM_THE_WHEEL`` are deselected when the test that
+    runs it from the wheel is collected too."""
+    ids = {item.nodeid for item in items}
+    twice = {nb for nb, test in RUN_FROM_THE_WHEEL.items() if test in ids}
+    if twice:
+        dropped = [item for item in items if item.nodeid.split("::", 1)[0] in twice]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item.nodeid.split("::", 1)[0] not in twice]
     module_of = {id(item): item.nodeid.split("::", 1)[0] for item in items}
     rank: dict[str, int] = {}
     for item in items:

@@ -56,6 +56,9 @@ def test_the_wheel_carries_the_course_and_not_the_exam_bank(wheel):
                 or "/benchmarks/" in n or n.endswith("/COVERAGE.md") or "/src/" in n]
     with zipfile.ZipFile(wheel) as z:
         assert z.read("decodelab/_course/quizzes/01.yaml") == (REPO / "quizzes" / "01.yaml").read_bytes()
+        # the notebook the next test runs under nbval is this checkout's (conftest.RUN_FROM_THE_WHEEL)
+        nb = "01_decode_phase.ipynb"
+        assert z.read(f"decodelab/_course/notebooks/{nb}") == (REPO / "notebooks" / nb).read_bytes()
 
 
 def _fresh_venv(tmp_path: Path, wheel: Path) -> Path:

@@ -67,3 +67,35 @@ def test_slow_modules_go_out_first_and_a_module_stays_together():
     root.pytest_collection_modifyitems(None, items)
     assert [i.nodeid for i in items] == ["tests/c.py::t1", "tests/a.py::t1", "tests/b.py::t1", "tests/b.py::t2",
                                          "tests/a.py::t2", "nb/x.ipynb::Cell 0", "nb/x.ipynb::Cell 1"]
+
+
+def test_a_notebook_run_from_the_wheel_is_not_run_again_by_its_own_nbval_cells():
+    class Item:
+        def __init__(self, nodeid):
+            self.nodeid = nodeid
+
+        def get_closest_marker(self, name):
+            return None
+
+    class Hook:
+        def __init__(self):
+            self.deselected = []
+
+        def pytest_deselected(self, items):
+            self.deselected += [i.nodeid for i in items]
+
+    class Config:
+        hook = Hook()
+
+    (notebook, test), = root.RUN_FROM_THE_WHEEL.items()
+    assert (REPO / notebook).is_file() and (REPO / test.split("::")[0]).is_file()
+    assert f"def {test.split('::')[1]}(" in (REPO / test.split("::")[0]).read_text(encoding="utf-8")
+    cells = [f"{notebook}::Cell {i}" for i in range(3)]
+    other = "notebooks/02_prefill_vs_decode.ipynb::Cell 0"
+    items = [Item(n) for n in [*cells, other, test]]
+    root.pytest_collection_modifyitems(Config, items)
+    assert sorted(i.nodeid for i in items) == sorted([other, test]) and Config.hook.deselected == cells
+    # without the wheel's test (e.g. `pytest notebooks/`) the notebook's cells run
+    items = [Item(n) for n in [*cells, other]]
+    root.pytest_collection_modifyitems(Config, items)
+    assert [i.nodeid for i in items] == [*cells, other]
