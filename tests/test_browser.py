@@ -409,7 +409,7 @@ def _wait_idle(page, timeout_s: float) -> None:
             return
         if time.monotonic() > deadline:
             raise TimeoutError(f"kernel still {state} after {timeout_s} s")
-        time.sleep(0.4)
+        time.sleep(0.25)
 
 
 def _wait_widgets_loaded(page, report: Report, timeout_s: float = 20) -> None:
@@ -450,7 +450,7 @@ def _wait_for_change(page, before: dict, effect_s: float) -> dict:
     start = time.monotonic()
     calm = 0
     while True:
-        time.sleep(0.3)
+        time.sleep(0.2)
         after = page.evaluate(JS_OUTPUT_FINGERPRINT)
         if after["html"] != before["html"]:
             _wait_idle(page, RUN_ALL_S)  # let the redraw finish before comparing image counts
@@ -462,7 +462,7 @@ def _wait_for_change(page, before: dict, effect_s: float) -> dict:
             return after
 
 
-def _changed_on_open(page, settle_s: float = 1.5) -> list[str]:
+def _changed_on_open(page, settle_s: float = 1.0) -> list[str]:
     """What the open notebook's model differs in from its file, once that has stayed the same for
     ``settle_s`` (kernel info, the widget manager and styles arrive after the kernel is idle)."""
     last, since = page.evaluate(JS_CHANGED_KEYS), time.monotonic()
