@@ -77,11 +77,12 @@ RUN_FROM_THE_WHEEL = {
 }
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items) -> None:
     """Modules with browser tests first, then modules with slow ones, then the rest; a module's
     tests stay together and in order (its module fixtures are set up once, also in one process).
     The nbval cells of a notebook in ``RUN_FROM_THE_WHEEL`` are deselected when the test that
-    runs it from the wheel is collected too."""
+    runs it from the wheel is selected too (this hook runs last: after ``-k`` and ``-m``)."""
     ids = {item.nodeid for item in items}
     twice = {nb for nb, test in RUN_FROM_THE_WHEEL.items() if test in ids}
     if twice:

@@ -99,3 +99,23 @@ def test_a_notebook_run_from_the_wheel_is_not_run_again_by_its_own_nbval_cells()
     items = [Item(n) for n in [*cells, other]]
     root.pytest_collection_modifyitems(Config, items)
     assert [i.nodeid for i in items] == [*cells, other]
+
+
+def test_the_wheel_rule_applies_after_k_and_m():
+    """Deselecting the wheel's test with -k (or -m) brings the notebook's own nbval cells back (the
+    case without is the test above)."""
+    import subprocess
+    import sys
+
+    (notebook, test), = root.RUN_FROM_THE_WHEEL.items()
+    module = test.split("::")[0]
+
+    def collected(*args: str) -> list[str]:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+                               "--nbval-lax", module, notebook, *args], cwd=REPO, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        return [line for line in proc.stdout.splitlines() if "::" in line]
+
+    ids = collected("-k", "not " + test.split("::")[1])  # -m goes through the same deselection
+    assert test not in ids and f"{notebook}::Cell 0" in ids, ids
