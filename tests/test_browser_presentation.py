@@ -2,10 +2,9 @@
 
 Uses the session fixtures ``lab_server`` and ``browser`` of ``tests/conftest.py``.
 
-* ``test_notebook_03_at_1400_px``: opening a notebook changes nothing but the kernel's
-  ``language_info`` (which JupyterLab itself writes; see lecturer/README.md); after Run All (the
-  run of tests/test_browser.py, its kernel kept, opened again at 1400 px as a lecturer reopens a
-  prepared notebook) no code cell and no output scrolls sideways at a 1400 px window (long code lines wrap: the
+* ``test_notebook_03_at_1400_px``: after Run All (the run of tests/test_browser.py, which also
+  checks that opening a notebook changes only ``language_info``; its kernel kept, opened again at
+  1400 px as a lecturer reopens a prepared notebook) no code cell and no output scrolls sideways at a 1400 px window (long code lines wrap: the
   notebook-level styles of :mod:`decodelab.widgets.styles`; the agent-loop explorer fits its
   cell); the chosen option of a quiz question is a filled dark-blue button
   (``decodelab.quiz.widget.QUIZ_STYLE``). Screenshots ``artifacts/screenshots/present-03-*.png``.
@@ -24,7 +23,6 @@ Run: ``pytest -m browser tests/test_browser_presentation.py``.
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 import time
 from pathlib import Path
@@ -141,8 +139,8 @@ def _explorer_cell(page) -> int:
 @pytest.fixture(scope="module")
 def page_03(request, browser, lab_server):
     """Notebook 03 run by tests/test_browser.py (``run_notebook_once``: checked, saved, its kernel
-    kept), opened again at 1400 px on its running kernel in the worker's JupyterLab page; with
-    what the first opening changed before anything ran."""
+    kept), opened again at 1400 px on its running kernel, in the JupyterLab page of this module's
+    Chromium."""
     report = _tb.run_notebook_once(browser, lab_server, NOTEBOOK)
     assert report.problems == [], "\n".join(map(str, report.problems))
     failed = request.session.testsfailed
@@ -158,19 +156,12 @@ def page_03(request, browser, lab_server):
     except BaseException:
         _tb.release_lab_page(lp, ok=False)
         raise
-    yield lp.page, report.changed_on_open
+    yield lp.page
     _tb.release_lab_page(lp, ok=request.session.testsfailed == failed)
 
 
 def test_notebook_03_at_1400_px(page_03):
-    page, dirty_changes = page_03
-    # JupyterLab writes the kernel's language_info (Python version, lexer) into the notebook when
-    # the kernel starts, which marks it modified; storing it would make jupytext write
-    # "{code-cell} ipython3" into every MyST source, so the notebooks keep {"name": "python"}.
-    # What this checks: nothing else (no style, widget or metadata of ours) changes on opening.
-    stored = json.loads((_tb.NOTEBOOKS / NOTEBOOK).read_text(encoding="utf-8"))["metadata"]
-    assert stored["language_info"] == {"name": "python"}
-    assert dirty_changes == ["language_info"], f"opening the notebook changed {dirty_changes}"
+    page = page_03
     sideways = page.evaluate(JS_SIDEWAYS)
     explorer = _explorer_cell(page)
     page.evaluate("(i) => window.__nb.content.widgets[i].node.scrollIntoView()", explorer)
@@ -186,7 +177,7 @@ def test_notebook_03_at_1400_px(page_03):
 
 
 def test_deck_text_size_and_keys_after_a_slider(page_03):
-    page, _ = page_03
+    page = page_03
     explorer = _explorer_cell(page)
     page.evaluate(_tb.JS_TO_TOP)
     page.evaluate(JS_TO_CELL, 0)
@@ -235,7 +226,7 @@ def test_deck_text_size_and_keys_after_a_slider(page_03):
 
 
 def test_rise_has_no_add_a_cell_box(browser, lab_server, page_03):
-    page, _ = page_03
+    page = page_03
     page.evaluate("async () => { await window.__nb.context.save(); }")
     context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="ko-KR")
     rise = context.new_page()

@@ -278,7 +278,7 @@ def test_environment_switch_reaches_the_notebooks(name, tok, tmp_path, monkeypat
     # No stand-in for the Output widget's front end (nbval has none either): with it (nbclient
     # 0.11, ipykernel 7.4) a cell that starts with ex.hold(), an Output widget capturing the cell,
     # sometimes waits the whole cell timeout before the next cell runs when the CPU is busy
-    client.comm_open_handlers.pop("jupyter.widget", None)
+    del client.comm_open_handlers["jupyter.widget"]
     client.execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert f"대상 모델 {tmp_path / 't'}" in printed and f"초안 모델 {tmp_path / 'd'}" in printed

@@ -105,6 +105,8 @@ def test_the_installed_wheel_runs_notebook_01_and_grades_a_quiz(wheel, tmp_path)
     assert graded.returncode == 0, graded.stderr[-3000:]
     assert graded.stdout.split() == ["1.0", "0.0"]
 
+    # the very notebook of this checkout (conftest.RUN_FROM_THE_WHEEL skips its own nbval cells)
+    assert (work / "nb" / "01_decode_phase.ipynb").read_bytes() == (REPO / "notebooks" / "01_decode_phase.ipynb").read_bytes()
     nbval = run(str(py), "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "-q", "nb/01_decode_phase.ipynb",
                 timeout=600)
     assert nbval.returncode == 0, nbval.stdout[-5000:] + nbval.stderr[-2000:]

@@ -15,6 +15,14 @@ _spec.loader.exec_module(root)
 scope = root.xdist_scope
 
 
+class _Config:
+    """What the collection hook reads of pytest's config: a --nbval-lax run."""
+
+    @staticmethod
+    def getoption(name, default=None):
+        return {"nbval_lax": True}.get(name, default)
+
+
 def test_a_notebooks_cells_and_a_modules_tests_are_one_unit():
     cells = {scope(f"notebooks/03_agent_loops.ipynb::Cell {i}") for i in range(5)}
     assert cells == {"notebooks/03_agent_loops.ipynb"}
@@ -64,12 +72,12 @@ def test_slow_modules_go_out_first_and_a_module_stays_together():
 
     items = [Item("tests/a.py::t1"), Item("tests/b.py::t1"), Item("tests/b.py::t2", "slow"), Item("tests/c.py::t1", "browser"),
              Item("tests/a.py::t2", "slow"), Item("nb/x.ipynb::Cell 0"), Item("nb/x.ipynb::Cell 1")]
-    root.pytest_collection_modifyitems(None, items)
+    root.pytest_collection_modifyitems(_Config(), items)
     assert [i.nodeid for i in items] == ["tests/c.py::t1", "tests/a.py::t1", "tests/b.py::t1", "tests/b.py::t2",
                                          "tests/a.py::t2", "nb/x.ipynb::Cell 0", "nb/x.ipynb::Cell 1"]
 
 
-def test_a_notebook_run_from_the_wheel_is_not_run_again_by_its_own_nbval_cells():
+def test_a_notebook_run_from_the_wheel_is_not_run_again_by_its_own_nbval_cells(monkeypatch):
     class Item:
         def __init__(self, nodeid):
             self.nodeid = nodeid
@@ -84,7 +92,7 @@ def test_a_notebook_run_from_the_wheel_is_not_run_again_by_its_own_nbval_cells()
         def pytest_deselected(self, items):
             self.deselected += [i.nodeid for i in items]
 
-    class Config:
+    class Config(_Config):
         hook = Hook()
 
     (notebook, test), = root.RUN_FROM_THE_WHEEL.items()
@@ -93,12 +101,21 @@ def test_a_notebook_run_from_the_wheel_is_not_run_again_by_its_own_nbval_cells()
     cells = [f"{notebook}::Cell {i}" for i in range(3)]
     other = "notebooks/02_prefill_vs_decode.ipynb::Cell 0"
     items = [Item(n) for n in [*cells, other, test]]
-    root.pytest_collection_modifyitems(Config, items)
+    root.pytest_collection_modifyitems(Config(), items)
     assert sorted(i.nodeid for i in items) == sorted([other, test]) and Config.hook.deselected == cells
     # without the wheel's test (e.g. `pytest notebooks/`) the notebook's cells run
     items = [Item(n) for n in [*cells, other]]
-    root.pytest_collection_modifyitems(Config, items)
+    root.pytest_collection_modifyitems(Config(), items)
     assert [i.nodeid for i in items] == [*cells, other]
+    # and so they do in a strict --nbval run, or on a pair the caller chose (not the wheel's run)
+    strict = type("Strict", (Config,), {"getoption": staticmethod(lambda name, default=None: False)})
+    items = [Item(n) for n in [*cells, test]]
+    root.pytest_collection_modifyitems(strict(), items)
+    assert [i.nodeid for i in items] == [*cells, test]
+    monkeypatch.setenv("DECODELAB_TARGET", "/some/model")
+    items = [Item(n) for n in [*cells, test]]
+    root.pytest_collection_modifyitems(Config(), items)
+    assert [i.nodeid for i in items] == [*cells, test]
 
 
 def test_the_wheel_rule_applies_after_k_and_m():

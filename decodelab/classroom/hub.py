@@ -560,11 +560,12 @@ def hub_main(argv: list[str]) -> int:
         cmd.append(f"--port={args.port}")
     cmd += rest
     os.chdir(config.parent)
-    # A hub started in the background (`&`, nohup, a non-interactive shell) inherits SIGINT as
+    # A hub started with `&` from a script (a shell without job control) inherits SIGINT as
     # ignored, and so would every process it starts. JupyterHub stops a managed service (the idle
     # culler) with SIGINT and waits Spawner.interrupt_timeout (10 s) before SIGTERM, so each stop
     # of the hub would stall there. The default disposition survives exec; Python then turns
-    # SIGINT into KeyboardInterrupt in jupyterhub and in its children.
+    # SIGINT into KeyboardInterrupt in jupyterhub and in its children. So Ctrl-C in that script's
+    # terminal (its whole process group) stops the hub too; run it with setsid to keep it apart.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
     if os.name == "posix":  # become jupyterhub: its signals (Ctrl-C, SIGTERM) stop the hub and the servers
