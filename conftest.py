@@ -91,11 +91,10 @@ def pytest_collection_modifyitems(config, items) -> None:
     # the caller chose (the wheel's run drops those variables), keeps the notebook's own cells
     same_run = config.getoption("nbval_lax", False) and not any(os.environ.get(v) for v in WHEEL_RUN_DROPS)
     twice = {nb for nb, test in RUN_FROM_THE_WHEEL.items() if test in ids} if same_run else set()
-    if twice:
-        dropped = [item for item in items if item.nodeid.split("::", 1)[0] in twice]
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            items[:] = [item for item in items if item.nodeid.split("::", 1)[0] not in twice]
+    dropped = [item for item in items if item.nodeid.split("::", 1)[0] in twice]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.nodeid.split("::", 1)[0] not in twice]
     module_of = {id(item): item.nodeid.split("::", 1)[0] for item in items}
     rank: dict[str, int] = {}
     for item in items:

@@ -571,10 +571,17 @@ def open_notebook(page, notebook: str) -> None:
     _wait_idle(page, RUN_ALL_S)
 
 
-def open_in_lab(page, server: LabServer, notebook: str) -> None:
-    """:func:`load_lab`, then :func:`open_notebook`."""
-    load_lab(page, server)
+def open_saved_run(page, notebook: str) -> None:
+    """Open a notebook saved by :func:`run_notebook_once` again, on its running kernel, and
+    require what a lecturer reopening a prepared notebook sees: every code cell shows its output
+    of the saved run, the widgets load from the kernel, and nothing is an error."""
     open_notebook(page, notebook)
+    counts = [c["count"] for c in page.evaluate(JS_MODEL_OUTPUTS) if not c["empty"]]
+    assert None not in counts, f"the saved {notebook} has cells without a run: {counts}"
+    report = Report(notebook)
+    _wait_widgets_loaded(page, report)
+    _check_outputs(page, report)
+    assert report.problems == [], "\n".join(map(str, report.problems))
 
 
 def lab_page(browser, server: LabServer, viewport: dict | None = None) -> LabPage:
@@ -773,14 +780,10 @@ def test_exercises_in_jupyterlab(browser, lab_server):
     lp = lab_page(browser, lab_server)
     page, ok = lp.page, False
     try:
-        open_notebook(page, EXERCISE_NOTEBOOK)
+        open_saved_run(page, EXERCISE_NOTEBOOK)
         reveal_cell = page.evaluate(JS_CELL_INDEX, f'ex.reveal("{EXERCISE_PREDICT}"')
         written_cell = page.evaluate(JS_CELL_INDEX, f'ex.written("{EXERCISE_WRITTEN}"')
         assert 0 < reveal_cell < written_cell
-        report = Report(EXERCISE_NOTEBOOK)
-        _wait_widgets_loaded(page, report)
-        _check_outputs(page, report)
-        assert report.problems == [], "\n".join(map(str, report.problems))
 
         # 1. the prediction widget, untouched: Korean prompt, an input, the commit button
         box = page.locator(f".decodelab-exercise-{EXERCISE_PREDICT}")

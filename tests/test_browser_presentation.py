@@ -146,13 +146,7 @@ def page_03(request, browser, lab_server):
     failed = request.session.testsfailed
     lp = _tb.lab_page(browser, lab_server, WIDE)
     try:
-        _tb.open_notebook(lp.page, NOTEBOOK)
-        counts = [c["count"] for c in lp.page.evaluate(_tb.JS_MODEL_OUTPUTS) if not c["empty"]]
-        assert None not in counts, f"the saved notebook has cells without a run: {counts}"
-        check = _tb.Report(NOTEBOOK)
-        _tb._wait_widgets_loaded(lp.page, check)
-        _tb._check_outputs(lp.page, check)
-        assert check.problems == [], "\n".join(map(str, check.problems))
+        _tb.open_saved_run(lp.page, NOTEBOOK)
     except BaseException:
         _tb.release_lab_page(lp, ok=False)
         raise
