@@ -106,14 +106,22 @@ def pytest_collection_modifyitems(config, items) -> None:
 #: test modules whose tests share no module fixture (only Chromium, started again in little time):
 #: pytest-xdist may run each test of them on any worker
 SPREAD_MODULES = {"tests/test_browser.py"}
-#: browser runs that another unit opens again (``run_notebook_once`` in tests/test_browser.py keeps
-#: the kernel, once per worker): the run goes to that unit. Notebook 01's run is reopened by the
+#: browser runs that another unit opens again (the one home of that list: the fixture ``reopened``
+#: below tells the test to keep the kernel, once per worker): the run goes to that unit. Notebook 01's run is reopened by the
 #: exercise test, 03's by tests/test_browser_presentation.py, 04's by tests/test_browser_slides.py.
 REOPENED_BY = {
     "tests/test_browser.py::test_notebook_in_jupyterlab[01_decode_phase]": "tests/test_browser.py::test_exercises_in_jupyterlab",
     "tests/test_browser.py::test_notebook_in_jupyterlab[03_agent_loops]": "tests/test_browser_presentation.py",
     "tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]": "tests/test_browser_slides.py",
 }
+
+
+@pytest.fixture
+def reopened(request) -> bool:
+    """Whether another unit opens this test's notebook run again (``REOPENED_BY``): the browser
+    test then runs it with ``run_notebook_once`` (tests/browserkit.py), which keeps the kernel and
+    saves the notebook for that unit."""
+    return request.node.nodeid in REOPENED_BY
 
 
 def xdist_scope(nodeid: str) -> str:

@@ -32,7 +32,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -48,10 +47,8 @@ from pathlib import Path
 
 import psutil
 
-_spec = importlib.util.spec_from_file_location("hubkit", Path(__file__).resolve().parents[1] / "tests" / "hubkit.py")
-hubkit = importlib.util.module_from_spec(_spec)
-sys.modules["hubkit"] = hubkit
-_spec.loader.exec_module(hubkit)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/hubkit.py
+import hubkit  # noqa: E402
 
 NOTEBOOK = "01_decode_phase.ipynb"
 MIB = 1024 * 1024

@@ -6,6 +6,9 @@ catalogue); :func:`korean_error` rewrites every one a user can meet (a missing r
 an unknown choice, a value of the wrong type, an unknown or ambiguous option, too few or too many
 values, a value given to an option that takes none, options that exclude each other). A usage
 error exits with code 2, as argparse does.
+
+:func:`error_text` is the Korean line a command prints for an error it caught;
+:func:`check_quizzes_option` checks the ``--quizzes DIR`` option of ``grade`` and ``quiz``.
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from pathlib import Path
 from typing import Callable, NoReturn
 
-__all__ = ["ArgumentParser", "korean_error", "positive_int"]
+from ._atomic import os_reason
+
+__all__ = ["ArgumentParser", "check_quizzes_option", "error_text", "korean_error", "positive_int"]
 
 _TYPES = {"int": "정수", "float": "실수(소수)", "Path": "경로"}
 
@@ -127,3 +133,24 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value}은(는) 너무 작습니다: 1 이상의 정수를 주세요")
     return value
+
+
+def error_text(e: Exception) -> str:
+    """The Korean message of a caught error: its own text, or for a raw OSError ("[Errno 13] ...")
+    a Korean reason with the path."""
+    if isinstance(e, OSError) and e.errno is not None:
+        where = f"{e.filename}: " if e.filename else ""
+        return f"{where}{os_reason(e)}: 경로와 권한을 확인하세요."
+    return str(e)
+
+
+def check_quizzes_option(value: str | None) -> None:
+    """Refuse a ``--quizzes`` folder that does not exist, naming the option the user typed.
+
+    Raises:
+        FileNotFoundError: (Korean) ``value`` is given and is not a folder.
+    """
+    if value is not None and not Path(value).is_dir():
+        what = "파일입니다" if Path(value).exists() else "없습니다"
+        raise FileNotFoundError(f"--quizzes {value}: 퀴즈 폴더가 {what}. 정답이 든 quizzes 폴더를 주거나, "
+                                "이 옵션을 빼면 패키지에 든 연습 퀴즈를 씁니다.")

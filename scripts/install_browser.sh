@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what tests/test_browser.py needs: Debian's chromium, a Hangul font for the browser UI,
+# Install what the browser tests (tests/browserkit.py) need: Debian's chromium, a Hangul font for the browser UI,
 # and the playwright Python package in the project's Python. Idempotent: installs only what is
 # missing, runs `apt-get update` only when a package cannot be found or installed without it.
 #

@@ -4,11 +4,12 @@ torch thread, offline) are in the repository's top-level conftest.py."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+# helper modules of tests/ (not test modules): their asserts get pytest's messages too
+pytest.register_assert_rewrite("browserkit", "hubkit", "demo_notebooks")
 
 #: Korean prompts used across tests (none is special-cased anywhere in the package).
 PROMPTS = [
@@ -35,21 +36,12 @@ def pair():
     return bundled()
 
 
-def _course_browser():
-    """tests/test_browser.py loaded once as the module ``course_browser`` (tests/test_browser_slides.py
-    loads it under the same name)."""
-    if "course_browser" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["course_browser"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["course_browser"]
-
-
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory):
-    """One JupyterLab server for all browser tests (see tests/test_browser.py)."""
-    yield from _course_browser().start_lab_server(tmp_path_factory)
+    """One JupyterLab server for all browser tests (see tests/browserkit.py)."""
+    import browserkit
+
+    yield from browserkit.start_lab_server(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +49,9 @@ def browser():
     """Headless Chromium for the browser tests of one module (skipped without Chromium, except under
     CI). Module scope, unlike ``lab_server``: Playwright's sync API runs an event loop in this thread
     while it is open, and later modules (e.g. tests/test_classroom_hub.py) start their own."""
-    yield from _course_browser().launch_browser()
+    import browserkit
+
+    yield from browserkit.launch_browser()
 
 
 @pytest.fixture(scope="session")
@@ -70,8 +64,6 @@ def prompts():
 def task_decider(task_id: str, answers_dir):
     """The notebook's check (``ex.check``) as a callable ``value -> bool``: decodelab.exercises
     decides and records into ``answers_dir``; the shown text says success or hint, never the solution."""
-    from pathlib import Path
-
     from decodelab import exercises as ex
 
     quizzes = Path(__file__).resolve().parents[1] / "quizzes"

@@ -1,716 +1,60 @@
-"""The course in a real browser: JupyterLab + headless Chromium, every notebook run top to bottom.
+"""The course in a real browser: every notebook run top to bottom in JupyterLab + headless Chromium
+(the harness is tests/browserkit.py: what a run checks is listed there).
 
-Starts one JupyterLab server on 127.0.0.1 (free port, token auth, temporary config / runtime /
-settings / workspace dirs, a temporary copy of ``notebooks/`` as root) with the project's Python,
-then for each ``notebooks/*.ipynb``:
+- ``test_notebook_in_jupyterlab``: each ``notebooks/*.ipynb`` passes every check of
+  :func:`browserkit.run_notebook`; opening it changes only the kernel's ``language_info``, and the
+  stored notebook keeps ``{"name": "python"}``. The runs that another test opens again
+  (``REOPENED_BY`` in the repository's conftest.py: 01, 03, 04) keep their kernel and are saved.
+- ``test_exercises_in_jupyterlab``: notebook 01's exercise widgets driven as a student would, on
+  that notebook's saved run opened again on its kernel: type a prediction (a wrong one first: a
+  Korean message), run the measuring cell again and see its result hidden, commit the prediction
+  and see the result open below with the prediction beside the value and the prediction widget
+  locked, rerun the measuring cell, write an explanation and submit it (an empty one first) and
+  see the model answer and the rubric; each state is saved as ``artifacts/screenshots/01-ex-*.png``.
+  The kernel's answers go to the server's temporary ``$DECODELAB_ANSWERS_DIR``.
+- Two demo notebooks (``tests/demo_notebooks.py``) check the harness itself: a good one must pass,
+  a broken one must be reported for each of its planted faults.
 
-1. opens it in headless Chromium (Debian's ``/usr/bin/chromium`` driven by Playwright; Playwright's
-   own browser download is never used), checks that opening it changed nothing but the kernel's
-   ``language_info``, and runs "Run All Cells";
-2. waits until the kernel is idle and no cell shows ``[*]``;
-3. asserts: every code cell ran; no error output and no stderr with a traceback, error or warning
-   (a missing-glyph warning from matplotlib lands there); no "Error displaying widget"; no
-   "Loading widget" left; every slider moves one step with the keyboard (ArrowRight, or
-   ArrowLeft at its maximum, on the noUiSlider handle); in each cell that has sliders, at least
-   one of them changes the notebook's output (a slider may by design do nothing alone, e.g. until
-   a checkbox is ticked; such sliders are listed in the test's output); no slider move adds
-   images (plots must be redrawn in place, not stack up); the checks of step 3 are repeated
-   after the sliders moved (an exception in a slider callback shows up then);
-4. saves a screenshot of the whole notebook to ``artifacts/screenshots/<NN>.png`` (a very long
-   notebook continues in ``<NN>-p2.png``, ...).
-
-The exercise widgets are also driven as a student would (``test_exercises_in_jupyterlab``, on
-notebook 01's run of steps 1-4, opened again on its kernel): type a prediction (a wrong one first: a
-Korean message), run the measuring cell again and see its result hidden, commit the prediction and
-see the result open below with the prediction beside the value and the prediction widget locked,
-rerun the measuring cell, write an explanation and submit it (an empty one first) and see the
-model answer and the rubric; each state is saved as ``artifacts/screenshots/01-ex-*.png``. The kernel's answers go to a temporary
-``$DECODELAB_ANSWERS_DIR``.
-
-Two demo notebooks from ``tests/browser/demo_notebooks.py`` check the harness itself: a good one
-must pass, a broken one must be reported for each of its planted faults.
-
-Needs: ``/usr/bin/chromium`` (or ``$DECODELAB_CHROMIUM``) and the ``playwright`` package
-(``scripts/install_browser.sh`` installs both). For screenshots as a student sees them the
-browser machine also needs a Hangul font and a colour emoji font (the exercise and quiz widgets'
-icons, e.g. Debian's ``fonts-noto-color-emoji``); without the latter the icons are empty boxes. Without them the tests are skipped, except under
-CI (``CI=true``) where that is a failure. ``DECODELAB_BROWSER_NOTEBOOKS=<dir>`` tests the notebooks
-of another folder instead of ``notebooks/``. Run: ``pytest -m browser tests/test_browser.py``.
+Run: ``pytest -m browser tests/test_browser.py``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import re
-import secrets
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+import demo_notebooks
+from browserkit import (JS_CELL_INDEX, JS_RUN_AT, NOTEBOOKS, ON_CI, RUN_ALL_S, SCREENSHOTS, course_notebooks,
+                        lab_page, open_saved_run, release_lab_page, run_notebook, run_notebook_once, shot_name,
+                        summary, wait_idle)
+
 pytestmark = pytest.mark.browser
-
-REPO = Path(__file__).resolve().parents[1]
-NOTEBOOKS = Path(os.environ.get("DECODELAB_BROWSER_NOTEBOOKS") or REPO / "notebooks")
-SCREENSHOTS = REPO / "artifacts" / "screenshots"
-CHROMIUM = os.environ.get("DECODELAB_CHROMIUM", "/usr/bin/chromium")
-ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # runs as root in containers
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-SERVER_START_S = 90
-RUN_ALL_S = 240  # per notebook; nbval budget is far below this
-SLIDER_EFFECT_S = 30
-#: notebooks whose run other browser tests open again (their kernel is kept): 01 by
-#: test_exercises_in_jupyterlab, 03 by tests/test_browser_presentation.py, 04 by tests/test_browser_slides.py
-REOPENED = {"01_decode_phase.ipynb", "03_agent_loops.ipynb", "04_speculative_decoding.ipynb"}
-JS_SAVE = "async () => { await window.__nb.context.save(); return window.__nb.context.model.dirty; }"
-SCREENSHOT_MAX_PX = 16000  # Chromium's largest capture is 16,384 px
-STDERR_BAD = re.compile(r"Traceback|Error|Warning|missing from font", re.IGNORECASE)
-
-_spec = importlib.util.spec_from_file_location("demo_notebooks", Path(__file__).parent / "browser" / "demo_notebooks.py")
-demo_notebooks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(demo_notebooks)
-
-
-def _unavailable(reason: str):
-    if ON_CI:
-        pytest.fail(f"browser test cannot run under CI: {reason} (run scripts/install_browser.sh)")
-    pytest.skip(reason)
-
-
-def _course_notebooks() -> list[Path]:
-    return sorted(NOTEBOOKS.glob("*.ipynb"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-# --------------------------------------------------------------------------------------------
-# JupyterLab server
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class LabServer:
-    url: str
-    token: str
-    root: Path
-    proc: subprocess.Popen
-    log: Path
-    #: notebooks run with their kernel kept (:func:`run_notebook_once`), by file name
-    runs: dict[str, "Report | Exception"] = field(default_factory=dict)
-
-    def api(self, path: str, method: str = "GET"):
-        req = urllib.request.Request(f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            body = resp.read()
-        return json.loads(body) if body else None
-
-    def log_tail(self, n: int = 4000) -> str:
-        return self.log.read_text(errors="replace")[-n:]
-
-
-def _write_settings(settings: Path) -> None:
-    """User settings for the test lab: render every cell (no windowing) and no news pop-ups."""
-    files = {
-        # 'none' attaches all cells to the DOM, so off-screen outputs and sliders are checked too
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
-    }
-    for rel, value in files.items():
-        path = settings / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(value), encoding="utf-8")
-
-
-def start_lab_server(tmp_path_factory):
-    """Start the test JupyterLab, yield its :class:`LabServer`, stop it: the body of the session
-    fixture ``lab_server`` of tests/conftest.py (one server for all browser tests)."""
-    root = tmp_path_factory.mktemp("lab")
-    nb_root = root / "notebooks"
-    if NOTEBOOKS.is_dir():
-        shutil.copytree(NOTEBOOKS, nb_root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    else:
-        nb_root.mkdir()
-    for kind in ("good", "broken"):
-        demo_notebooks.write(nb_root, kind)
-    settings = root / "settings"
-    _write_settings(settings)
-    env = dict(os.environ)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(root / "config"),
-        JUPYTER_RUNTIME_DIR=str(root / "runtime"),
-        JUPYTERLAB_SETTINGS_DIR=str(settings),
-        JUPYTERLAB_WORKSPACES_DIR=str(root / "workspaces"),
-        IPYTHONDIR=str(root / "ipython"),
-        MPLCONFIGDIR=str(root / "mpl"),
-        PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
-        PYTHONHASHSEED="0",
-        # a fresh answers folder: saved predictions of earlier runs (or of the developer's own
-        # ~/.decodelab) must not change what the notebooks show
-        DECODELAB_ANSWERS_DIR=str(root / "answers"),
-    )
-    env.pop("MPLBACKEND", None)  # let the kernel use the inline backend
-    token = secrets.token_hex(16)
-    port = _free_port()
-    log = root / "server.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--allow-root",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={nb_root}",
-        "--LabApp.expose_app_in_browser=True",
-        "--ServerApp.shutdown_no_activity_timeout=900",
-        "--MappingKernelManager.cull_idle_timeout=0",
-    ]
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=nb_root)
-    server = LabServer(f"http://127.0.0.1:{port}", token, nb_root, proc, log)
-    deadline = time.monotonic() + SERVER_START_S
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{server.log_tail()}")
-        try:
-            server.api("/api/status")
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.terminate()
-                pytest.fail(f"JupyterLab did not answer within {SERVER_START_S} s:\n{server.log_tail()}")
-            time.sleep(0.5)
-    yield server
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-# --------------------------------------------------------------------------------------------
-# Browser
-# --------------------------------------------------------------------------------------------
-
-
-def launch_browser():
-    """Launch headless Chromium, yield it, close it: the body of the session fixture ``browser``
-    of tests/conftest.py."""
-    if not Path(CHROMIUM).is_file():
-        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium, or set DECODELAB_CHROMIUM)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("the playwright Python package is not installed (pip install playwright)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@dataclass
-class Problem:
-    kind: str  # error | stderr | not-executed | widget-error | widget-loading | slider-stuck | slider-no-effect | plots-stack | not-saved
-    detail: str
-
-    def __str__(self) -> str:
-        return f"[{self.kind}] {self.detail}"
-
-
-@dataclass
-class Report:
-    notebook: str
-    problems: list[Problem] = field(default_factory=list)
-    sliders: int = 0
-    sliders_changed: int = 0
-    idle_sliders: list[str] = field(default_factory=list)
-    #: what opening the notebook changed before anything ran (:data:`JS_CHANGED_KEYS`)
-    changed_on_open: list[str] = field(default_factory=list)
-    seconds: dict[str, float] = field(default_factory=dict)
-    console_errors: list[str] = field(default_factory=list)
-
-    def add(self, kind: str, detail: str) -> None:
-        problem = Problem(kind, detail)
-        if problem not in self.problems:  # the checks run twice: after Run All and after the sliders
-            self.problems.append(problem)
-
-
-JS_OPEN = """
-async (path) => {
-  const app = window.jupyterapp;
-  if (!app) throw new Error('window.jupyterapp missing: was --LabApp.expose_app_in_browser set?');
-  await app.restored;
-  const w = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
-  await w.context.ready;
-  await w.sessionContext.ready;
-  app.shell.activateById(w.id);
-  app.shell.collapseLeft();
-  app.shell.collapseRight();
-  window.__nb = w;
-  return w.sessionContext.session ? w.sessionContext.session.kernel.name : null;
-}
-"""
-
-#: notebook metadata keys and cells that differ from the file on disk (read through the contents API)
-JS_CHANGED_KEYS = """
-async () => {
-  const w = window.__nb;
-  const disk = await window.jupyterapp.serviceManager.contents.get(w.context.path, {content: true});
-  const now = w.context.model.toJSON();
-  const keys = new Set([...Object.keys(disk.content.metadata), ...Object.keys(now.metadata)]);
-  const changed = [...keys].filter(k => JSON.stringify(disk.content.metadata[k]) !== JSON.stringify(now.metadata[k]));
-  const src = (c) => Array.isArray(c.source) ? c.source.join('') : c.source;
-  now.cells.forEach((c, i) => { const d = disk.content.cells[i];
-    if (!d || src(d) !== src(c) || JSON.stringify(d.metadata) !== JSON.stringify(c.metadata)) changed.push('cell ' + i); });
-  return changed.sort();
-}
-"""
-
-JS_STATE = """
-() => {
-  const w = window.__nb;
-  const k = w.sessionContext.session && w.sessionContext.session.kernel;
-  const busy = Array.from(w.node.querySelectorAll('.jp-InputPrompt')).some(p => p.textContent.includes('*'));
-  return {kernel: k ? k.status : 'none', busy};
-}
-"""
-
-JS_MODEL_OUTPUTS = """
-() => {
-  const w = window.__nb;
-  const cells = [];
-  w.content.widgets.forEach((cell, i) => {
-    if (cell.model.type !== 'code') return;
-    const src = cell.model.sharedModel.getSource();
-    cells.push({index: i, count: cell.model.executionCount, empty: src.trim() === '',
-                head: src.split('\\n')[0].slice(0, 80), outputs: cell.model.outputs.toJSON()});
-  });
-  return cells;
-}
-"""
-
-# stderr and errors shown inside widgets (an ipywidgets Output, e.g. an exception in a slider
-# callback): these are in widget state, not in the notebook model.
-JS_WIDGET_STDERR = """
-() => Array.from(window.__nb.node.querySelectorAll(
-  '.jupyter-widgets .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')).map(e => e.innerText)
-"""
-
-# ipywidgets 8 draws a widget it cannot create as an icon + "Click to show javascript error.";
-# the click reveals the message (e.g. "Failed to load model class ... from module ...").
-JS_WIDGET_ERRORS = """
-() => Array.from(window.__nb.node.querySelectorAll('.jupyter-widgets-error-widget')).map(e => {
-  if (e.classList.contains('icon-error') && e.parentElement) e.parentElement.click();
-  return e.innerText.replace('[Open Browser Console for more detailed log - Double click to close this message]', '').trim();
-})
-"""
-
-# Everything the outputs show, minus the sliders themselves (their readout changes trivially).
-JS_OUTPUT_FINGERPRINT = """
-() => {
-  const parts = [];
-  let images = 0;
-  window.__nb.node.querySelectorAll('.jp-Cell-outputArea').forEach(area => {
-    const c = area.cloneNode(true);
-    c.querySelectorAll('.widget-slider, .widget-readout').forEach(e => e.remove());
-    images += c.querySelectorAll('img, canvas, svg.main-svg').length;
-    parts.push(c.innerHTML);
-  });
-  return {html: parts.join('\\n'), images};
-}
-"""
-
-# The readout shows the value as ipywidgets formats it; aria-valuenow is rounded to 1 decimal.
-JS_SLIDER_VALUE_FN = """
-const sliderValue = (s) => {
-  const r = s.querySelector('.widget-readout');
-  const h = s.querySelector('.noUi-handle, input[type=range]');
-  if (r && r.textContent.trim()) return r.textContent.trim();
-  return h ? (h.getAttribute('aria-valuenow') || h.value) : null;
-};
-"""
-
-JS_SLIDERS = """
-() => { """ + JS_SLIDER_VALUE_FN + """ return Array.from(window.__nb.node.querySelectorAll('.widget-slider')).map((s, i) => {
-  const cell = s.closest('.jp-Cell');
-  const handle = s.querySelector('.noUi-handle, input[type=range]');
-  return {index: i, cell: Array.from(window.__nb.node.querySelectorAll('.jp-Cell')).indexOf(cell),
-          disabled: !handle || s.classList.contains('mod-disabled') || handle.hasAttribute('disabled'),
-          value: sliderValue(s),
-          label: (s.querySelector('.widget-label') || {}).textContent || ''};
-}); }
-"""
-
-JS_SLIDER_VALUE = """
-(i) => { """ + JS_SLIDER_VALUE_FN + """
-  const s = window.__nb.node.querySelectorAll('.widget-slider')[i];
-  return s ? sliderValue(s) : null;
-}
-"""
-
-#: first cell, scrolled to the top (a deck started scrolled down shows an empty first slide)
-JS_TO_TOP = """
-() => {
-  const n = window.__nb.content;
-  n.activeCellIndex = 0;
-  const scroller = n.node.querySelector('.jp-WindowedPanel-outer') || n.node;
-  scroller.scrollTop = 0;
-  scroller.scrollLeft = 0;
-}
-"""
-
-JS_SCROLL_TO = """
-(y) => {
-  const w = window.__nb;
-  (w.content.node.querySelector('.jp-WindowedPanel-outer') || w.content.node).scrollTop = y;
-}
-"""
-
-JS_NOTEBOOK_HEIGHT = """
-() => {
-  const w = window.__nb;
-  const scroller = w.content.node.querySelector('.jp-WindowedPanel-outer') || w.content.node;
-  scroller.scrollTop = 0;
-  return scroller.scrollHeight;
-}
-"""
-
-
-def _wait_idle(page, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    calm = 0
-    while True:
-        state = page.evaluate(JS_STATE)
-        calm = calm + 1 if state["kernel"] == "idle" and not state["busy"] else 0
-        if calm >= 3:
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"kernel still {state} after {timeout_s} s")
-        time.sleep(0.25)
-
-
-def _wait_widgets_loaded(page, report: Report, timeout_s: float = 20) -> None:
-    deadline = time.monotonic() + timeout_s
-    while "Loading widget" in page.locator(".jp-Notebook").inner_text():
-        if time.monotonic() > deadline:
-            report.add("widget-loading", f"'Loading widget...' still shown after {timeout_s} s")
-            return
-        time.sleep(0.5)
-
-
-def _check_outputs(page, report: Report) -> None:
-    for cell in page.evaluate(JS_MODEL_OUTPUTS):
-        where = f"cell {cell['index']} ({cell['head']!r})"
-        if cell["count"] is None and not cell["empty"]:
-            report.add("not-executed", f"{where} did not run")
-        for out in cell["outputs"]:
-            if out.get("output_type") == "error":
-                report.add("error", f"{where}: {out.get('ename')}: {out.get('evalue')}")
-            elif out.get("output_type") == "stream" and out.get("name") == "stderr":
-                text = "".join(out.get("text", ""))
-                if STDERR_BAD.search(text):
-                    report.add("stderr", f"{where}: {text.strip()[:300]}")
-    for text in page.evaluate(JS_WIDGET_STDERR):
-        if STDERR_BAD.search(text):
-            report.add("stderr", f"inside a widget: {text.strip()[:300]}")
-    for text in page.evaluate(JS_WIDGET_ERRORS):
-        report.add("widget-error", " ".join(text.split())[:300])
-    body = page.locator(".jp-Notebook").inner_text()
-    for line in body.splitlines():
-        if "Error displaying widget" in line:
-            report.add("widget-error", line.strip()[:200])
-
-
-def _wait_for_change(page, before: dict, effect_s: float) -> dict:
-    """Poll the outputs until they differ from ``before``, or the kernel has been idle (nothing
-    more is coming) for ~1.5 s, or ``effect_s`` has passed; return the last fingerprint."""
-    start = time.monotonic()
-    calm = 0
-    while True:
-        time.sleep(0.2)
-        after = page.evaluate(JS_OUTPUT_FINGERPRINT)
-        if after["html"] != before["html"]:
-            _wait_idle(page, RUN_ALL_S)  # let the redraw finish before comparing image counts
-            return page.evaluate(JS_OUTPUT_FINGERPRINT)
-        state = page.evaluate(JS_STATE)
-        calm = calm + 1 if state["kernel"] == "idle" and not state["busy"] else 0
-        elapsed = time.monotonic() - start
-        if (calm >= 7 and elapsed > 1.5) or elapsed > effect_s:  # 7 polls: ~1.4 s of an idle kernel
-            return after
-
-
-def _changed_on_open(page, settle_s: float = 1.0) -> list[str]:
-    """What the open notebook's model differs in from its file, once that has stayed the same for
-    ``settle_s`` (kernel info, the widget manager and styles arrive after the kernel is idle)."""
-    last, since = page.evaluate(JS_CHANGED_KEYS), time.monotonic()
-    deadline = since + 4 * settle_s
-    while time.monotonic() - since < settle_s and time.monotonic() < deadline:
-        time.sleep(0.5)
-        now = page.evaluate(JS_CHANGED_KEYS)
-        if now != last:
-            last, since = now, time.monotonic()
-    return last
-
-
-def _move_sliders(page, report: Report, effect_s: float) -> None:
-    """Move every enabled slider one keyboard step; each widget (cell) with sliders must change
-    its output for at least one of them. A single slider may legitimately change nothing (it
-    only matters once a checkbox is on, or the cell redraws on a button click); those are
-    listed in ``report.idle_sliders``, not failed."""
-    sliders = page.evaluate(JS_SLIDERS)
-    report.sliders = len(sliders)
-    changed_cells: dict[int, bool] = {}
-    for s in sliders:
-        if s["disabled"]:
-            continue
-        changed_cells.setdefault(s["cell"], False)
-        before = page.evaluate(JS_OUTPUT_FINGERPRINT)
-        handle = page.locator(".jp-Notebook .widget-slider").nth(s["index"]).locator(".noUi-handle, input[type=range]").first
-        handle.scroll_into_view_if_needed()
-        handle.focus()
-        page.keyboard.press("ArrowRight")
-        if page.evaluate(JS_SLIDER_VALUE, s["index"]) == s["value"]:  # already at its maximum
-            page.keyboard.press("ArrowLeft")
-        moved_to = page.evaluate(JS_SLIDER_VALUE, s["index"])
-        name = f"slider {s['index']} in cell {s['cell']} ({s['label'].strip() or 'no label'}: {s['value']} -> {moved_to})"
-        if moved_to == s["value"]:
-            report.add("slider-stuck", f"{name}: the keyboard (ArrowRight / ArrowLeft) did not move it")
-            continue
-        after = _wait_for_change(page, before, effect_s)
-        if after["html"] == before["html"]:
-            report.idle_sliders.append(name)
-            continue
-        report.sliders_changed += 1
-        changed_cells[s["cell"]] = True
-        if after["images"] > before["images"]:
-            report.add("plots-stack", f"{name}: images in outputs went {before['images']} -> {after['images']}")
-    for cell, changed in changed_cells.items():
-        if not changed:
-            names = [n for n in report.idle_sliders if f" in cell {cell} " in n]
-            report.add("slider-no-effect", f"cell {cell}: no slider changed any output ({'; '.join(names)})")
-
-
-def _screenshot(page, name: str) -> list[Path]:
-    """Save the whole notebook: ``<name>.png``, and ``<name>-p2.png``... when it is taller than
-    one Chromium capture (about 16,000 px) allows. The page is made as tall as the notebook,
-    because JupyterLab scrolls inside its own panel (a "full page" capture would show one
-    screen)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for old in SCREENSHOTS.glob(f"{name}-p*.png"):
-        old.unlink()
-    height = int(page.evaluate(JS_NOTEBOOK_HEIGHT))
-    view = max(800, min(height + 160, SCREENSHOT_MAX_PX))
-    page.set_viewport_size({"width": 1280, "height": view})
-    time.sleep(1.0)
-    page.evaluate(JS_NOTEBOOK_HEIGHT)
-    paths, offset, part = [], 0, 1
-    while True:
-        path = SCREENSHOTS / (f"{name}.png" if part == 1 else f"{name}-p{part}.png")
-        rest = height + 160 - offset  # the last part: only what is left of the notebook
-        page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": 1280, "height": min(view, max(rest, 800))})
-        paths.append(path)
-        offset += view - 400  # overlap a little so no line is cut in two unseen
-        if offset >= height - 400 or part >= 10:
-            return paths
-        page.evaluate(JS_SCROLL_TO, offset)
-        time.sleep(0.5)
-        part += 1
-
-
-@dataclass
-class LabPage:
-    """A loaded JupyterLab page, kept for the next notebook: loading JupyterLab costs Chromium
-    about 5 CPU-seconds, opening a notebook in a loaded page about 1."""
-    browser: object
-    server: LabServer
-    context: object
-    page: object
-    report: Report | None = None  # the run that page errors are reported to
-
-
-_LAB_PAGES: list[LabPage] = []
-
-JS_CLOSE = "() => { if (window.__nb) { window.__nb.dispose(); window.__nb = null; } }"
-
-
-def load_lab(page, server: LabServer) -> None:
-    """Load JupyterLab in ``page`` with a fresh workspace (``&reset``)."""
-    page.goto(f"{server.url}/lab?token={server.token}&reset", wait_until="domcontentloaded")
-    page.wait_for_function("() => window.jupyterapp !== undefined")
-
-
-def open_notebook(page, notebook: str) -> None:
-    """Open ``notebook`` in the JupyterLab of ``page`` (as ``window.__nb``) and wait until its
-    kernel (the ``python3`` kernelspec) is idle."""
-    kernel = page.evaluate(JS_OPEN, notebook)
-    assert kernel == "python3", f"{notebook}: kernel {kernel!r}, expected 'python3' (kernelspec name)"
-    _wait_idle(page, RUN_ALL_S)
-
-
-def open_saved_run(page, notebook: str) -> None:
-    """Open a notebook saved by :func:`run_notebook_once` again, on its running kernel, and
-    require what a lecturer reopening a prepared notebook sees: every code cell shows its output
-    of the saved run, the widgets load from the kernel, and nothing is an error."""
-    open_notebook(page, notebook)
-    counts = [c["count"] for c in page.evaluate(JS_MODEL_OUTPUTS) if not c["empty"]]
-    assert None not in counts, f"the saved {notebook} has cells without a run: {counts}"
-    report = Report(notebook)
-    _wait_widgets_loaded(page, report)
-    _check_outputs(page, report)
-    assert report.problems == [], "\n".join(map(str, report.problems))
-
-
-def lab_page(browser, server: LabServer, viewport: dict | None = None) -> LabPage:
-    """The JupyterLab page of this Chromium and server, loaded on first use (``&reset``: a fresh
-    workspace), with no notebook open and the window at ``viewport`` (default 1280 x 900)."""
-    for lp in _LAB_PAGES:
-        if lp.browser is browser and lp.server is server and browser.is_connected():
-            break
-    else:
-        _LAB_PAGES[:] = [lp for lp in _LAB_PAGES if lp.browser.is_connected()]
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
-        page = context.new_page()
-        page.set_default_timeout(RUN_ALL_S * 1000)
-        lp = LabPage(browser, server, context, page)
-        page.on("pageerror", lambda exc: lp.report and lp.report.console_errors.append(str(exc)[:300]))
-        load_lab(page, server)
-        _LAB_PAGES.append(lp)
-    lp.page.set_viewport_size(viewport or {"width": 1280, "height": 900})
-    return lp
-
-
-def release_lab_page(lp: LabPage, *, ok: bool, shutdown: bool = True) -> None:
-    """After a test: shut down the open notebook's kernel (unless ``shutdown`` is false: another
-    test opens the run again) and close its panel; a test that failed (``ok`` false) may have left
-    the page in any state, so it is closed and the next test loads a fresh one."""
-    lp.report = None
-    try:
-        if shutdown:
-            lp.page.evaluate("async () => { if (window.__nb) await window.__nb.sessionContext.shutdown(); }")
-        lp.page.evaluate(JS_CLOSE)
-        if lp.page.evaluate("() => document.querySelector('.jp-Dialog') !== null"):
-            ok = False  # a dialog (e.g. the kernel restarting) would keep the keyboard from the next notebook
-    except Exception:  # the page may be gone; the server fixture stops all kernels anyway
-        ok = False
-    if not ok:
-        _LAB_PAGES.remove(lp)
-        try:
-            lp.context.close()
-        except Exception:  # Chromium may be gone: the error that brought us here is the one to see
-            pass
-
-
-def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_effect_s: float = SLIDER_EFFECT_S,
-                 *, keep_kernel: bool = False) -> Report:
-    """Open ``path`` (relative to the server root), run all cells, check it; return the report.
-    ``keep_kernel``: save the notebook (outputs and widget state) and leave its kernel running,
-    so that another test can open the run again; otherwise the kernel is shut down."""
-    report = Report(path)
-    t0 = time.monotonic()
-    lp = lab_page(browser, server)
-    lp.report, page, ok = report, lp.page, False
-    try:
-        open_notebook(page, path)
-        report.changed_on_open = _changed_on_open(page)
-        report.seconds["open"] = time.monotonic() - t0
-        t1 = time.monotonic()
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        time.sleep(0.5)
-        _wait_idle(page, RUN_ALL_S)
-        report.seconds["run_all"] = time.monotonic() - t1
-        _wait_widgets_loaded(page, report)
-        _check_outputs(page, report)
-        t2 = time.monotonic()
-        _move_sliders(page, report, slider_effect_s)
-        report.seconds["sliders"] = time.monotonic() - t2
-        _check_outputs(page, report)
-        _screenshot(page, shot_name)
-        if keep_kernel and page.evaluate(JS_SAVE):
-            report.add("not-saved", "the notebook is still modified after saving")
-        ok = not report.problems
-    finally:
-        # the kernel is kept only for a clean run (a failed one may still be busy)
-        release_lab_page(lp, ok=ok, shutdown=not (keep_kernel and ok))
-    report.seconds["total"] = time.monotonic() - t0
-    return report
-
-
-def run_notebook_once(browser, server: LabServer, name: str) -> Report:
-    """:func:`run_notebook` with the kernel kept, once per server: a later call (another test
-    that needs the notebook run and saved, e.g. tests/test_browser_slides.py for notebook 04)
-    returns the first call's report. Under pytest-xdist those tests share a worker (the
-    scheduler in the repository's conftest.py)."""
-    if name not in server.runs:
-        try:
-            server.runs[name] = run_notebook(browser, server, name, _shot_name(Path(name)), keep_kernel=True)
-        except Exception as exc:  # the second caller fails at once, with the first one's error
-            server.runs[name] = exc
-    if isinstance(server.runs[name], Exception):
-        raise server.runs[name]
-    return server.runs[name]
-
-
-def _shot_name(nb: Path) -> str:
-    m = re.match(r"(\d+)", nb.stem)
-    return m.group(1) if m else nb.stem
-
-
-def _summary(report: Report) -> str:
-    secs = ", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items())
-    idle = "".join(f"\n  slider with no visible effect (allowed): {n}" for n in report.idle_sliders)
-    return f"{report.notebook}: {secs}; sliders {report.sliders_changed}/{report.sliders} changed output{idle}"
-
-
-# --------------------------------------------------------------------------------------------
-# Tests
-# --------------------------------------------------------------------------------------------
 
 
 def test_harness_passes_a_good_notebook(browser, lab_server):
     report = run_notebook(browser, lab_server, "demo_good.ipynb", "demo_good")
-    print(_summary(report))
+    print(summary(report))
     assert report.problems == [], "\n".join(map(str, report.problems))
     assert (report.sliders, report.sliders_changed) == (1, 1)
 
 
 def test_harness_reports_a_broken_notebook(browser, lab_server):
     report = run_notebook(browser, lab_server, "demo_broken.ipynb", "demo_broken", slider_effect_s=4)
-    print(_summary(report))
+    print(summary(report))
     kinds = {p.kind for p in report.problems}
     assert kinds == demo_notebooks.EXPECTED_BROKEN_KINDS, "\n".join(map(str, report.problems))
 
 
-@pytest.mark.parametrize("notebook", _course_notebooks(), ids=lambda p: p.stem)
-def test_notebook_in_jupyterlab(browser, lab_server, notebook):
-    if notebook.name in REOPENED:
+@pytest.mark.parametrize("notebook", course_notebooks(), ids=lambda p: p.stem)
+def test_notebook_in_jupyterlab(browser, lab_server, notebook, reopened):
+    if reopened:
         report = run_notebook_once(browser, lab_server, notebook.name)
     else:
-        report = run_notebook(browser, lab_server, notebook.name, _shot_name(notebook))
-    print(_summary(report))
+        report = run_notebook(browser, lab_server, notebook.name, shot_name(notebook))
+    print(summary(report))
     if report.console_errors:
         print("browser page errors:", *report.console_errors, sep="\n  ")
     assert report.problems == [], f"{notebook.name} in JupyterLab:\n" + "\n".join(map(str, report.problems))
@@ -721,19 +65,6 @@ def test_notebook_in_jupyterlab(browser, lab_server, notebook):
     assert stored["language_info"] == {"name": "python"}, stored["language_info"]
     assert report.changed_on_open == ["language_info"], f"opening {notebook.name} changed {report.changed_on_open}"
 
-
-JS_CELL_INDEX = """
-(needle) => window.__nb.content.widgets.findIndex(c => c.model.sharedModel.getSource().includes(needle))
-"""
-
-JS_RUN_AT = """
-async ([i, command]) => {
-  const w = window.__nb;
-  w.content.activeCellIndex = i;
-  w.content.deselectAll();
-  await window.jupyterapp.commands.execute(command);
-}
-"""
 
 EXERCISE_NOTEBOOK = "01_decode_phase.ipynb"
 EXERCISE_PREDICT = "01-predict-cache-length"  # number, unit 위치; the reveal cell shows state.position (8)
@@ -803,7 +134,7 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         #     stay hidden, a notice and the skip button show; the prediction stays open
         page.evaluate(JS_RUN_AT, [reveal_cell, "notebook:run-cell"])
         time.sleep(0.5)
-        _wait_idle(page, RUN_ALL_S)
+        wait_idle(page, RUN_ALL_S)
         result = page.locator(f".decodelab-result-{EXERCISE_PREDICT}")
         hidden = _wait_text(result, "결과를 숨겨 두었습니다")
         assert "예측 없이 보기" in hidden and "실제 값:" not in hidden and "캐시 길이 8" not in hidden, hidden
@@ -821,7 +152,7 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         # 4. rerun the measuring cell: it opens at once, the prediction beside the value, with the why
         page.evaluate(JS_RUN_AT, [reveal_cell, "notebook:run-cell"])
         time.sleep(0.5)
-        _wait_idle(page, RUN_ALL_S)
+        wait_idle(page, RUN_ALL_S)
         out = _cell_text(page, reveal_cell)
         assert "내 예측: 7 위치" in out and "실제 값: 8 위치" in out, out
         assert "2 + 6 = 8" in out and "실제의 0.88배" in out, out  # the why, and how far off
@@ -833,7 +164,7 @@ def test_exercises_in_jupyterlab(browser, lab_server):
         _shot(box, "01-ex-4b-predict-locked")
         page.evaluate(JS_RUN_AT, [written_cell, "notebook:run-cell"])
         time.sleep(0.5)
-        _wait_idle(page, RUN_ALL_S)
+        wait_idle(page, RUN_ALL_S)
 
         # 5. the written answer: empty submit is refused, a real one shows the model answer + rubric
         wbox = page.locator(f".decodelab-exercise-{EXERCISE_WRITTEN}")
@@ -861,6 +192,6 @@ def test_exercises_in_jupyterlab(browser, lab_server):
 
 
 def test_course_notebooks_exist():
-    if not _course_notebooks():
+    if not course_notebooks():
         msg = f"no notebooks in {NOTEBOOKS}"
         pytest.fail(msg) if ON_CI else pytest.skip(msg)

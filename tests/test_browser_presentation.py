@@ -22,26 +22,21 @@ Run: ``pytest -m browser tests/test_browser_presentation.py``.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import browserkit
+
 pytestmark = pytest.mark.browser
 
-if "course_browser" not in sys.modules:
-    _spec = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
-    sys.modules["course_browser"] = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(sys.modules["course_browser"])
-_tb = sys.modules["course_browser"]
 
 # the JupyterLab server and Chromium are the session fixtures ``lab_server`` and ``browser`` of
 # tests/conftest.py: one server for every browser test
 
 NOTEBOOK = "03_agent_loops.ipynb"
-SHOTS = _tb.SCREENSHOTS
+SHOTS = browserkit.SCREENSHOTS
 WIDE = {"width": 1400, "height": 900}
 QUIZ_BLUE = "rgb(29, 78, 216)"  # #1d4ed8
 
@@ -131,7 +126,7 @@ def _shot(page, name: str) -> Path:
 
 
 def _explorer_cell(page) -> int:
-    i = page.evaluate(_tb.JS_CELL_INDEX, "latency_explorer()")
+    i = page.evaluate(browserkit.JS_CELL_INDEX, "latency_explorer()")
     assert i >= 0
     return i
 
@@ -141,17 +136,17 @@ def page_03(request, browser, lab_server):
     """Notebook 03 run by tests/test_browser.py (``run_notebook_once``: checked, saved, its kernel
     kept), opened again at 1400 px on its running kernel, in the JupyterLab page of this module's
     Chromium."""
-    report = _tb.run_notebook_once(browser, lab_server, NOTEBOOK)
+    report = browserkit.run_notebook_once(browser, lab_server, NOTEBOOK)
     assert report.problems == [], "\n".join(map(str, report.problems))
     failed = request.session.testsfailed
-    lp = _tb.lab_page(browser, lab_server, WIDE)
+    lp = browserkit.lab_page(browser, lab_server, WIDE)
     try:
-        _tb.open_saved_run(lp.page, NOTEBOOK)
+        browserkit.open_saved_run(lp.page, NOTEBOOK)
     except BaseException:
-        _tb.release_lab_page(lp, ok=False)
+        browserkit.release_lab_page(lp, ok=False)
         raise
     yield lp.page
-    _tb.release_lab_page(lp, ok=request.session.testsfailed == failed)
+    browserkit.release_lab_page(lp, ok=request.session.testsfailed == failed)
 
 
 def test_notebook_03_at_1400_px(page_03):
@@ -173,7 +168,7 @@ def test_notebook_03_at_1400_px(page_03):
 def test_deck_text_size_and_keys_after_a_slider(page_03):
     page = page_03
     explorer = _explorer_cell(page)
-    page.evaluate(_tb.JS_TO_TOP)
+    page.evaluate(browserkit.JS_TO_TOP)
     page.evaluate(JS_TO_CELL, 0)
     page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
     page.wait_for_function("() => document.body.dataset.jpDeckMode === 'presenting'")
@@ -190,7 +185,7 @@ def test_deck_text_size_and_keys_after_a_slider(page_03):
     before = page.evaluate(JS_DECK_STATE)
     page.keyboard.press("ArrowRight")
     time.sleep(1.0)
-    _tb._wait_idle(page, _tb.RUN_ALL_S)
+    browserkit.wait_idle(page, browserkit.RUN_ALL_S)
     after_slider = page.evaluate(JS_DECK_STATE)
     _shot(page, "deck-slider")
     assert after_slider["active"] == before["active"] == explorer, (before, after_slider)  # the slider took the key

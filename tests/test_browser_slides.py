@@ -1,10 +1,10 @@
 """Notebook 04 as a RISE slideshow in a real browser (jupyterlab-rise + headless Chromium).
 
-Uses the JupyterLab server and Chromium fixtures of ``tests/test_browser.py``. The notebook is
-opened in JupyterLab, run top to bottom and saved (as a lecturer does before class): the run of
+Uses the JupyterLab server and Chromium fixtures of tests/conftest.py and the harness of
+tests/browserkit.py. The notebook is opened in JupyterLab, run top to bottom and saved (as a
+lecturer does before class): the run of
 ``tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]``, done once per
-server with its kernel kept (``run_notebook_once``); then RISE's
-own page, ``/rise/<notebook>`` (what the "Open as Reveal Slideshow" command, ``RISE:slideshow``,
+server with its kernel kept (``run_notebook_once``); then RISE's own page, ``/rise/<notebook>`` (what the "Open as Reveal Slideshow" command, ``RISE:slideshow``,
 opens in a new tab), shows it as a reveal.js deck. The test checks that the deck has the slides
 the notebook's metadata asks for and that the arrow keys advance it, saving a screenshot of each
 visited slide to ``artifacts/screenshots/rise-04-*.png``; and that a live widget (the
@@ -31,25 +31,22 @@ Run: ``pytest -m browser tests/test_browser_slides.py``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import browserkit
+
 pytestmark = pytest.mark.browser
 
-_spec = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
-_tb = sys.modules.setdefault("course_browser", importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(_tb)
 
 # the JupyterLab server and Chromium are the session fixtures ``lab_server`` and ``browser`` of
 # tests/conftest.py: one server for every browser test
 
 NOTEBOOK = "04_speculative_decoding.ipynb"
-SHOTS = _tb.SCREENSHOTS
+SHOTS = browserkit.SCREENSHOTS
 EXPLORER_CALL = "speculative_explorer("
 VIEWPORT = {"width": 1280, "height": 800}
 #: the slide on screen (a horizontal slide with sub-slides is also .present: take the innermost)
@@ -117,7 +114,7 @@ def _wait_deck(page, timeout_s: float = 90) -> dict:
 def saved_run(browser, lab_server):
     """The notebook run in JupyterLab, checked and saved, its kernel kept for the slideshow: the
     run of tests/test_browser.py (``run_notebook_once``; whichever test comes first runs it)."""
-    report = _tb.run_notebook_once(browser, lab_server, NOTEBOOK)
+    report = browserkit.run_notebook_once(browser, lab_server, NOTEBOOK)
     assert report.problems == [], "\n".join(map(str, report.problems))
     return lab_server.root / NOTEBOOK
 
@@ -125,7 +122,7 @@ def saved_run(browser, lab_server):
 def _open_deck(browser, server, cell: int = 0):
     context = browser.new_context(viewport=VIEWPORT, locale="ko-KR")
     page = context.new_page()
-    page.set_default_timeout(_tb.RUN_ALL_S * 1000)
+    page.set_default_timeout(browserkit.RUN_ALL_S * 1000)
     console: list[str] = []
     page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type == "error" else None)
     page.goto(f"{server.url}/rise/{NOTEBOOK}?token={server.token}&activeCellIndex={cell}", wait_until="domcontentloaded")
@@ -136,8 +133,8 @@ def _open_deck(browser, server, cell: int = 0):
 
 def _open_saved(page, server, *, require_command: str | None = None) -> None:
     """Load JupyterLab in ``page`` and open the saved NOTEBOOK again (``open_saved_run``)."""
-    _tb.load_lab(page, server)
-    _tb.open_saved_run(page, NOTEBOOK)
+    browserkit.load_lab(page, server)
+    browserkit.open_saved_run(page, NOTEBOOK)
     if require_command:
         assert page.evaluate(f"() => window.jupyterapp.commands.hasCommand('{require_command}')"), (
             f"{require_command} is missing: is the extension installed?")
@@ -255,13 +252,13 @@ def test_a_live_widget_in_jupyterlab_deck(browser, lab_server, saved_run):
     _write_deck_styles(lab_server)
     context = browser.new_context(viewport=VIEWPORT, locale="ko-KR")
     page = context.new_page()
-    page.set_default_timeout(_tb.RUN_ALL_S * 1000)
+    page.set_default_timeout(browserkit.RUN_ALL_S * 1000)
     try:
         _open_saved(page, lab_server, require_command="deck:start")
 
         # as a lecturer does after Run All: back to the top (a notebook left scrolled down or
         # sideways keeps that scroll in the deck, and its slides are cut off)
-        page.evaluate(_tb.JS_TO_TOP)
+        page.evaluate(browserkit.JS_TO_TOP)
         page.evaluate(JS_COMMAND_MODE, 0)
         page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
         page.wait_for_function("() => document.body.dataset.jpDeckMode === 'presenting'")
@@ -313,7 +310,7 @@ def test_a_live_widget_in_jupyterlab_deck(browser, lab_server, saved_run):
         while _explorer_output(page, explorer) == before:
             assert time.monotonic() < deadline, "moving the explorer's slider in the deck changed nothing"
             time.sleep(0.5)
-        _tb._wait_idle(page, _tb.RUN_ALL_S)
+        browserkit.wait_idle(page, browserkit.RUN_ALL_S)
         time.sleep(1.0)
         _deck_shot(page, "widget-moved")
         assert page.evaluate(JS_DECK)["presenting"] == "presenting", "the slider move ended the deck"

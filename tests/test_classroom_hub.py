@@ -26,31 +26,20 @@ Needs node + configurable-http-proxy (``bash scripts/install_hub.sh``) and, for 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import re
 import secrets
-import sys
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
+import hubkit
+from browserkit import JS_OPEN
 from decodelab.classroom.hub import root_args
 from decodelab.quiz.shuffle import choice_order
-
-if "course_browser" not in sys.modules:  # tests/test_browser.py, for its JS_OPEN
-    _cb = importlib.util.spec_from_file_location("course_browser", Path(__file__).parent / "test_browser.py")
-    sys.modules["course_browser"] = importlib.util.module_from_spec(_cb)
-    _cb.loader.exec_module(sys.modules["course_browser"])
-JS_OPEN = sys.modules["course_browser"].JS_OPEN
-
-_spec = importlib.util.spec_from_file_location("hubkit", Path(__file__).parent / "hubkit.py")
-hubkit = importlib.util.module_from_spec(_spec)
-sys.modules["hubkit"] = hubkit
-_spec.loader.exec_module(hubkit)
 
 pytestmark = pytest.mark.slow
 

@@ -11,16 +11,10 @@ lecturer approves it at ``/hub/authorize``; a student cannot open ``/hub/authori
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("hubkit", Path(__file__).parent / "hubkit.py")
-hubkit = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("hubkit", hubkit)
-_spec.loader.exec_module(hubkit)
+import hubkit
 
 pytestmark = pytest.mark.slow
 

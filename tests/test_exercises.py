@@ -16,8 +16,8 @@ import pytest
 from conftest import quizzes_with_exercises
 
 from decodelab import exercises as ex
-from decodelab.quiz import AnswerStore, grade_folder, read_submission
-from decodelab.quiz.gradebook import gradebook_csv, rubrics_markdown
+from decodelab.gradebook import grade_folder, gradebook_csv, rubrics_markdown
+from decodelab.quiz import AnswerStore, read_submission
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -460,7 +460,7 @@ def test_exercises_survive_a_new_process_and_appear_in_the_export_and_gradebook(
 
 
 def test_gradebook_cli_writes_the_rubric_next_to_the_gradebook(quizzes, tmp_path, capsys):
-    from decodelab.quiz.cli import grade_main
+    from decodelab.gradebook import main as grade_main
     from decodelab.quiz.submission import make_submission
 
     subs = tmp_path / "subs"
@@ -477,7 +477,7 @@ def test_gradebook_cli_writes_the_rubric_next_to_the_gradebook(quizzes, tmp_path
 
 
 def test_prediction_summary_shows_how_far_the_class_was_off(quizzes, tmp_path):
-    from decodelab.quiz.gradebook import predictions_markdown
+    from decodelab.gradebook import predictions_markdown
     from decodelab.quiz.submission import make_submission
 
     subs = tmp_path / "subs"

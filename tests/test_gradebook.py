@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.quiz import REVIEW, AnswerStore, grade, grade_folder, load_quizzes, read_submission
+from decodelab.gradebook import DUPLICATE_RULE, grade_folder, gradebook_csv, lms_csv
+from decodelab.gradebook import main as grade_main
+from decodelab.quiz import REVIEW, AnswerStore, grade, load_quizzes, read_submission
 from decodelab.quiz import grading
-from decodelab.quiz.cli import grade_main
-from decodelab.quiz.gradebook import DUPLICATE_RULE, gradebook_csv, lms_csv
 from decodelab.quiz.submission import SubmissionError, make_submission
 
 QUESTIONS = load_quizzes(notebook="03")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.quiz import grade_folder, load_quizzes, read_submission, write_gradebook
-from decodelab.quiz.cli import grade_main
-from decodelab.quiz.gradebook import gradebook_csv
+from decodelab.gradebook import grade_folder, gradebook_csv, write_gradebook
+from decodelab.gradebook import main as grade_main
+from decodelab.quiz import load_quizzes, read_submission
 from decodelab.quiz.submission import MAX_BYTES, SubmissionError, make_submission
 
 QUESTIONS = load_quizzes(notebook="03")  # 15 questions: enough, and fast
@@ -154,7 +154,7 @@ def test_numbers_in_answers_are_bounded(tmp_path):
 
 
 def test_an_error_while_grading_one_file_skips_only_that_file(tmp_path, monkeypatch):
-    import decodelab.quiz.gradebook as gb
+    import decodelab.gradebook as gb
 
     d = tmp_path / "s"
     d.mkdir()
@@ -349,7 +349,7 @@ def test_grading_the_current_folder_twice_ignores_its_own_gradebook(tmp_path, mo
 
 
 def test_an_empty_folder_warns_and_writes_nothing(tmp_path, capsys):
-    from decodelab.quiz.cli import _grade_parser
+    from decodelab.gradebook import _grade_parser
 
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from decodelab.gradebook import grade_folder
 from decodelab.quiz import (
     AnswerStore,
     QuizError,
     build_release,
-    grade_folder,
     load_public,
     load_quizzes,
     normalize_text,
@@ -230,7 +230,7 @@ from itertools import combinations  # noqa: E402
 from math import factorial, sqrt  # noqa: E402
 
 from decodelab.quiz import score_response, student_view  # noqa: E402
-from decodelab.quiz.gradebook import _map_release  # noqa: E402
+from decodelab.gradebook import _map_release  # noqa: E402
 
 N_STUDENTS = 500
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.quiz import AnswerStore, build_release, grade_folder, load_quizzes, quiz_widget, read_submission
+from decodelab.gradebook import grade_folder
+from decodelab.quiz import AnswerStore, build_release, load_quizzes, quiz_widget, read_submission
 from decodelab.quiz.widget import QuizWidget
 
 

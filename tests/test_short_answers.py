@@ -218,7 +218,8 @@ def test_accepted_form_that_states_a_misconception_is_an_authoring_error():
 
 
 def test_widget_and_gradebook_keep_a_review_answer_as_review(tmp_path):
-    from decodelab.quiz import grade_folder, quiz_widget, write_gradebook
+    from decodelab.gradebook import grade_folder, write_gradebook
+    from decodelab.quiz import quiz_widget
 
     w = quiz_widget("03", answers_dir=tmp_path / "answers", export_dir=tmp_path)
     v = w.views["03-check-2"]

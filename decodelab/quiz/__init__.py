@@ -11,20 +11,18 @@ Entry points:
 - :func:`student_view` ``(question, shuffle_key)``: the order and labels in which a student saw the
   choices (the widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
 - :func:`quiz_widget` ``("01")`` -> the notebook widget (``"all"`` for the review notebook).
-- :func:`grade_folder` / :func:`write_gradebook`: ``decodelab grade DIR -o CSV``.
 - :func:`build_release`: ``decodelab quiz release OUT_DIR`` (opaque option ids, see
   :func:`release_ids` / :func:`decodelab.quiz.release.release_salt`).
 - The exercises of the notebooks (predict, reveal, written, check) are in :mod:`decodelab.exercises`;
   they are saved with the quiz answers and exported in the same submission file.
+- A folder of submissions (quiz answers and exercises) is graded by :mod:`decodelab.gradebook`
+  (``decodelab grade DIR -o CSV``). The dependency runs one way: gradebook -> exercises -> this
+  package.
 
-The widget is imported lazily, so grading does not need ipywidgets; the gradebook's names too,
-because the gradebook reads the exercise definitions (:mod:`decodelab.exercises`), which use this
-package's modules: the dependency runs one way, gradebook -> exercises -> quiz modules.
+The widget is imported lazily, so grading does not need ipywidgets.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from .grading import REVIEW, GradeResult, check, grade, grade_short, parse_response, score_response, short_verdict
 from .loading import (
@@ -44,20 +42,9 @@ from .shuffle import choice_order, student_view
 from .store import AnswerStore
 from .submission import Submission, SubmissionError, read_submission
 
-if TYPE_CHECKING:
-    from .gradebook import Gradebook, GradeRow, Problem, grade_folder, write_gradebook
-
-#: The names of :mod:`decodelab.quiz.gradebook`, imported on first use (PEP 562): the gradebook
-#: imports :mod:`decodelab.exercises`, which is built on this package's modules, so importing
-#: it here would make a cycle.
-_GRADEBOOK = ("Gradebook", "GradeRow", "Problem", "grade_folder", "write_gradebook")
-
 __all__ = [
     "AnswerStore",
     "GradeResult",
-    "GradeRow",
-    "Gradebook",
-    "Problem",
     "QuizError",
     "QuizProblem",
     "REVIEW",
@@ -70,7 +57,6 @@ __all__ = [
     "get_question",
     "grade",
     "grade_short",
-    "grade_folder",
     "load_public",
     "load_quiz_file",
     "load_quiz_files",
@@ -85,16 +71,7 @@ __all__ = [
     "score_response",
     "short_verdict",
     "student_view",
-    "write_gradebook",
 ]
-
-
-def __getattr__(name: str):
-    if name in _GRADEBOOK:
-        from . import gradebook
-
-        return getattr(gradebook, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export_dir=None, student_id=None):

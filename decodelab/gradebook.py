@@ -35,6 +35,11 @@ later file name. A timestamp the student controls therefore never wins on its ow
 with more answers.
 
 LMS exports (:func:`lms_csv`) write the same results in the import format of Moodle or Canvas.
+
+The command ``decodelab grade`` is :func:`main`. Exit status: 0 all files graded; 1 gradebook
+written but some files were skipped (each listed on stderr with its reason; the stdout summary
+counts them); 2 nothing written (no such folder, a file instead of a folder, no submission file in
+the folder, invalid quiz key, bad arguments).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import io
 import json
 import os
 import re
+import sys
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
@@ -52,11 +58,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .._atomic import atomic_write_bytes, os_reason
-from ..exercises import Prediction, Written, exercise_kind, load_exercises
-from .grading import REVIEW, score_response
-from .loading import load_quizzes, release_ids
-from .submission import MAX_BYTES, Submission, SubmissionError, read_submission
+from ._atomic import atomic_write_bytes, os_reason
+from ._cli import ArgumentParser, check_quizzes_option, error_text
+from .exercises import Prediction, Written, exercise_kind, load_exercises
+from .quiz.grading import REVIEW, score_response
+from .quiz.loading import QuizError, load_quizzes, release_ids, select_notebook
+from .quiz.release import release_salt
+from .quiz.submission import MAX_BYTES, Submission, SubmissionError, read_submission
 
 __all__ = [
     "DUPLICATE_RULE",
@@ -67,6 +75,7 @@ __all__ = [
     "grade_folder",
     "gradebook_csv",
     "lms_csv",
+    "main",
     "predictions_markdown",
     "rubrics_markdown",
     "write_gradebook",
@@ -342,7 +351,6 @@ def grade_folder(
 
     def salt() -> str:  # computed once, only when an exam submission needs it
         if not salt_cache:
-            from .release import release_salt
 
             salt_cache.append(release_salt(key_questions if key_questions is not None else questions))
         return salt_cache[0]
@@ -664,3 +672,103 @@ def write_lms_csv(book: Gradebook, path: str | os.PathLike, lms: str) -> Path:
         ValueError: unknown ``lms``. FileNotFoundError / OSError: as :func:`write_gradebook`.
     """
     return _write(path, lms_csv(book, lms).encode("utf-8"), f"{lms} 가져오기 파일")
+
+
+# --- the command ``decodelab grade`` ---------------------------------------------------------
+
+_GRADE_EPILOG = (
+    "종료 코드: 0: 모든 제출 파일을 채점함. 1: 성적표는 썼지만 건너뛴 파일이 있음 (stderr에 이유). "
+    "2: 아무것도 쓰지 않음 (폴더가 없거나 파일을 지정함, 폴더에 제출 파일이 없을 때, 정답 파일 오류, 잘못된 인자). "
+    "폴더 안의 .csv 파일(이전 성적표)과 -o 로 쓰는 파일은 읽지 않으므로 `cd 제출폴더 && decodelab grade .`를 "
+    "여러 번 실행해도 됩니다. 빈칸 = 답하지 않음, 0 = 틀림, '검토 필요' = 규칙으로 판단할 수 없어 강사가 읽을 답. "
+    f"중복 제출: {DUPLICATE_RULE}."
+)
+
+
+def _grade_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog="decodelab grade",
+        description="학생 제출 파일(.json)이 든 폴더를 채점해 성적표 CSV를 만듭니다 (학생 한 명당 한 행, 문항마다 한 열 + 합계). "
+        "제출 파일은 데이터로만 읽으며, 잘못된 파일은 건너뛰고 알려 줍니다.",
+        epilog=_GRADE_EPILOG,
+    )
+    p.add_argument("submissions_dir", help="제출 파일 폴더")
+    p.add_argument("-o", "--output", default="gradebook.csv", help="성적표 CSV 경로 (기본: gradebook.csv)")
+    p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: $DECODELAB_QUIZZES, 없으면 패키지에 든 연습 퀴즈)")
+    p.add_argument("--notebook", action="append", default=None, metavar="NN",
+                   help="이 노트북의 문항만 채점 (여러 번 쓸 수 있음, 예: --notebook 01 --notebook 02)")
+    p.add_argument("--max-bytes", type=int, default=MAX_BYTES, help=f"제출 파일 하나의 최대 크기 (기본 {MAX_BYTES})")
+    p.add_argument("--lms", action="append", choices=["moodle", "canvas"], default=None,
+                   help="LMS 가져오기용 CSV도 씁니다: 성적표 옆에 <이름>-moodle.csv / <이름>-canvas.csv "
+                        "(노트북별 점수와 합계; 여러 번 쓸 수 있음)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``decodelab grade SUBMISSIONS_DIR -o gradebook.csv [--quizzes DIR] [--notebook NN] [--max-bytes N]
+    [--lms moodle|canvas]``.
+
+    Next to the gradebook it writes ``<name>-rubric.md`` (the written exercises' rubrics and model
+    answers, when there are any), ``<name>-predictions.md`` (how far the class's predictions were
+    off, when predictions are defined) and, with ``--lms``, ``<name>-moodle.csv`` / ``<name>-canvas.csv``.
+
+    Prints skipped files and warnings to stderr, a one-line summary to stdout. The output file and
+    any ``*.csv`` in the folder are never read as submissions (see
+    :func:`grade_folder`), so grading the current folder twice works.
+
+    Returns:
+        0 all good, 1 written with skipped files, 2 nothing written: the output is not a ``.csv``
+        (so a student's ``.json`` submission is never overwritten), the folder holds no submission
+        file, or no file could be graded while a gradebook already exists (it is left as it was).
+    """
+    args = _grade_parser().parse_args(argv)
+    err = sys.stderr
+    try:
+        check_quizzes_option(args.quizzes)
+        notebooks = {select_notebook(n) for n in args.notebook} if args.notebook else None
+        every = load_quizzes(args.quizzes)
+        questions = every
+        if notebooks and None not in notebooks:
+            questions = [q for q in every if q.notebook in notebooks]
+        exercises = load_exercises(args.quizzes)
+        if notebooks and None not in notebooks:
+            exercises = {k: v for k, v in exercises.items() if k[:2] in notebooks}
+        if args.max_bytes < 1:
+            raise ValueError("--max-bytes는 1 이상이어야 합니다.")
+        out_path = Path(args.output)
+        if out_path.suffix.lower() != ".csv":
+            raise ValueError(f"-o {args.output}: 성적표는 .csv 파일이어야 합니다 (예: -o gradebook.csv). 학생 제출 파일(.json)이나 "
+                             "다른 파일을 덮어쓰지 않도록 다른 이름은 받지 않습니다.")
+        extra = [out_path.with_name(f"{out_path.stem}-{lms}.csv") for lms in (args.lms or [])]
+        rubric_path = out_path.with_name(f"{out_path.stem}-rubric.md")
+        predictions_path = out_path.with_name(f"{out_path.stem}-predictions.md")
+        book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes,
+                            exclude=[args.output, *extra, rubric_path, predictions_path], exercises=exercises,
+                            other_ids=[q.id for q in every], key_questions=every)
+        if book.submission_files == 0:
+            for p in book.problems:
+                print(str(p), file=err)
+            print(f"decodelab grade: 경고: 제출 파일이 없습니다: {args.submissions_dir} 폴더에 학생 제출 파일(.json)이 "
+                  "하나도 없어 성적표를 쓰지 않았습니다. 학생들이 내보낸 decodelab-….json 파일을 이 폴더에 넣거나, "
+                  "그 파일들이 든 폴더를 지정하세요.", file=err)
+            return 2
+        if not book.rows and out_path.exists():
+            for p in book.problems:
+                print(str(p), file=err)
+            print(f"decodelab grade: 경고: 채점할 수 있는 제출 파일이 하나도 없어 기존 성적표 {args.output}를 그대로 두었습니다 "
+                  "(위의 '건너뜀' 이유를 확인하세요).", file=err)
+            return 2
+        out = write_gradebook(book, args.output)
+        written = [str(out)]
+        for lms, path in zip(args.lms or [], extra):
+            written.append(str(write_lms_csv(book, path, lms)))
+        for extra_file in (write_rubrics(book, rubric_path), write_predictions(book, predictions_path)):
+            if extra_file is not None:
+                written.append(str(extra_file))
+    except (QuizError, FileNotFoundError, NotADirectoryError, ValueError, OSError) as e:
+        print(f"decodelab grade: 오류: {error_text(e)}", file=err)
+        return 2
+    for p in book.problems:
+        print(str(p), file=err)
+    print(f"{book.summary()} -> {', '.join(written)}")
+    return 1 if book.skipped else 0
