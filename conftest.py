@@ -107,8 +107,9 @@ def pytest_collection_modifyitems(config, items) -> None:
 #: pytest-xdist may run each test of them on any worker
 SPREAD_MODULES = {"tests/test_browser.py"}
 #: browser runs that another unit opens again (the one home of that list: the fixture ``reopened``
-#: below tells the test to keep the kernel, once per worker): the run goes to that unit. Notebook 01's run is reopened by the
-#: exercise test, 03's by tests/test_browser_presentation.py, 04's by tests/test_browser_slides.py.
+#: below tells the test to keep the kernel, once per worker): the run goes to that unit. Notebook
+#: 01's run is reopened by the exercise test, 03's by tests/test_browser_presentation.py, 04's by
+#: tests/test_browser_slides.py.
 REOPENED_BY = {
     "tests/test_browser.py::test_notebook_in_jupyterlab[01_decode_phase]": "tests/test_browser.py::test_exercises_in_jupyterlab",
     "tests/test_browser.py::test_notebook_in_jupyterlab[03_agent_loops]": "tests/test_browser_presentation.py",

@@ -351,7 +351,6 @@ def grade_folder(
 
     def salt() -> str:  # computed once, only when an exam submission needs it
         if not salt_cache:
-
             salt_cache.append(release_salt(key_questions if key_questions is not None else questions))
         return salt_cache[0]
 

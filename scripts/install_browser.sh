@@ -15,7 +15,7 @@
 #                                     fonts-noto-cjk works too, ~ 57 MB)
 #        CI=true                      a missing piece that cannot be installed is an error (exit 1);
 #                                     elsewhere (a laptop without apt or root) it is a warning and
-#                                     tests/test_browser.py skips itself.
+#                                     the browser tests skip themselves.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -208,7 +208,7 @@ def start_lab_server(tmp_path_factory):
 
 
 def launch_browser():
-    """Launch headless Chromium, yield it, close it: the body of the session fixture ``browser``
+    """Launch headless Chromium, yield it, close it: the body of the module fixture ``browser``
     of tests/conftest.py."""
     if not Path(CHROMIUM).is_file():
         _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium, or set DECODELAB_CHROMIUM)")

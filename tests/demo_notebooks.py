@@ -1,4 +1,4 @@
-"""Small notebooks that exercise the browser harness itself (used by tests/browserkit.py).
+"""Small notebooks that exercise the browser harness itself (written by tests/browserkit.py, checked by tests/test_browser.py).
 
 ``good``: Korean markdown, an IntSlider observed by an Output that redraws ONE matplotlib figure
 with a Korean title and negative ticks (the course's widget pattern). Everything must pass.

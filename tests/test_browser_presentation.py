@@ -1,6 +1,6 @@
 """What a lecturer sees in the browser: notebook 03 at 1400 px, in jupyterlab-deck, and RISE's page.
 
-Uses the session fixtures ``lab_server`` and ``browser`` of ``tests/conftest.py``.
+Uses the fixtures ``lab_server`` (session) and ``browser`` (module) of ``tests/conftest.py``.
 
 * ``test_notebook_03_at_1400_px``: after Run All (the run of tests/test_browser.py, which also
   checks that opening a notebook changes only ``language_info``; its kernel kept, opened again at
@@ -32,7 +32,7 @@ import browserkit
 pytestmark = pytest.mark.browser
 
 
-# the JupyterLab server and Chromium are the session fixtures ``lab_server`` and ``browser`` of
+# the JupyterLab server and Chromium are the fixtures ``lab_server`` (session) and ``browser`` (module) of
 # tests/conftest.py: one server for every browser test
 
 NOTEBOOK = "03_agent_loops.ipynb"

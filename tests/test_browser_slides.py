@@ -4,8 +4,8 @@ Uses the JupyterLab server and Chromium fixtures of tests/conftest.py and the ha
 tests/browserkit.py. The notebook is opened in JupyterLab, run top to bottom and saved (as a
 lecturer does before class): the run of
 ``tests/test_browser.py::test_notebook_in_jupyterlab[04_speculative_decoding]``, done once per
-server with its kernel kept (``run_notebook_once``); then RISE's own page, ``/rise/<notebook>`` (what the "Open as Reveal Slideshow" command, ``RISE:slideshow``,
-opens in a new tab), shows it as a reveal.js deck. The test checks that the deck has the slides
+server with its kernel kept (``run_notebook_once``); then RISE's own page, ``/rise/<notebook>``
+(what the "Open as Reveal Slideshow" command, ``RISE:slideshow``, opens in a new tab), shows it as a reveal.js deck. The test checks that the deck has the slides
 the notebook's metadata asks for and that the arrow keys advance it, saving a screenshot of each
 visited slide to ``artifacts/screenshots/rise-04-*.png``; and that a live widget (the
 speculative-decoding explorer) renders on its slide when its cell is run there and answers a
@@ -42,7 +42,7 @@ import browserkit
 pytestmark = pytest.mark.browser
 
 
-# the JupyterLab server and Chromium are the session fixtures ``lab_server`` and ``browser`` of
+# the JupyterLab server and Chromium are the fixtures ``lab_server`` (session) and ``browser`` (module) of
 # tests/conftest.py: one server for every browser test
 
 NOTEBOOK = "04_speculative_decoding.ipynb"

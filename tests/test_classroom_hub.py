@@ -74,7 +74,7 @@ def hub(tmp_path_factory, singleuser):
         _unavailable("missing: " + ", ".join(missing))
     course = tmp_path_factory.mktemp("classroom") / "course"
     hubkit.init_course(course, STUDENTS, lecturer=LECTURER, args=["--python", str(singleuser.python)])
-    # window.jupyterapp for the browser part (as tests/test_browser.py does for a plain lab)
+    # window.jupyterapp for the browser part (as tests/browserkit.py does for a plain lab)
     h = hubkit.start_hub(course, PASSWORD, ADMIN_PASSWORD,
                          extra_args=[f"--Spawner.args={a}" for a in [*root_args(), "--LabApp.expose_app_in_browser=True"]])
     yield h

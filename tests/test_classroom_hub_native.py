@@ -11,7 +11,6 @@ lecturer approves it at ``/hub/authorize``; a student cannot open ``/hub/authori
 
 from __future__ import annotations
 
-
 import pytest
 
 import hubkit

@@ -549,7 +549,7 @@ def test_every_public_function_of_the_quiz_package_has_a_docstring():
     import ast
 
     missing = []
-    for path in sorted((REPO / "decodelab" / "quiz").glob("*.py")):
+    for path in [*sorted((REPO / "decodelab" / "quiz").glob("*.py")), REPO / "decodelab" / "gradebook.py"]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
 
         def walk(node, prefix=""):

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# the root conftest.py, loaded as a module of its own: pytest imports it and tests/conftest.py both
+# under the name "conftest", so it cannot be imported by name
 _spec = importlib.util.spec_from_file_location("repo_conftest", REPO / "conftest.py")
 root = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(root)
@@ -66,6 +68,8 @@ def test_the_browser_run_asks_the_conftest_whether_it_is_reopened():
     import test_browser
 
     assert "reopened" in inspect.signature(test_browser.test_notebook_in_jupyterlab).parameters
+    body = inspect.getsource(test_browser.test_notebook_in_jupyterlab)
+    assert "    if reopened:\n        report = run_notebook_once(" in body, body
 
 
 def test_slow_modules_go_out_first_and_a_module_stays_together():

@@ -1,4 +1,4 @@
-"""Comprehension quizzes: schema, loading, grading, exam release, the lecturer's grader, the widget.
+"""Comprehension quizzes: schema, loading, grading one answer, exam release, the widget.
 
 Entry points:
 
