@@ -726,11 +726,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_quizzes_option(args.quizzes)
         notebooks = {select_notebook(n) for n in args.notebook} if args.notebook else None
         every = load_quizzes(args.quizzes)
-        questions = every
-        if notebooks and None not in notebooks:
+        questions, exercises = every, load_exercises(args.quizzes)
+        if notebooks and None not in notebooks:  # None: "all" or "06" (every question) was among them
             questions = [q for q in every if q.notebook in notebooks]
-        exercises = load_exercises(args.quizzes)
-        if notebooks and None not in notebooks:
             exercises = {k: v for k, v in exercises.items() if k[:2] in notebooks}
         if args.max_bytes < 1:
             raise ValueError("--max-bytes는 1 이상이어야 합니다.")
