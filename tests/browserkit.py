@@ -120,8 +120,11 @@ class LabServer:
 
 
 def _write_settings(settings: Path) -> None:
-    """User settings for the test lab: render every cell (no windowing) and no news pop-ups."""
+    """User settings for the test lab: render every cell (no windowing), no news pop-ups, and no
+    autosave: a notebook on disk changes only when a test saves it (``JS_SAVE``), so a saved run
+    that another test reopens is the run that was checked."""
     files = {
+        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
         # 'none' attaches all cells to the DOM, so off-screen outputs and sliders are checked too
         "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
@@ -224,7 +227,7 @@ def launch_browser():
 
 @dataclass
 class Problem:
-    kind: str  # error | stderr | not-executed | widget-error | widget-loading | slider-stuck | slider-no-effect | plots-stack | not-saved
+    kind: str  # error | stderr | not-executed | widget-error | widget-loading | slider-stuck | slider-no-effect | plots-stack | not-saved | diagnosis
     detail: str
 
     def __str__(self) -> str:
@@ -565,13 +568,22 @@ def open_saved_run(page, notebook: str) -> None:
     """Open a notebook saved by :func:`run_notebook_once` again, on its running kernel, and
     require what a lecturer reopening a prepared notebook sees: every code cell shows its output
     of the saved run, the widgets load from the kernel, and nothing is an error."""
-    open_notebook(page, notebook)
-    counts = [c["count"] for c in page.evaluate(JS_MODEL_OUTPUTS) if not c["empty"]]
-    assert None not in counts, f"the saved {notebook} has cells without a run: {counts}"
-    report = Report(notebook)
-    _wait_widgets_loaded(page, report)
-    _check_outputs(page, report)
-    assert report.problems == [], "\n".join(map(str, report.problems))
+    console: list[str] = []
+    listen = lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type in ("error", "warning") else None  # noqa: E731
+    page.on("console", listen)
+    try:
+        open_notebook(page, notebook)
+        counts = [c["count"] for c in page.evaluate(JS_MODEL_OUTPUTS) if not c["empty"]]
+        assert None not in counts, f"the saved {notebook} has cells without a run: {counts}"
+        report = Report(notebook)
+        _wait_widgets_loaded(page, report)
+        _check_outputs(page, report)
+        if report.problems:
+            report.add("diagnosis", f"models the saved outputs name but the page lacks: {page.evaluate(JS_MISSING_MODELS)}; "
+                                    f"browser console: {console[-8:]}")
+        assert report.problems == [], "\n".join(map(str, report.problems))
+    finally:
+        page.remove_listener("console", listen)
 
 
 def lab_page(browser, server: LabServer, viewport: dict | None = None) -> LabPage:
@@ -673,6 +685,25 @@ def summary(report: Report) -> str:
     secs = ", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items())
     idle = "".join(f"\n  slider with no visible effect (allowed): {n}" for n in report.idle_sliders)
     return f"{report.notebook}: {secs}; sliders {report.sliders_changed}/{report.sliders} changed output{idle}"
+
+#: the widget model ids in the open notebook's saved outputs that its widget manager does not hold
+JS_MISSING_MODELS = """
+async () => {
+  const w = window.__nb;
+  const ids = [];
+  w.content.widgets.forEach((cell) => {
+    if (cell.model.type !== 'code') return;
+    for (const out of cell.model.outputs.toJSON()) {
+      const v = out.data && out.data['application/vnd.jupyter.widget-view+json'];
+      if (v && v.model_id) ids.push(v.model_id);
+    }
+  });
+  const kernel = w.sessionContext.session.kernel;
+  const info = await kernel.requestCommInfo({target_name: 'jupyter.widget'});
+  const live = Object.keys(info.content.comms || {});
+  return {saved: ids.length, not_in_kernel: ids.filter(i => !live.includes(i)), kernel_comms: live.length};
+}
+"""
 
 JS_CELL_INDEX = """
 (needle) => window.__nb.content.widgets.findIndex(c => c.model.sharedModel.getSource().includes(needle))
