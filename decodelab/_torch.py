@@ -1,4 +1,5 @@
-"""Torch's intra-op thread count: the one helper that sets it (and restores it).
+"""Torch's intra-op thread count (the one helper that sets it and restores it), and the wait for
+a device's queued work before a timer is read.
 
 A tiny model's decode step is dominated by per-call overhead, and OpenMP threads waiting for
 each other on a busy machine make single steps many times slower at random, so the course runs
@@ -11,7 +12,7 @@ import contextlib
 
 from ._check import check
 
-__all__ = ["set_threads", "threads"]
+__all__ = ["set_threads", "synchronize", "threads"]
 
 
 def set_threads(n: int, *, name: str = "threads") -> int:
@@ -43,3 +44,18 @@ def threads(n: int | None, *, name: str = "threads"):
         yield
     finally:
         torch.set_num_threads(old)
+
+
+def synchronize(device) -> None:
+    """Wait until ``device`` (a ``torch.device`` or its name) has finished the work queued on it.
+
+    CUDA and MPS run kernels asynchronously: a timer read right after a forward pass on them
+    measures only the launch, not the pass. On the CPU this does nothing.
+    """
+    import torch
+
+    kind = torch.device(device).type
+    if kind == "cuda":
+        torch.cuda.synchronize(device)
+    elif kind == "mps":
+        torch.mps.synchronize()

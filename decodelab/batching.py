@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from ._check import check, fail
-from ._torch import threads
+from ._torch import synchronize, threads
 from .decoding import check_budget, new_cache
 from .models import format_prompt
 
@@ -164,12 +164,15 @@ class _Rows:
 
 
 def _forward(model, ids: torch.Tensor, rows: _Rows, position_ids: torch.Tensor) -> torch.Tensor:
-    """One forward pass of ``ids`` ``(B, t)`` over the rows' cache; last-position logits ``(B, vocab)``."""
+    """One forward pass of ``ids`` ``(B, t)`` over the rows' cache; last-position logits ``(B, vocab)``,
+    once the device has finished the pass (timers around it measure the pass on a GPU too)."""
     with torch.inference_mode():
         out = model(input_ids=ids.to(model.device), attention_mask=rows.mask.to(model.device),
                     position_ids=position_ids.to(model.device), cache=rows.cache, use_cache=True,
                     logits_to_keep=1)
-    return out.logits[:, -1].float()
+        logits = out.logits[:, -1].float()
+    synchronize(logits.device)
+    return logits
 
 
 def _prefill_rows(model, tokenizer, ids: list[list[int]]) -> tuple[_Rows, torch.Tensor]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ._check import check, fail
+from ._torch import synchronize
 from .models import format_prompt
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
@@ -61,7 +62,8 @@ def new_cache(model):
 
 def forward(model, input_ids: torch.Tensor, cache=None, logits_to_keep: int = 1) -> torch.Tensor:
     """One forward pass; returns float32 logits of shape ``(batch, logits_to_keep, vocab)`` on the
-    model's device (any dtype in memory: bf16/fp16 logits are upcast here).
+    model's device (any dtype in memory: bf16/fp16 logits are upcast here), once the device has
+    finished the pass (on a GPU too, so a timer around this call measures the pass).
 
     Args:
         input_ids: LongTensor ``(batch, new_tokens)``, on any device (moved to the model's).
@@ -73,7 +75,9 @@ def forward(model, input_ids: torch.Tensor, cache=None, logits_to_keep: int = 1)
     with torch.inference_mode():
         out = model(input_ids=input_ids.to(model.device), cache=cache, use_cache=cache is not None,
                     logits_to_keep=logits_to_keep)
-    return out.logits.float()
+        logits = out.logits.float()
+    synchronize(logits.device)
+    return logits
 
 
 def cache_length(cache) -> int:

@@ -166,11 +166,13 @@ class EagleHead(nn.Module):
                 "eps": self.eps, "theta": self.theta}
 
     def rope(self, positions: torch.Tensor):
-        """cos, sin ``(..., head_dim)`` at integer ``positions`` (tables grow on demand)."""
+        """cos, sin ``(..., head_dim)`` at integer ``positions``, on the device of ``positions``
+        (the float32 tables stay on the CPU and grow on demand)."""
         need = int(positions.max()) + 1
         if need > self._cos.shape[0]:
             self._cos, self._sin = _rope(self.theta, self.head_dim, max(need, 2 * self._cos.shape[0], 512))
-        return self._cos[positions], self._sin[positions]
+        at = positions.cpu()
+        return self._cos[at].to(positions.device), self._sin[at].to(positions.device)
 
     def forward(self, emb: torch.Tensor, feat: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor | None = None,
                 past: tuple[torch.Tensor, torch.Tensor] | None = None):
@@ -193,7 +195,7 @@ class EagleHead(nn.Module):
         q = self.q_proj(h).view(B, T, self.heads, d).transpose(1, 2)
         k = self.k_proj(h).view(B, T, self.kv_heads, d).transpose(1, 2)
         v = self.v_proj(h).view(B, T, self.kv_heads, d).transpose(1, 2)
-        cos, sin = self.rope(positions)
+        cos, sin = self.rope(positions.to(q.device))
         q = q * cos + _rotate_half(q) * sin
         k = k * cos + _rotate_half(k) * sin
         kk, vv = (k, v) if past is None else (torch.cat([past[0], k], 2), torch.cat([past[1], v], 2))
@@ -203,7 +205,7 @@ class EagleHead(nn.Module):
         else:
             if mask is None:
                 P = kk.shape[2] - T
-                mask = torch.ones(T, P + T, dtype=torch.bool).tril_(P)
+                mask = torch.ones(T, P + T, dtype=torch.bool, device=q.device).tril_(P)
             att = F.scaled_dot_product_attention(q, kk, vv, attn_mask=mask.to(q.device), enable_gqa=gqa)
         x = x + self.o_proj(att.transpose(1, 2).reshape(B, T, self.heads * d))
         h = self.post_attention_layernorm(x)
@@ -445,7 +447,7 @@ class EagleProposer(Proposer):
                     break
                 emb = self.embed[[0 if tokens[i] is None else tokens[i] for i in level]]
                 feats = torch.cat([pred[tree.parents[i]] for i in level])
-                m = torch.cat([torch.ones(len(level), n_ctx, dtype=torch.bool), sub], 1)
+                m = torch.cat([torch.ones(len(level), n_ctx, dtype=torch.bool), sub], 1).to(run.K.device)
                 self.forward_calls += 1
                 o = run(emb, feats, n_ctx + fed, len(level), m, position=L - 2 + d)
                 fed += len(level)
@@ -512,10 +514,11 @@ class _LeanHead:
         self.deps = H * head.eps
         root = H ** 0.5
         half = d // 2
+        dev = head.fc.weight.device
         with torch.no_grad():
-            P = torch.zeros(d, d)
-            P[half:, :half] = -torch.eye(half)
-            P[:half, half:] = torch.eye(half)
+            P = torch.zeros(d, d, device=dev)
+            P[half:, :half] = -torch.eye(half, device=dev)
+            P[:half, half:] = torch.eye(half, device=dev)
             wq, wk, wv = head.q_proj.weight.float(), head.k_proj.weight.float(), head.v_proj.weight.float()
             rq = (P.t() @ wq.view(h, d, -1)).reshape(h * d, -1)
             rk = (P.t() @ wk.view(nkv, d, -1)).reshape(nkv * d, -1)
@@ -531,19 +534,20 @@ class _LeanHead:
         self.ke = (h + nkv) * d
         self.ve = self.ke + nkv * d
         self.head = head
-        self.K = torch.zeros(1, nkv, 0, d, dtype=self.wfc.dtype)
+        self.K = torch.zeros(1, nkv, 0, d, dtype=self.wfc.dtype, device=dev)
         self.V = self.K
         self._grow(max_len)
 
     def _grow(self, n: int) -> None:
-        K = torch.empty(1, self.nkv, n, self.d, dtype=self.wfc.dtype)
+        dev = self.K.device
+        K = torch.empty(1, self.nkv, n, self.d, dtype=self.wfc.dtype, device=dev)
         V = torch.empty_like(K)
         K[:, :, : self.K.shape[2]] = self.K
         V[:, :, : self.V.shape[2]] = self.V
         self.K, self.V = K, V
-        cos, sin = self.head.rope(torch.arange(n))
+        cos, sin = self.head.rope(torch.arange(n, device=dev))
         self.cos, self.sin = cos[:, None, :].to(K.dtype), sin[:, None, :].to(K.dtype)
-        self._tril = torch.ones(n, n, dtype=torch.bool).tril_()
+        self._tril = torch.ones(n, n, dtype=torch.bool, device=dev).tril_()
 
     def causal(self, start: int, T: int) -> torch.Tensor:
         """The causal mask of T new entries after ``start`` cached ones: bool ``(T, start + T)``."""

@@ -6,6 +6,7 @@ is not a local model folder fails at once with a clear error instead of a hub do
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,33 @@ def resolve_dtype(dtype, device: str):
                TypeError)
 
 
+@functools.cache
+def require_transformers() -> None:
+    """Refuse a transformers release outside decodelab's own requirement (``pyproject.toml``, read
+    from the installed package's metadata, so the range has one home). Releases before 5.24 do
+    not know the ``cache=`` argument every forward pass here passes (they ignore it silently, and
+    no KV cache would ever fill). Checked once per process; a source checkout that is not
+    installed has no metadata, and nothing is checked.
+
+    Raises:
+        ImportError: (Korean) the installed transformers is outside the range; the message gives
+            the pip command that fixes it.
+    """
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    try:
+        wanted = [Requirement(r) for r in metadata.requires("decodelab") or []]
+        have = metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        return
+    for req in wanted:
+        if req.name == "transformers" and req.marker is None and not req.specifier.contains(have, prereleases=True):
+            raise ImportError(f"설치된 transformers의 판({have})이 decodelab과 맞지 않습니다: transformers{req.specifier}가 필요합니다 "
+                              f"(5.24 전의 판은 KV 캐시 인자 cache=를 모릅니다). 고치려면: pip install -U \"transformers{req.specifier}\"")
+
+
 def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role: str = "model"):
     """Load one causal LM from a local folder with ``AutoModelForCausalLM`` (offline, eval mode).
 
@@ -175,10 +203,13 @@ def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role
     Raises:
         FileNotFoundError: the folder, its config.json or its weights are missing.
         ValueError: the folder holds a model transformers cannot load as a causal LM.
+        ImportError: the installed transformers is too old or too new (:func:`require_transformers`).
     """
     import torch
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
+
+    require_transformers()
 
     folder = check_folder(Path(path), role)
     was_enabled = hf_logging.is_progress_bar_enabled()

@@ -181,6 +181,24 @@ def test_bench_decode_help_explains_every_option(cli):
     assert "--tokens N   프롬프트마다" in proc.stdout and "--repeats N  프롬프트" in proc.stdout
 
 
+def test_bench_cuda_without_a_gpu_says_so_and_runs_its_table_on_the_cpu(cli):
+    """CI has no GPU: ``bench cuda`` refuses in Korean, and its whole table runs on the CPU
+    (a small run), so the GPU check cannot rot unseen."""
+    import torch
+
+    if not torch.cuda.is_available():
+        proc = cli("bench", "cuda", cwd=REPO)
+        assert proc.returncode == 2 and "CUDA GPU가 없습니다" in proc.stderr and "--device cpu" in proc.stderr
+    proc = cli("bench", "cuda", "--device", "cpu", "--prompts", "2", "--tokens", "8", "--reps", "1", "--dtypes", "float32",
+               cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert "decodelab vs transformers generate: 2/2 prompts identical" in proc.stdout
+    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith(("draft model", "n-gram", "EAGLE head"))]
+    assert len(rows) == 4 and all("2/2" in r for r in rows), proc.stdout
+    proc = cli("bench", "cuda", "--dtypes", "int8", cwd=REPO)
+    assert proc.returncode == 2 and "모르는 자료형" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_bench_outside_a_checkout_says_it_needs_the_checkout(cli, tmp_path):
     proc = cli("bench", "decode", cwd=tmp_path, env={"DECODELAB_BENCHMARKS": ""})
     assert proc.returncode == 2 and "저장소의 benchmarks/" in proc.stderr and "Traceback" not in proc.stderr

@@ -183,6 +183,23 @@ def test_device_and_dtype_choices():
             decodelab.load_models(device="cuda")
 
 
+def test_a_transformers_release_outside_the_requirement_is_refused_with_the_pip_command(monkeypatch):
+    """transformers 5.17 (seen on a GPU machine) ignores the ``cache=`` argument: no KV cache ever
+    fills. The range comes from the installed package's metadata (pyproject.toml)."""
+    from importlib import metadata
+
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: "5.17.0" if name == "transformers" else real(name))
+    M.require_transformers.cache_clear()
+    try:
+        with pytest.raises(ImportError, match=r'transformers의 판\(5\.17\.0\).*pip install -U "transformers<6,>=5\.24"'):
+            decodelab.load_models()
+    finally:
+        monkeypatch.undo()
+        M.require_transformers.cache_clear()
+    M.require_transformers()  # the installed release is inside the range
+
+
 def test_bf16_on_cpu_loads_and_matches_transformers_in_the_same_numerics(tok, tmp_path):
     make_model(tmp_path / "t", "qwen2", vocab=4160, tokenizer=tok)
     pair = decodelab.load_models(tmp_path / "t", dtype="bf16", device="cpu")
