@@ -16,7 +16,11 @@ dtype, on the bundled pair moved to the GPU (``load_models(device="cuda", dtype=
 3. **speed**: ms per generated token of target-only decoding and of each proposer (median over
    ``--reps`` repetitions, prompt by prompt and interleaved), their ratio (speedup), and from
    :func:`decodelab.speculative.measure_costs` the draft cost ``c`` and the cost of verifying
-   ``n`` tokens in one target pass, in target decode steps.
+   ``n`` tokens in one target pass, in target decode steps;
+4. **batching**: :func:`decodelab.batching.batch_generate` with every prompt in one left-padded
+   batch against batch-1 greedy decoding (identical rows, or where a row differs and the margin
+   there), and :func:`decodelab.batching.batch_sweep`'s TPOT and aggregate tokens/s for B = 1,
+   4, 16, 64 (the prompts repeated to fill a batch).
 
 It measures and prints; nothing is asserted on time. Timings on a GPU are taken after
 ``torch.cuda.synchronize`` (decodelab's timers synchronise the model's device).
@@ -139,6 +143,23 @@ def run_dtype(name: str, dtype, prompts: list[str], n: int, reps: int, device: s
               f"{ms[k]:>8.3f}{ms['target only'] / ms[k]:>8.2f}x{costs['c']:>7.2f}{costs['verify_cost'][int(g)]:>8.2f}")
         for p, pos, m in diffs[k]:
             print(f"  differs: {p!r} at token {pos}, top-2 logit margin there {m:.4f}")
+
+    # 4. batched greedy decoding (every prompt in one left-padded batch) vs batch-1 greedy, and
+    # throughput against the batch size (the prompts repeated to fill the larger batches)
+    from decodelab.batching import batch_generate, batch_sweep
+
+    batch = batch_generate(t, tok, prompts, n)
+    same_b = [p for p, row in zip(prompts, batch.token_ids) if row == base[p]]
+    print(f"batched greedy (B={len(prompts)}, left-padded) vs batch-1 greedy: {len(same_b)}/{len(prompts)} prompts identical")
+    for p, row in zip(prompts, batch.token_ids):
+        if row != base[p]:
+            pos = _first_difference(row, base[p])
+            print(f"  differs: {p!r} at token {pos}, top-2 logit margin there {_margin(t, format_prompt(tok, p) + base[p][:pos]):.4f}")
+    pool = prompts * 4
+    sizes = [b for b in (1, 4, 16, 64) if b <= len(pool)]
+    rows = batch_sweep(t, tok, n, sizes, prompts=pool, repeats=3)
+    print("batch size B: TPOT ms / aggregate tokens/s = "
+          + ", ".join(f"B={r.batch_size}: {r.tpot_ms:.2f} / {r.tokens_per_s:,.0f}" for r in rows))
 
     # verification cost against the number of tokens scored in one target pass
     d0 = methods["draft model"][0]

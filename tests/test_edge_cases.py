@@ -195,6 +195,7 @@ def test_bench_cuda_without_a_gpu_says_so_and_runs_its_table_on_the_cpu(cli):
     assert "decodelab vs transformers generate: 2/2 prompts identical" in proc.stdout
     rows = [line.split() for line in proc.stdout.splitlines() if line.startswith(("draft model", "n-gram", "EAGLE head"))]
     assert len(rows) == 4 and all("2/2" in r for r in rows), proc.stdout
+    assert "batched greedy (B=2, left-padded) vs batch-1 greedy: 2/2 prompts identical" in proc.stdout
     proc = cli("bench", "cuda", "--dtypes", "int8", cwd=REPO)
     assert proc.returncode == 2 and "모르는 자료형" in proc.stderr and "Traceback" not in proc.stderr
 
