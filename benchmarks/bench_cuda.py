@@ -1,35 +1,37 @@
 """The course's decoding on an NVIDIA GPU: exactness under GPU numerics, and what speculative decoding buys there.
 
-    decodelab bench cuda [--tokens 64] [--reps 3] [--dtypes float32,bfloat16] [--device cuda]
+    decodelab bench cuda [--tokens 64] [--reps 3] [--prompts 16] [--dtypes float32,bfloat16] [--device cuda]
 
-Needs a CUDA GPU (without one it says so and exits 2); CI has none, so no test runs it. For each
-dtype, on the bundled pair moved to the GPU (``load_models(device="cuda", dtype=...)``):
+Without a CUDA GPU it says so and exits 2; ``--device cpu`` prints the same table on the CPU (a
+test runs that in a small configuration, since CI has no GPU). For each dtype, on the bundled pair
+moved to the device (``load_models(device=..., dtype=...)``):
 
 1. **greedy vs transformers**: ``decodelab.generate`` against transformers'
    ``generate(do_sample=False)`` on the same weights, prompt by prompt (identical outputs, or the
    position of the first difference);
-2. **speculative greedy vs target-only greedy**: ``speculative_generate`` with each proposer of
-   :func:`decodelab.compare.default_methods` against ``decodelab.generate``; where an output
-   differs, the position of the first difference and the target's margin between its two best
-   logits there (a near tie that the two computation paths break differently: the verification
-   pass scores ``gamma + 1`` tokens in one matrix product, a decode step one);
-3. **speed**: ms per generated token of target-only decoding and of each proposer (median over
-   ``--reps`` repetitions, prompt by prompt and interleaved), their ratio (speedup), and from
-   :func:`decodelab.speculative.measure_costs` the draft cost ``c`` and the cost of verifying
-   ``n`` tokens in one target pass, in target decode steps;
+2. **speculative greedy vs target-only greedy**: :func:`decodelab.compare.compare_proposers`
+   (``strict=False``) with each proposer of :func:`decodelab.compare.default_methods`; where an
+   output differs, the position of the first difference and the target's margin between its two
+   best logits there (a near tie that the two computation paths break differently: the
+   verification pass scores ``gamma + 1`` tokens in one matrix product, a decode step one);
+3. **speed**: each proposer's speedup (target-only ms/token / its ms/token, the median over
+   ``--reps`` repetitions, prompt by prompt and interleaved), alpha, mean acceptance length, the
+   draft cost ``c`` and the cost of its verification pass, in target decode steps; then the cost
+   of verifying n = 2 ... 64 tokens in one target pass (:func:`decodelab.speculative.measure_costs`);
+   sampling with a seed runs on the device and repeats itself;
 4. **batching**: :func:`decodelab.batching.batch_generate` with every prompt in one left-padded
    batch against batch-1 greedy decoding (identical rows, or where a row differs and the margin
-   there), and :func:`decodelab.batching.batch_sweep`'s TPOT and aggregate tokens/s for B = 1,
-   4, 16, 64 (the prompts repeated to fill a batch).
+   there), and :func:`decodelab.batching.batch_sweep`'s TPOT (ms) and aggregate tokens/s for
+   B = 1, 4, 16, 64 (the prompts repeated to fill a batch).
 
-It measures and prints; nothing is asserted on time. Timings on a GPU are taken after
-``torch.cuda.synchronize`` (decodelab's timers synchronise the model's device).
+It measures and prints; nothing is asserted on time. decodelab's forward passes wait for the
+device before a timer is read (``decodelab._torch.synchronize``).
 """
 
 from __future__ import annotations
 
 import os
-import statistics
+import re
 import sys
 import time
 from pathlib import Path
@@ -57,13 +59,6 @@ PROMPTS = SPECULATIVE_PROMPTS + [
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-def _first_difference(a: list[int], b: list[int]) -> int | None:
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return None if len(a) == len(b) else min(len(a), len(b))
-
-
 @torch.no_grad()
 def _margin(target, ids: list[int]) -> float:
     """The target's margin between its two best logits after ``ids`` (one full forward pass), in
@@ -73,11 +68,18 @@ def _margin(target, ids: list[int]) -> float:
     return float(top[0] - top[1])
 
 
+def _differs(target, tok, prompt: str, base: list[int], pos: int) -> str:
+    from decodelab.models import format_prompt
+
+    return f"  differs: {prompt!r} at token {pos}, top-2 logit margin there {_margin(target, format_prompt(tok, prompt) + base[:pos]):.4f}"
+
+
 def run_dtype(name: str, dtype, prompts: list[str], n: int, reps: int, device: str = "cuda") -> None:
     import decodelab
-    from decodelab.compare import default_methods
+    from decodelab.batching import batch_generate, batch_sweep
+    from decodelab.compare import compare_proposers, default_methods, first_difference
     from decodelab.models import format_prompt
-    from decodelab.speculative import SpecDecodingStats, measure_costs, speculative_generate
+    from decodelab.speculative import measure_costs, speculative_generate
 
     pair = decodelab.load_models(device=device, dtype=dtype)
     t, tok = pair.target, pair.tokenizer
@@ -94,72 +96,50 @@ def run_dtype(name: str, dtype, prompts: list[str], n: int, reps: int, device: s
 
     # 1. decodelab greedy vs transformers greedy
     base: dict[str, list[int]] = {}
-    same_hf, diffs_hf = 0, []
+    diffs = []
     for p in prompts:
-        ours = decodelab.generate(t, tok, p, n, top_candidates=0, stop_at_eos=False).token_ids
-        base[p] = ours
+        base[p] = decodelab.generate(t, tok, p, n, top_candidates=0, stop_at_eos=False).token_ids
         ids = format_prompt(tok, p)
         x = torch.tensor([ids], device=t.device)
         with torch.inference_mode():
             theirs = t.generate(x, max_new_tokens=n, do_sample=False, attention_mask=torch.ones_like(x))[0, len(ids):].tolist()
-        pos = _first_difference(ours, theirs)
-        if pos is None:
-            same_hf += 1
-        else:
-            diffs_hf.append((p, pos, _margin(t, ids + ours[:pos])))
-    print(f"greedy, decodelab vs transformers generate: {same_hf}/{len(prompts)} prompts identical ({n} tokens)")
-    for p, pos, m in diffs_hf:
-        print(f"  differs: {p!r} at token {pos}, top-2 logit margin there {m:.4f}")
+        if (pos := first_difference(theirs, base[p])) is not None:
+            diffs.append(_differs(t, tok, p, base[p], pos))
+    print(f"greedy, decodelab vs transformers generate: {len(prompts) - len(diffs)}/{len(prompts)} prompts identical ({n} tokens)")
+    for line in diffs:
+        print(line)
 
-    # 2 + 3. speculative greedy vs target-only greedy, timed, interleaved
-    spent = {k: [] for k in ["target only", *methods]}
-    same = {k: 0 for k in methods}
-    diffs: dict[str, list] = {k: [] for k in methods}
-    stats = {k: SpecDecodingStats(int(g)) for k, (d, g) in methods.items()}
-    for r in range(reps):
-        per = {k: 0.0 for k in spent}
-        for p in prompts:
-            b = decodelab.generate(t, tok, p, n, top_candidates=0, stop_at_eos=False)
-            per["target only"] += b.e2e_ms / len(b.token_ids)
-            for k, (d, g) in methods.items():
-                s = speculative_generate(t, d, tok, p, n, num_speculative_tokens=g, stop_at_eos=False)
-                per[k] += s.e2e_ms / len(s.token_ids)
-                if r == 0:
-                    stats[k].merge(s.stats)
-                    pos = _first_difference(s.token_ids, base[p])
-                    if pos is None:
-                        same[k] += 1
-                    else:
-                        ids = format_prompt(tok, p)
-                        diffs[k].append((p, pos, _margin(t, ids + base[p][:pos])))
-        for k in spent:
-            spent[k].append(per[k] / len(prompts))
-    ms = {k: statistics.median(v) for k, v in spent.items()}
-    print(f"target only: {ms['target only']:.3f} ms/token (median of {reps} reps, {len(prompts)} prompts x {n} tokens)")
-    print(f"{'method':<20}{'gamma':>6}{'identical':>11}{'alpha':>7}{'MAL':>6}{'ms/tok':>8}{'speedup':>9}{'c':>7}{'verify':>8}")
+    # 2 + 3. speculative greedy vs target-only greedy, timed and interleaved (compare_proposers)
+    rows = compare_proposers(t, tok, methods, prompts, n, reps=reps, cost_reps=30, strict=False)
+    print(f"{len(prompts)} prompts x {n} tokens; speedup = target-only ms/token / method ms/token, median of {reps} reps")
+    print(f"{'method':<20}{'gamma':>6}{'nodes':>6}{'identical':>11}{'alpha':>7}{'MAL':>6}{'speedup':>9}{'c':>7}{'verify':>8}")
+    for row in rows:
+        print(f"{row.name:<20}{row.gamma:>6}{row.nodes:>6}{len(prompts) - len(row.differences):>7}/{len(prompts):<3}"
+              f"{row.alpha:>7.2f}{row.mean_acceptance_length:>6.2f}{row.speedup:>8.2f}x{row.c:>7.2f}{row.verify_cost:>8.2f}")
+        for p, pos in row.differences:
+            print(_differs(t, tok, p, base[p], pos))
+
+    # sampling runs on the device with a seed, and the same seed gives the same tokens
+    same_seed = []
     for k, (d, g) in methods.items():
-        costs = measure_costs(t, d, tok, prompts[0], gammas=(int(g),), reps=30)
-        print(f"{k:<20}{g:>6}{same[k]:>7}/{len(prompts):<3}{stats[k].alpha:>7.2f}{stats[k].mean_acceptance_length:>6.2f}"
-              f"{ms[k]:>8.3f}{ms['target only'] / ms[k]:>8.2f}x{costs['c']:>7.2f}{costs['verify_cost'][int(g)]:>8.2f}")
-        for p, pos, m in diffs[k]:
-            print(f"  differs: {p!r} at token {pos}, top-2 logit margin there {m:.4f}")
+        runs = [speculative_generate(t, d, tok, prompts[0], n, num_speculative_tokens=g, temperature=0.8, top_p=0.95,
+                                     seed=0, stop_at_eos=False).token_ids for _ in range(2)]
+        same_seed.append(f"{k} {'yes' if runs[0] == runs[1] else 'NO'}")
+    print("sampling (temperature 0.8, top-p 0.95, seed 0), same tokens twice: " + ", ".join(same_seed))
 
     # 4. batched greedy decoding (every prompt in one left-padded batch) vs batch-1 greedy, and
     # throughput against the batch size (the prompts repeated to fill the larger batches)
-    from decodelab.batching import batch_generate, batch_sweep
-
     batch = batch_generate(t, tok, prompts, n)
-    same_b = [p for p, row in zip(prompts, batch.token_ids) if row == base[p]]
-    print(f"batched greedy (B={len(prompts)}, left-padded) vs batch-1 greedy: {len(same_b)}/{len(prompts)} prompts identical")
-    for p, row in zip(prompts, batch.token_ids):
-        if row != base[p]:
-            pos = _first_difference(row, base[p])
-            print(f"  differs: {p!r} at token {pos}, top-2 logit margin there {_margin(t, format_prompt(tok, p) + base[p][:pos]):.4f}")
+    diffs = [_differs(t, tok, p, base[p], pos) for p, row in zip(prompts, batch.token_ids)
+             if (pos := first_difference(row, base[p])) is not None]
+    print(f"batched greedy (B={len(prompts)}, left-padded) vs batch-1 greedy: {len(prompts) - len(diffs)}/{len(prompts)} prompts identical")
+    for line in diffs:
+        print(line)
     pool = prompts * 4
     sizes = [b for b in (1, 4, 16, 64) if b <= len(pool)]
-    rows = batch_sweep(t, tok, n, sizes, prompts=pool, repeats=3)
+    sweep = batch_sweep(t, tok, n, sizes, prompts=pool, repeats=3)
     print("batch size B: TPOT ms / aggregate tokens/s = "
-          + ", ".join(f"B={r.batch_size}: {r.tpot_ms:.2f} / {r.tokens_per_s:,.0f}" for r in rows))
+          + ", ".join(f"B={r.batch_size}: {r.tpot_ms:.2f} / {r.tokens_per_s:,.0f}" for r in sweep))
 
     # verification cost against the number of tokens scored in one target pass
     d0 = methods["draft model"][0]
@@ -186,11 +166,13 @@ def main(argv=None) -> int:
         ap.error(f"--dtypes: 모르는 자료형 {bad} (허용: {', '.join(DTYPES)})")
     if args.prompts > len(PROMPTS):
         ap.error(f"--prompts: {len(PROMPTS)} 이하로 주세요 (지금: {args.prompts})")
-    if not (args.device == "cpu" or args.device.startswith("cuda")):
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", args.device):
         ap.error(f"--device: cuda, cuda:N 또는 cpu (지금: {args.device!r})")
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         print("CUDA GPU가 없습니다: 이 벤치마크는 NVIDIA GPU에서 돕니다 (같은 표를 CPU에서 보려면 --device cpu)", file=sys.stderr)
         return 2
+    if ":" in args.device and int(args.device.split(":")[1]) >= torch.cuda.device_count():
+        ap.error(f"--device: 이 컴퓨터의 GPU는 {torch.cuda.device_count()}개입니다 (cuda:0 ~ cuda:{torch.cuda.device_count() - 1})")
     import transformers
 
     transformers.logging.set_verbosity_error()

@@ -3,8 +3,9 @@
 Benchmarks compare two things in one run and print ratios (never absolute pass/fail timings):
 ``decode`` (decodelab vs transformers generate), ``speculative`` (speculative vs target-only
 greedy vs transformers assisted generation), ``latency_widget`` (one slider update vs the 30 ms
-budget), ``course`` (each notebook's nbval time vs the 120 s budget), ``cuda`` (on an NVIDIA GPU:
-exactness in float32 and bfloat16, and speculative vs target-only decoding there).
+budget), ``course`` (each notebook's nbval time vs the 120 s budget), ``cuda`` (on an NVIDIA GPU,
+or ``--device cpu``: greedy, speculative and batched decoding checked token-identical in float32
+and bfloat16, and speculative vs target-only and batch-size throughput measured there).
 
 The benchmarks are scripts of the source checkout, not part of the installed package: they are
 looked for in ``$DECODELAB_BENCHMARKS`` (a folder), else in a ``benchmarks/`` folder in the

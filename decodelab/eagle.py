@@ -342,7 +342,7 @@ class EagleProposer(Proposer):
 
     def __init__(self, target, tree: DraftTree | None = None, head: EagleHead | None = None):
         self.target = target
-        self.head = head if head is not None else load_head(target)
+        self.head = load_head(target) if head is None else head.to(device=target.device, dtype=target.dtype)
         self.tree = tree
         self.embed = target.get_input_embeddings().weight
         self.lm_head = target.get_output_embeddings().weight
@@ -614,7 +614,8 @@ def _sample_texts(target, cfg: HeadConfig, bos: int, log: list) -> torch.Tensor:
 
 
 def train_head(target, cfg: HeadConfig | None = None, *, progress: bool = True):
-    """Self-distil a head for ``target``; returns ``(head, log_dict)``.
+    """Self-distil a head for ``target``; returns ``(head, log_dict)``. Runs on the CPU (``target``
+    on the CPU, ``cfg.threads`` torch threads): minutes on 2 cores for the bundled target.
 
     1. sample ``cfg.sequences`` texts from the target (:func:`_sample_texts`, seeded);
     2. compute the target's features ``f`` on them (one pass each, no BOS, as at inference);

@@ -171,11 +171,13 @@ def require_transformers() -> None:
 
     Raises:
         ImportError: (Korean) the installed transformers is outside the range; the message gives
-            the pip command that fixes it.
+            the pip command (for this Python) that fixes it.
     """
+    import sys
     from importlib import metadata
 
     from packaging.requirements import Requirement
+    from packaging.version import Version
 
     try:
         wanted = [Requirement(r) for r in metadata.requires("decodelab") or []]
@@ -183,9 +185,13 @@ def require_transformers() -> None:
     except metadata.PackageNotFoundError:
         return
     for req in wanted:
-        if req.name == "transformers" and req.marker is None and not req.specifier.contains(have, prereleases=True):
-            raise ImportError(f"설치된 transformers의 판({have})이 decodelab과 맞지 않습니다: transformers{req.specifier}가 필요합니다 "
-                              f"(5.24 전의 판은 KV 캐시 인자 cache=를 모릅니다). 고치려면: pip install -U \"transformers{req.specifier}\"")
+        if req.name != "transformers" or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
+            continue  # another package, or an extra's line
+        if not req.specifier.contains(have, prereleases=True):
+            old = any(s.operator in (">=", ">") and Version(have) < Version(s.version) for s in req.specifier)
+            why = " (그보다 낮은 버전은 KV 캐시 인자 cache=를 모릅니다)" if old else ""
+            raise ImportError(f"설치된 transformers {have} 버전은 decodelab과 맞지 않습니다: 필요한 범위는 transformers{req.specifier}입니다{why}. "
+                              f"고치려면: \"{sys.executable}\" -m pip install -U \"transformers{req.specifier}\"")
 
 
 def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role: str = "model"):

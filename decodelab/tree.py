@@ -190,8 +190,9 @@ class TorchDraws:
         self.generator = generator
 
     def bernoulli(self, prob: float) -> bool:
-        """True with probability ``prob`` (one uniform draw ``u < prob``)."""
-        return bool(torch.rand((), generator=self.generator).item() < prob)
+        """True with probability ``prob`` (one uniform draw ``u < prob``, on the generator's device)."""
+        where = self.generator.device if self.generator is not None else "cpu"
+        return bool(torch.rand((), generator=self.generator, device=where).item() < prob)
 
     def categorical(self, probs: torch.Tensor) -> int:
         """One token id drawn from the distribution ``probs`` ``(vocab,)``."""

@@ -579,8 +579,13 @@ def open_saved_run(page, notebook: str) -> None:
         _wait_widgets_loaded(page, report)
         _check_outputs(page, report)
         if report.problems:
-            report.add("diagnosis", f"models the saved outputs name but the page lacks: {page.evaluate(JS_MISSING_MODELS)}; "
-                                    f"browser console: {console[-8:]}")
+            try:
+                missing = page.evaluate(JS_MISSING_MODELS)
+            except Exception as exc:  # noqa: BLE001 - the diagnosis must not hide the problems found
+                missing = f"(not read: {str(exc)[:200]})"
+            errors_first = sorted(console, key=lambda line: not line.startswith("error"))
+            report.add("diagnosis", f"widget models in the saved outputs and whether the kernel has their comms: {missing}; "
+                                    f"browser console: {errors_first[:8]}")
         assert report.problems == [], "\n".join(map(str, report.problems))
     finally:
         page.remove_listener("console", listen)
@@ -686,7 +691,7 @@ def summary(report: Report) -> str:
     idle = "".join(f"\n  slider with no visible effect (allowed): {n}" for n in report.idle_sliders)
     return f"{report.notebook}: {secs}; sliders {report.sliders_changed}/{report.sliders} changed output{idle}"
 
-#: the widget model ids in the open notebook's saved outputs that its widget manager does not hold
+#: the widget model ids in the open notebook's saved outputs that have no comm in its kernel
 JS_MISSING_MODELS = """
 async () => {
   const w = window.__nb;

@@ -26,6 +26,10 @@ arrow keys (ArrowRight: next slide; ArrowDown: next cell of the slide), checks t
 off at the panel's edge, that the speculative-decoding explorer shows as real ipywidgets sliders on
 its slide and that moving one redraws its output, and saves ``artifacts/screenshots/deck-*.png``.
 
+The deck test comes first in this module, the RISE test last: running the explorer's cell on
+RISE's page (no widget manager there) makes new widgets whose comms that page closes, so the saved
+run the deck test reopens must not have met it (autosave is off in the test lab, too).
+
 Run: ``pytest -m browser tests/test_browser_slides.py``.
 """
 

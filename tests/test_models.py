@@ -192,12 +192,21 @@ def test_a_transformers_release_outside_the_requirement_is_refused_with_the_pip_
     monkeypatch.setattr(metadata, "version", lambda name: "5.17.0" if name == "transformers" else real(name))
     M.require_transformers.cache_clear()
     try:
-        with pytest.raises(ImportError, match=r'transformers의 판\(5\.17\.0\).*pip install -U "transformers<6,>=5\.24"'):
+        with pytest.raises(ImportError, match=r'transformers 5\.17\.0 버전.*cache=.*-m pip install -U "transformers<6,>=5\.24"'):
             decodelab.load_models()
     finally:
         monkeypatch.undo()
         M.require_transformers.cache_clear()
     M.require_transformers()  # the installed release is inside the range
+    monkeypatch.setattr(metadata, "version", lambda name: "6.0.0" if name == "transformers" else real(name))
+    M.require_transformers.cache_clear()
+    try:
+        with pytest.raises(ImportError, match=r"transformers 6\.0\.0 버전") as caught:
+            M.require_transformers()
+        assert "cache=" not in str(caught.value)  # too new: the reason for the lower bound does not apply
+    finally:
+        monkeypatch.undo()
+        M.require_transformers.cache_clear()
 
 
 def test_bf16_on_cpu_loads_and_matches_transformers_in_the_same_numerics(tok, tmp_path):
