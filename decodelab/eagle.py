@@ -167,12 +167,13 @@ class EagleHead(nn.Module):
 
     def rope(self, positions: torch.Tensor):
         """cos, sin ``(..., head_dim)`` at integer ``positions``, on the device of ``positions``
-        (the float32 tables stay on the CPU and grow on demand)."""
+        (the float32 tables grow on demand and move to the device they are used on)."""
         need = int(positions.max()) + 1
         if need > self._cos.shape[0]:
             self._cos, self._sin = _rope(self.theta, self.head_dim, max(need, 2 * self._cos.shape[0], 512))
-        at = positions.cpu()
-        return self._cos[at].to(positions.device), self._sin[at].to(positions.device)
+        if self._cos.device != positions.device:
+            self._cos, self._sin = self._cos.to(positions.device), self._sin.to(positions.device)
+        return self._cos[positions], self._sin[positions]
 
     def forward(self, emb: torch.Tensor, feat: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor | None = None,
                 past: tuple[torch.Tensor, torch.Tensor] | None = None):
