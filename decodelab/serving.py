@@ -692,7 +692,7 @@ def start_transformers_serve(
         model_dir: local model folder (config.json, weights, tokenizer).
         host: ``127.0.0.1`` (default), ``localhost`` or ``::1``: the course never opens a
             server to the network.
-        port: TCP port; default a free one.
+        port: TCP port; default a free one (another one if it is taken before the server binds it).
         timeout_s: how long to wait for the server to answer ``/health``.
 
     Returns:
@@ -702,7 +702,9 @@ def start_transformers_serve(
         ValueError: ``host`` is not a loopback address; ``threads`` < 1.
         FileNotFoundError: ``model_dir`` is not a model folder.
         ServingError: ``transformers serve`` (extra ``transformers[serving]``) is not installed,
-            exits, or does not answer within ``timeout_s`` (the message holds its log's end).
+            exits, or does not answer within ``timeout_s`` (the message holds its log's end);
+            ``port`` is taken by another program (without ``port``: each of
+            :data:`_PORT_TRIES` free ports was taken before the server could bind it).
     """
     from ._paths import MODELS_DIR
     from .models import check_folder
@@ -721,29 +723,52 @@ def start_transformers_serve(
     if cli is None:
         raise ServingError("transformers serve를 찾지 못했습니다: pip install \"transformers[serving]\" 로 설치하세요 "
                            "(bash course.sh setup이 설치합니다).")
-    if port is None:
-        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-            sock.bind((host, 0))
-            port = sock.getsockname()[1]
-    cmd = [cli, "serve", str(folder), "--host", host, "--port", str(port), "--device", "cpu"]
+    options = ["--device", "cpu"]
     if continuous_batching:
         # a small paged KV cache (64 blocks x 32 positions = 2,048 token positions: 8 requests of
         # 256 tokens): transformers sizes it from free memory otherwise, and allocating that made
         # the first request take about 20 s here instead of about 4 s
-        cmd += ["--continuous-batching", "--cb-block-size", "32", "--cb-num-blocks", "64", "--cb-max-batch-tokens", "256"]
+        options += ["--continuous-batching", "--cb-block-size", "32", "--cb-num-blocks", "64", "--cb-max-batch-tokens", "256"]
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    log = Path(tempfile.mkstemp(prefix="decodelab-serve-", suffix=".log")[1])
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    server = LocalServer(proc, f"http://{netloc}", str(folder), log)
-    atexit.register(server.stop)
-    try:
-        wait_until_ready(server.url + "/health", proc, timeout_s, what="transformers serve")
-    except ServingError as e:
-        server.stop()
-        raise ServingError(f"{e} 로그 끝:\n{server.log_tail()}") from None
-    return server
+    # a free port is only free until someone takes it: the server binds it after loading the model,
+    # seconds later, so a port taken meanwhile (another program on a busy machine) means a new try
+    tries, attempt = (_PORT_TRIES if port is None else 1), 0
+    while True:
+        attempt += 1
+        chosen = _free_port(host) if port is None else port
+        cmd = [cli, "serve", str(folder), "--host", host, "--port", str(chosen), *options]
+        log = Path(tempfile.mkstemp(prefix="decodelab-serve-", suffix=".log")[1])
+        with open(log, "wb") as fh:
+            proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        netloc = f"[{host}]:{chosen}" if ":" in host else f"{host}:{chosen}"
+        server = LocalServer(proc, f"http://{netloc}", str(folder), log)
+        atexit.register(server.stop)
+        try:
+            wait_until_ready(server.url + "/health", proc, timeout_s, what="transformers serve")
+            return server
+        except ServingError as e:
+            server.stop()
+            tail = server.log_tail()
+            taken = "address already in use" in tail.lower()
+            if taken and attempt < tries:
+                continue
+            if not taken:
+                raise ServingError(f"{e} 로그 끝:\n{tail}") from None
+            hint = ("다른 port를 주거나 port를 비워 두세요(빈 포트를 고릅니다)" if port is not None
+                    else f"빈 포트를 {tries}번 골랐지만 번번이 다른 프로그램이 먼저 썼습니다; 잠시 뒤 다시 실행하세요")
+            raise ServingError(f"transformers serve: 포트 {chosen}을(를) 이미 다른 프로그램이 쓰고 있습니다: {hint}. "
+                               f"로그 끝:\n{tail}") from None
+
+
+#: how many free ports :func:`start_transformers_serve` tries when each one is taken before the server binds it
+_PORT_TRIES = 3
+
+
+def _free_port(host: str) -> int:
+    """A TCP port the OS calls free on ``host`` now (bind to port 0, read it, close)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
 
 
 def wait_until_ready(url: str, process: subprocess.Popen, timeout_s: float, *, what: str = "서버",

@@ -77,6 +77,55 @@ def test_local_server_only_on_loopback(tmp_path):
         S.start_transformers_serve(tmp_path / "missing")
 
 
+# A stand-in for the `transformers` command: `serve FOLDER --host H --port P ...` binds P the way
+# uvicorn does (after start-up) and answers /health, or prints uvicorn's message and exits 1 when P
+# is taken.
+FAKE_SERVE = """#!{python}
+import http.server, sys
+port = int(sys.argv[sys.argv.index("--port") + 1])
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
+try:
+    httpd = http.server.HTTPServer(("127.0.0.1", port), Health)
+except OSError as e:
+    print(f"ERROR:    [Errno {{e.errno}}] error while attempting to bind on address ('127.0.0.1', {{port}}): address already in use")
+    sys.exit(1)
+httpd.serve_forever()
+"""
+
+
+@pytest.fixture
+def fake_serve(tmp_path, monkeypatch):
+    pytest.importorskip("fastapi", reason="start_transformers_serve checks for the transformers[serving] extra")
+    cli = tmp_path / "transformers"
+    cli.write_text(FAKE_SERVE.format(python=sys.executable), encoding="utf-8")
+    cli.chmod(0o755)
+    monkeypatch.setattr(S, "_transformers_cli", lambda: str(cli))
+    taken = socket.socket()
+    taken.bind((HOST, 0))  # bound, not listening: a bind there fails, a connection is refused at once
+    yield taken.getsockname()[1]
+    taken.close()
+
+
+def test_a_port_taken_before_the_server_binds_it_means_another_free_port(fake_serve, monkeypatch):
+    """Seen in a parallel test run: the free port was taken in the seconds before `transformers
+    serve` bound it ("address already in use"), and notebook 07 failed at its first cell."""
+    free = _free_port()
+    ports = iter([fake_serve, free])
+    monkeypatch.setattr(S, "_free_port", lambda host: next(ports))
+    with S.start_transformers_serve(TARGET) as srv:
+        assert srv.url == f"http://{HOST}:{free}" and srv.running
+
+
+def test_a_taken_port_is_named_with_what_to_change(fake_serve, monkeypatch):
+    with pytest.raises(S.ServingError, match=rf"포트 {fake_serve}을\(를\) 이미 다른 프로그램이 쓰고 있습니다: 다른 port를 주거나"):
+        S.start_transformers_serve(TARGET, port=fake_serve)
+    monkeypatch.setattr(S, "_free_port", lambda host: fake_serve)  # every free port is taken in time
+    with pytest.raises(S.ServingError, match=rf"빈 포트를 {S._PORT_TRIES}번 골랐지만"):
+        S.start_transformers_serve(TARGET)
+
+
 # ------------------------------------------------------------------ the real server
 
 def test_one_request_has_vllm_timings_and_exactly_max_tokens(server):
