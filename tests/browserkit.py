@@ -43,7 +43,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -88,12 +87,6 @@ def course_notebooks() -> list[Path]:
     return sorted(NOTEBOOKS.glob("*.ipynb"))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # --------------------------------------------------------------------------------------------
 # JupyterLab server
 # --------------------------------------------------------------------------------------------
@@ -135,6 +128,25 @@ def _write_settings(settings: Path) -> None:
         path.write_text(json.dumps(value), encoding="utf-8")
 
 
+def _bound_port(runtime: Path, proc: subprocess.Popen, deadline: float, log: Path) -> int:
+    """The port a Jupyter server started with ``--ServerApp.port=0`` bound: read from the
+    ``jpserver-<pid>.json`` it writes into its runtime folder once it listens."""
+    info = runtime / f"jpserver-{proc.pid}.json"
+    while not info.is_file():
+        if proc.poll() is not None:
+            pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{log.read_text(errors='replace')[-4000:]}")
+        if time.monotonic() > deadline:
+            proc.terminate()
+            pytest.fail(f"JupyterLab wrote no {info.name} within {SERVER_START_S} s:\n{log.read_text(errors='replace')[-4000:]}")
+        time.sleep(0.2)
+    for _ in range(50):  # written, perhaps not yet complete
+        try:
+            return int(json.loads(info.read_text(encoding="utf-8"))["port"])
+        except (ValueError, KeyError):
+            time.sleep(0.1)
+    pytest.fail(f"{info} holds no port: {info.read_text(errors='replace')[:500]}")
+
+
 def start_lab_server(tmp_path_factory):
     """Start the test JupyterLab, yield its :class:`LabServer`, stop it: the body of the session
     fixture ``lab_server`` of tests/conftest.py (one server for all browser tests)."""
@@ -164,7 +176,6 @@ def start_lab_server(tmp_path_factory):
     )
     env.pop("MPLBACKEND", None)  # let the kernel use the inline backend
     token = secrets.token_hex(16)
-    port = _free_port()
     log = root / "server.log"
     cmd = [
         sys.executable,
@@ -173,7 +184,9 @@ def start_lab_server(tmp_path_factory):
         "--no-browser",
         "--allow-root",
         "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
+        # port 0: the server takes a free port when it binds (a port chosen here could be taken in
+        # the seconds before that) and names it in its runtime file (:func:`_bound_port`)
+        "--ServerApp.port=0",
         "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={nb_root}",
@@ -183,8 +196,9 @@ def start_lab_server(tmp_path_factory):
     ]
     with open(log, "wb") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=nb_root)
-    server = LabServer(f"http://127.0.0.1:{port}", token, nb_root, proc, log)
     deadline = time.monotonic() + SERVER_START_S
+    port = _bound_port(root / "runtime", proc, deadline, log)
+    server = LabServer(f"http://127.0.0.1:{port}", token, nb_root, proc, log)
     while True:
         if proc.poll() is not None:
             pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{server.log_tail()}")
