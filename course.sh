@@ -120,7 +120,7 @@ case "$cmd" in
     exec "$VENV/bin/python" -m pytest tests notebooks --nbval-lax -p no:cacheprovider ${parallel[@]+"${parallel[@]}"} "$@"
     ;;
   *)
-    echo "usage: bash course.sh lab | test | setup" >&2
+    echo "사용법: bash course.sh lab | test | setup  (lab: 강좌 열기, test: 전체 테스트, setup: 설치만)" >&2
     exit 2
     ;;
 esac

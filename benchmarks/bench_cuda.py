@@ -56,9 +56,6 @@ PROMPTS = SPECULATIVE_PROMPTS + [
     "국민의 모든 자유와 권리는",
 ]
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
 @torch.no_grad()
 def _margin(target, ids: list[int]) -> float:
     """The target's margin between its two best logits after ``ids`` (one full forward pass), in
@@ -158,12 +155,17 @@ def main(argv=None) -> int:
     ap.add_argument("--prompts", type=positive_int, default=len(PROMPTS), metavar="N",
                     help=f"프롬프트 수, 1~{len(PROMPTS)} (기본 {len(PROMPTS)})")
     ap.add_argument("--dtypes", default="float32,bfloat16", metavar="LIST",
-                    help="쉼표로 나눈 자료형: float32, bfloat16, float16 (기본 float32,bfloat16)")
+                    help="쉼표로 나눈 자료형: float32, bfloat16, float16 (fp32, bf16, fp16도 됨; 기본 float32,bfloat16)")
     ap.add_argument("--device", default="cuda", metavar="DEV", help="cuda (기본), cuda:N, 또는 같은 표를 CPU에서 재는 cpu")
     args = ap.parse_args(argv)
-    dtypes = [d.strip() for d in args.dtypes.split(",")]
-    if bad := [d for d in dtypes if d not in DTYPES]:
-        ap.error(f"--dtypes: 모르는 자료형 {bad} (허용: {', '.join(DTYPES)})")
+    from decodelab.models import resolve_dtype
+
+    dtypes = []
+    for name in (d.strip() for d in args.dtypes.split(",")):
+        try:
+            dtypes.append((name, resolve_dtype(name, "cpu")))  # the names load_models takes: float32, fp32, bf16...
+        except ValueError:
+            ap.error(f"--dtypes: 모르는 자료형 {name!r} (허용: float32, bfloat16, float16 또는 fp32, bf16, fp16)")
     if args.prompts > len(PROMPTS):
         ap.error(f"--prompts: {len(PROMPTS)} 이하로 주세요 (지금: {args.prompts})")
     if not re.fullmatch(r"cpu|cuda(:\d+)?", args.device):
@@ -180,8 +182,8 @@ def main(argv=None) -> int:
     print(f"{where}; torch {torch.__version__}, CUDA {torch.version.cuda}, "
           f"transformers {transformers.__version__}; TF32 matmul {torch.backends.cuda.matmul.allow_tf32}; "
           f"{time.strftime('%Y-%m-%d')}")
-    for name in dtypes:
-        run_dtype(name, DTYPES[name], PROMPTS[: args.prompts], args.tokens, args.reps, args.device)
+    for name, dtype in dtypes:
+        run_dtype(name, dtype, PROMPTS[: args.prompts], args.tokens, args.reps, args.device)
     return 0
 
 

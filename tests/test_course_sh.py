@@ -107,3 +107,10 @@ def test_pyproject_splits_the_dependencies_by_use():
     assert not lib[0].specifier.contains("5.23.0") and lib[0].specifier.contains("5.24.0")
     assert any(d.startswith("jupyterlab>=") for d in extras["lab"])
     assert extras["test"][0] == "decodelab[lab,serving,classroom,train]"
+
+
+@pytest.mark.parametrize("args", [[], ["nope"]])
+def test_an_unknown_command_shows_the_three_commands_in_korean(args):
+    proc = subprocess.run(["bash", str(REPO / "course.sh"), *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("사용법: bash course.sh lab | test | setup") and "강좌 열기" in proc.stderr
