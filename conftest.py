@@ -14,7 +14,8 @@ through the environment:
 With pytest-xdist (``bash course.sh test`` passes ``-n``), tests go out slowest first (browser,
 then ``slow``), and a module's tests run on one worker so that its module fixtures (a hub, an
 nbgrader course, a notebook's cells under nbval) are set up once; ``tests/test_browser.py``'s
-tests are spread over the workers (each worker has its own JupyterLab and Chromium), except the
+tests are spread over the workers (each worker has its own JupyterLab and Chromium, the latter
+kept from one browser test to the next and closed before the first other test), except the
 notebook runs that another test opens again (``REOPENED_BY``).
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 
 import pytest
@@ -59,6 +61,22 @@ def pytest_unconfigure(config) -> None:
     _SAVED.clear()
     while _TEMP:
         shutil.rmtree(_TEMP.pop(), ignore_errors=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    """Before a test that is not a browser test: close the Chromium the browser tests before it
+    shared (tests/browserkit.py, :func:`shared_browser`): Playwright's sync API holds an asyncio
+    event loop in this thread while it runs."""
+    kit = sys.modules.get("browserkit")
+    if kit is not None and not item.get_closest_marker("browser"):
+        kit.close_browser()
+
+
+def pytest_sessionfinish(session) -> None:
+    kit = sys.modules.get("browserkit")
+    if kit is not None:
+        kit.close_browser()
 
 
 def _heaviness(item) -> int:

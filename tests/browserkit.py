@@ -6,7 +6,7 @@ tests/test_browser_presentation.py and tests/test_classroom_hub.py (not a test m
 :func:`start_lab_server` starts JupyterLab on 127.0.0.1 (free port, token auth, temporary config /
 runtime / settings / workspace dirs, a temporary copy of ``notebooks/`` as root, the two demo
 notebooks of ``tests/demo_notebooks.py`` beside them) with the project's Python;
-:func:`launch_browser` starts Chromium. :func:`run_notebook` then, for one notebook:
+:func:`shared_browser` starts Chromium (once per process, kept across browser tests). :func:`run_notebook` then, for one notebook:
 
 1. opens it in headless Chromium (Debian's ``/usr/bin/chromium`` driven by Playwright; Playwright's
    own browser download is never used), records which metadata keys opening it changed, and runs
@@ -224,19 +224,43 @@ def start_lab_server(tmp_path_factory):
 # --------------------------------------------------------------------------------------------
 
 
-def launch_browser():
-    """Launch headless Chromium, yield it, close it: the body of the module fixture ``browser``
-    of tests/conftest.py."""
+#: this process's Playwright and Chromium (:func:`shared_browser`), while open
+_CHROMIUM: dict[str, object] = {}
+
+
+def shared_browser():
+    """This process's headless Chromium, launched on first use and kept for the browser tests
+    that follow (with the JupyterLab pages they loaded, :func:`lab_page`): the body of the
+    fixture ``browser`` of tests/conftest.py. :func:`close_browser` ends it; the repository's
+    conftest.py calls that before any test that is not a browser test, because Playwright's sync
+    API holds an asyncio event loop in this thread while it runs (nbclient, or a test's own
+    Playwright, could not run theirs)."""
+    b = _CHROMIUM.get("browser")
+    if b is not None and b.is_connected():
+        return b
     if not Path(CHROMIUM).is_file():
         _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium, or set DECODELAB_CHROMIUM)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("the playwright Python package is not installed (pip install playwright)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    if "playwright" not in _CHROMIUM:
+        _CHROMIUM["playwright"] = sync_playwright().start()
+    _CHROMIUM["browser"] = _CHROMIUM["playwright"].chromium.launch(executable_path=CHROMIUM, headless=True,
+                                                                   args=CHROMIUM_ARGS)
+    return _CHROMIUM["browser"]
+
+
+def close_browser() -> None:
+    """Close this process's Chromium (if :func:`shared_browser` started one) and stop Playwright."""
+    _LAB_PAGES.clear()
+    b, pw = _CHROMIUM.pop("browser", None), _CHROMIUM.pop("playwright", None)
+    try:
+        if b is not None:
+            b.close()
+    finally:
+        if pw is not None:
+            pw.stop()
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Shared fixtures: the bundled model pair and the browser tests' JupyterLab server are each started
-once per test session (Chromium once per browser-test module). The session-wide settings (temporary answers folder, one
+once per test session (Chromium too, while browser tests follow one another). The session-wide settings (temporary answers folder, one
 torch thread, offline) are in the repository's top-level conftest.py."""
 
 from __future__ import annotations
@@ -46,12 +46,13 @@ def lab_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium for the browser tests of one module (skipped without Chromium, except under
-    CI). Module scope, unlike ``lab_server``: Playwright's sync API runs an event loop in this thread
-    while it is open, and later modules (e.g. tests/test_classroom_hub.py) start their own."""
+    """Headless Chromium (skipped without Chromium, except under CI): one per process, kept from one
+    browser test to the next, with the JupyterLab pages it loaded (tests/browserkit.py,
+    :func:`browserkit.shared_browser`); closed before the first test that is not a browser test
+    (the repository's conftest.py) and at the end of the session."""
     import browserkit
 
-    yield from browserkit.launch_browser()
+    return browserkit.shared_browser()
 
 
 @pytest.fixture(scope="session")

@@ -272,7 +272,8 @@ def singleuser_env(tmp: Path) -> SingleUserEnv:
     wheel = build_wheel(tmp)
     venv = tmp / "venv"
     base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
+    # no pip or setuptools of its own: this Python's (newer) ones come through the .pth line below
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
     purelib = Path(subprocess.check_output([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                            text=True).strip())
@@ -283,8 +284,6 @@ def singleuser_env(tmp: Path) -> SingleUserEnv:
         if (Path(sys.prefix) / sub).is_dir():
             (venv / sub).parent.mkdir(parents=True, exist_ok=True)
             (venv / sub).symlink_to(Path(sys.prefix) / sub)
-    # the venv's own (older) setuptools would hide this Python's: torch requires a newer one
-    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "setuptools"], capture_output=True, timeout=120)
     dest = tmp / "srv" / "notebooks"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")}
     env.update(DECODELAB_TORCH="", PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
