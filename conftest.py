@@ -17,6 +17,12 @@ nbgrader course, a notebook's cells under nbval) are set up once; ``tests/test_b
 tests are spread over the workers (each worker has its own JupyterLab and Chromium, the latter
 kept from one browser test to the next and closed before the first other test), except the
 notebook runs that another test opens again (``REOPENED_BY``).
+
+No notebook is executed twice for nothing: nbval's cells of a notebook are deselected when a
+selected test executes the same notebook top to bottom with a check that holds nbval-lax's
+(:func:`runs_elsewhere`: notebook 01 from the installed wheel; every notebook in JupyterLab and
+Chromium, when those are here). Without Chromium, with ``-m "not browser"`` or with
+``pytest notebooks/ --nbval-lax`` alone, nbval runs every notebook.
 """
 
 from __future__ import annotations
@@ -96,19 +102,42 @@ RUN_FROM_THE_WHEEL = {
 }
 #: variables that test leaves out of the wheel's environment
 WHEEL_RUN_DROPS = ("DECODELAB_TARGET", "DECODELAB_DRAFT", "DECODELAB_QUIZZES", "DECODELAB_BENCHMARKS")
+#: the browser test that runs a course notebook top to bottom in JupyterLab (tests/test_browser.py,
+#: one per notebook, ``{stem}`` its file name without ``.ipynb``). Its check holds nbval-lax's
+#: (every cell ran, no error output) and more (no traceback or warning on stderr, widgets shown,
+#: sliders that redraw in place), on the same pair (the server inherits DECODELAB_TARGET/DRAFT)
+#: and with the kernel a student gets (the inline matplotlib backend)
+BROWSER_RUN = "tests/test_browser.py::test_notebook_in_jupyterlab[{stem}]"
+
+
+def runs_elsewhere(config, ids: set[str]) -> dict[str, str]:
+    """The notebooks (``notebooks/NN_name.ipynb``) whose nbval cells would execute them a second
+    time for nothing in this session, each with the selected test that executes it instead: the
+    wheel's run (``RUN_FROM_THE_WHEEL``), or the browser run (``BROWSER_RUN``) when Chromium and
+    playwright are here (else that test is skipped and nbval's run is the only one) and it tests
+    this checkout's notebooks. Only for --nbval-lax: strict --nbval also compares outputs."""
+    if not config.getoption("nbval_lax", False):
+        return {}
+    elsewhere: dict[str, str] = {}
+    if not any(os.environ.get(v) for v in WHEEL_RUN_DROPS):  # a pair the caller chose: not the wheel's run
+        elsewhere.update({nb: test for nb, test in RUN_FROM_THE_WHEEL.items() if test in ids})
+    kit = sys.modules.get("browserkit")  # imported by tests/test_browser.py when it was collected
+    if kit is not None and not os.environ.get("DECODELAB_BROWSER_NOTEBOOKS") and kit.browser_missing() is None:
+        for nb in kit.course_notebooks():
+            test = BROWSER_RUN.format(stem=nb.stem)
+            if test in ids:
+                elsewhere.setdefault(f"notebooks/{nb.name}", test)
+    return elsewhere
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items) -> None:
     """Modules with browser tests first, then modules with slow ones, then the rest; a module's
     tests stay together and in order (its module fixtures are set up once, also in one process).
-    The nbval cells of a notebook in ``RUN_FROM_THE_WHEEL`` are deselected when the test that
-    runs it from the wheel is selected too (this hook runs last: after ``-k`` and ``-m``)."""
-    ids = {item.nodeid for item in items}
-    # the wheel's run is --nbval-lax on the bundled pair: a strict --nbval run, or one on a pair
-    # the caller chose (the wheel's run drops those variables), keeps the notebook's own cells
-    same_run = config.getoption("nbval_lax", False) and not any(os.environ.get(v) for v in WHEEL_RUN_DROPS)
-    twice = {nb for nb, test in RUN_FROM_THE_WHEEL.items() if test in ids} if same_run else set()
+    The nbval cells of a notebook that another selected test executes top to bottom
+    (:func:`runs_elsewhere`: from the wheel, or in the browser) are deselected, so no notebook runs
+    twice (this hook runs last: after ``-k`` and ``-m``)."""
+    twice = runs_elsewhere(config, {item.nodeid for item in items})
     dropped = [item for item in items if item.nodeid.split("::", 1)[0] in twice]
     if dropped:
         config.hook.pytest_deselected(items=dropped)

@@ -146,3 +146,57 @@ def test_the_wheel_rule_applies_after_k_and_m():
 
     ids = collected("-k", "not " + test.split("::")[1])  # -m goes through the same deselection
     assert test not in ids and f"{notebook}::Cell 0" in ids, ids
+
+
+def test_a_notebook_the_browser_test_runs_is_not_run_again_by_its_own_nbval_cells(monkeypatch):
+    """With Chromium and playwright here, the browser run of a notebook replaces its nbval cells
+    (its check holds nbval-lax's); without them (the browser test is skipped), with another
+    notebook folder in the browser, or in a strict --nbval run, the nbval cells stay."""
+    import browserkit
+
+    class Item:
+        def __init__(self, nodeid):
+            self.nodeid = nodeid
+
+        def get_closest_marker(self, name):
+            return "browser" if self.nodeid.startswith("tests/test_browser.py") else None
+
+    class Hook:
+        def __init__(self):
+            self.deselected = []
+
+        def pytest_deselected(self, items):
+            self.deselected += [i.nodeid for i in items]
+
+    nb = "notebooks/02_prefill_vs_decode.ipynb"
+    assert (REPO / nb).is_file()
+    run = root.BROWSER_RUN.format(stem="02_prefill_vs_decode")
+    assert run.startswith("tests/test_browser.py::test_notebook_in_jupyterlab[")  # the test's real name
+    cells = [f"{nb}::Cell {i}" for i in range(3)]
+    other = "notebooks/05_chips.ipynb::Cell 0"  # its browser run is not selected (e.g. -k 02)
+
+    def collect(config=_Config, missing=None, **env):
+        monkeypatch.setattr(browserkit, "browser_missing", lambda: missing)
+        for name in ("DECODELAB_BROWSER_NOTEBOOKS", "DECODELAB_TARGET"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        hook = Hook()
+        cfg = type("C", (config,), {"hook": hook})()
+        items = [Item(n) for n in [run, *cells, other]]
+        root.pytest_collection_modifyitems(cfg, items)
+        return [i.nodeid for i in items], hook.deselected
+
+    assert collect() == ([run, other], cells)
+    assert collect(DECODELAB_TARGET="/some/model") == ([run, other], cells)  # the lab server gets it too
+    assert collect(missing="no Chromium") == ([run, *cells, other], [])
+    assert collect(DECODELAB_BROWSER_NOTEBOOKS="/elsewhere") == ([run, *cells, other], [])
+    strict = type("Strict", (_Config,), {"getoption": staticmethod(lambda name, default=None: False)})
+    assert collect(config=strict) == ([run, *cells, other], [])
+
+
+def test_browser_missing_names_what_to_install(monkeypatch):
+    import browserkit
+
+    monkeypatch.setattr(browserkit, "CHROMIUM", "/no/such/chromium")
+    assert "no Chromium at /no/such/chromium" in browserkit.browser_missing()
