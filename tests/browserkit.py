@@ -623,13 +623,52 @@ def open_notebook(page, notebook: str) -> None:
     wait_idle(page, RUN_ALL_S)
 
 
+JS_WATCH_KERNEL = """
+() => {
+  // what the kernel connection does while the notebook runs, for a diagnosis (:func:`_diagnose`)
+  const w = window.__nb, t0 = performance.now();
+  const events = window.__nbEvents = [];
+  const note = (what) => { if (events.length < 40) events.push(`${Math.round(performance.now() - t0)} ms ${what}`); };
+  w.sessionContext.connectionStatusChanged.connect((_, v) => note(`connection ${v}`));
+  w.sessionContext.statusChanged.connect((_, v) => { if (v !== 'busy' && v !== 'idle') note(`kernel ${v}`); });
+  w.sessionContext.session.kernel.iopubMessage.connect((_, m) => {
+    if (m.header.msg_type === 'comm_close') note(`comm_close ${m.content.comm_id}`);
+  });
+}
+"""
+
+
+def _watch_console(page) -> tuple[list[str], object]:
+    """Collect the page's console errors and warnings (ipywidgets logs its failures there): the
+    list, and the listener to remove afterwards."""
+    console: list[str] = []
+    listen = lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type in ("error", "warning") else None  # noqa: E731
+    page.on("console", listen)
+    return console, listen
+
+
+def _diagnose(page, report: Report, console: list[str]) -> None:
+    """Add a ``diagnosis`` problem to a report with widget problems: the widget models its outputs
+    show and whether the kernel still has their comms, what the kernel connection did
+    (:data:`JS_WATCH_KERNEL`, when installed) and the browser console, errors first."""
+    def read(js: str):
+        try:
+            return page.evaluate(js)
+        except Exception as exc:  # noqa: BLE001 - the diagnosis must not hide the problems found
+            return f"(not read: {str(exc)[:200]})"
+
+    missing = read(JS_MISSING_MODELS)
+    events = read("() => window.__nbEvents || []")
+    errors_first = sorted(console, key=lambda line: not line.startswith("error"))
+    report.add("diagnosis", f"widget models in the outputs and whether the kernel has their comms: {missing}; "
+                            f"kernel connection: {events}; browser console: {errors_first[:8]}")
+
+
 def open_saved_run(page, notebook: str) -> None:
     """Open a notebook saved by :func:`run_notebook_once` again, on its running kernel, and
     require what a lecturer reopening a prepared notebook sees: every code cell shows its output
     of the saved run, the widgets load from the kernel, and nothing is an error."""
-    console: list[str] = []
-    listen = lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type in ("error", "warning") else None  # noqa: E731
-    page.on("console", listen)
+    console, listen = _watch_console(page)
     try:
         open_notebook(page, notebook)
         counts = [c["count"] for c in page.evaluate(JS_MODEL_OUTPUTS) if not c["empty"]]
@@ -638,13 +677,7 @@ def open_saved_run(page, notebook: str) -> None:
         _wait_widgets_loaded(page, report)
         _check_outputs(page, report)
         if report.problems:
-            try:
-                missing = page.evaluate(JS_MISSING_MODELS)
-            except Exception as exc:  # noqa: BLE001 - the diagnosis must not hide the problems found
-                missing = f"(not read: {str(exc)[:200]})"
-            errors_first = sorted(console, key=lambda line: not line.startswith("error"))
-            report.add("diagnosis", f"widget models in the saved outputs and whether the kernel has their comms: {missing}; "
-                                    f"browser console: {errors_first[:8]}")
+            _diagnose(page, report, console)
         assert report.problems == [], "\n".join(map(str, report.problems))
     finally:
         page.remove_listener("console", listen)
@@ -699,8 +732,10 @@ def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_e
     t0 = time.monotonic()
     lp = lab_page(browser, server)
     lp.report, page, ok = report, lp.page, False
+    console, listen = _watch_console(page)
     try:
         open_notebook(page, path)
+        page.evaluate(JS_WATCH_KERNEL)
         report.changed_on_open = _changed_on_open(page)
         report.seconds["open"] = time.monotonic() - t0
         t1 = time.monotonic()
@@ -717,8 +752,11 @@ def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_e
         _screenshot(page, shot_name)
         if keep_kernel and page.evaluate(JS_SAVE):
             report.add("not-saved", "the notebook is still modified after saving")
+        if any(p.kind.startswith("widget-") for p in report.problems):
+            _diagnose(page, report, console)
         ok = not report.problems
     finally:
+        page.remove_listener("console", listen)
         # the kernel is kept only for a clean run (a failed one may still be busy)
         release_lab_page(lp, ok=ok, shutdown=not (keep_kernel and ok))
     report.seconds["total"] = time.monotonic() - t0

@@ -49,6 +49,9 @@ def test_harness_reports_a_broken_notebook(browser, lab_server):
     print(summary(report))
     kinds = {p.kind for p in report.problems}
     assert kinds == demo_notebooks.EXPECTED_BROKEN_KINDS, "\n".join(map(str, report.problems))
+    diagnosis = next(p.detail for p in report.problems if p.kind == "diagnosis")
+    # the Ghost widget's module does not exist: ipywidgets says so in the console
+    assert "kernel connection: [" in diagnosis and "decodelab-no-such-module" in diagnosis, diagnosis
 
 
 @pytest.mark.parametrize("notebook", course_notebooks(), ids=lambda p: p.stem)
