@@ -21,8 +21,8 @@ notebook runs that another test opens again (``REOPENED_BY``).
 No notebook is executed twice for nothing: nbval's cells of a notebook are deselected when a
 selected test executes the same notebook top to bottom with a check that holds nbval-lax's
 (:func:`runs_elsewhere`: notebook 01 from the installed wheel; every notebook in JupyterLab and
-Chromium, when those are here). Without Chromium, with ``-m "not browser"`` or with
-``pytest notebooks/ --nbval-lax`` alone, nbval runs every notebook.
+Chromium, when those are here). Without Chromium or with ``-m "not browser"``, nbval runs every
+notebook (01 from the wheel); ``pytest notebooks/ --nbval-lax`` alone runs every notebook's cells.
 """
 
 from __future__ import annotations
@@ -114,8 +114,10 @@ def runs_elsewhere(config, ids: set[str]) -> dict[str, str]:
     """The notebooks (``notebooks/NN_name.ipynb``) whose nbval cells would execute them a second
     time for nothing in this session, each with the selected test that executes it instead: the
     wheel's run (``RUN_FROM_THE_WHEEL``), or the browser run (``BROWSER_RUN``) when Chromium and
-    playwright are here (else that test is skipped and nbval's run is the only one) and it tests
-    this checkout's notebooks. Only for --nbval-lax: strict --nbval also compares outputs."""
+    playwright are here (else that test is skipped and nbval's run is the only one), it tests this
+    checkout's notebooks and the notebook has no cell whose output nbval-lax compares
+    (``NBVAL_CHECK_OUTPUT``, or the tag ``nbval-check-output``: the browser run does not compare
+    outputs). Only for --nbval-lax: strict --nbval compares every cell's output."""
     if not config.getoption("nbval_lax", False):
         return {}
     elsewhere: dict[str, str] = {}
@@ -125,9 +127,16 @@ def runs_elsewhere(config, ids: set[str]) -> dict[str, str]:
     if kit is not None and not os.environ.get("DECODELAB_BROWSER_NOTEBOOKS") and kit.browser_missing() is None:
         for nb in kit.course_notebooks():
             test = BROWSER_RUN.format(stem=nb.stem)
-            if test in ids:
+            if test in ids and not _compares_outputs(nb):
                 elsewhere.setdefault(f"notebooks/{nb.name}", test)
     return elsewhere
+
+
+def _compares_outputs(notebook) -> bool:
+    """Whether nbval-lax compares some cell's output in ``notebook`` (a path): a cell marked
+    ``# NBVAL_CHECK_OUTPUT`` or tagged ``nbval-check-output`` (either shows in the file's text)."""
+    text = notebook.read_text(encoding="utf-8")
+    return "NBVAL_CHECK_OUTPUT" in text or "nbval-check-output" in text
 
 
 @pytest.hookimpl(trylast=True)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # decodelab course launcher: set-up is done by the command itself and is safe to run again.
 #   bash course.sh lab     -> open the course in JupyterLab (notebooks/01_decode_phase.ipynb)
-#   bash course.sh test    -> run the whole test suite (unit tests, every notebook once: in the browser test when Chromium
-#                             is here, else under nbval; 01 also under nbval from the wheel),
+#   bash course.sh test    -> run the whole test suite (unit tests; every notebook top to bottom: in the browser test when
+#                             Chromium is here, and under nbval 01 from the wheel, the others when Chromium is missing),
 #                             in parallel (pytest-xdist; DECODELAB_TEST_WORKERS=N sets the worker count, 0: one process)
 #   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and everything the course uses)
 # `lab` installs decodelab with its lab extra (JupyterLab, slides, the serving tools notebook 07 uses);

@@ -625,10 +625,10 @@ def open_notebook(page, notebook: str) -> None:
 
 JS_WATCH_KERNEL = """
 () => {
-  // what the kernel connection does while the notebook runs, for a diagnosis (:func:`_diagnose`)
+  // what the kernel connection does while the notebook runs (the last 40 events), for a diagnosis (:func:`_diagnose`)
   const w = window.__nb, t0 = performance.now();
   const events = window.__nbEvents = [];
-  const note = (what) => { if (events.length < 40) events.push(`${Math.round(performance.now() - t0)} ms ${what}`); };
+  const note = (what) => { events.push(`${Math.round(performance.now() - t0)} ms ${what}`); if (events.length > 40) events.shift(); };
   w.sessionContext.connectionStatusChanged.connect((_, v) => note(`connection ${v}`));
   w.sessionContext.statusChanged.connect((_, v) => { if (v !== 'busy' && v !== 'idle') note(`kernel ${v}`); });
   w.sessionContext.session.kernel.iopubMessage.connect((_, m) => {
@@ -671,6 +671,7 @@ def open_saved_run(page, notebook: str) -> None:
     console, listen = _watch_console(page)
     try:
         open_notebook(page, notebook)
+        page.evaluate(JS_WATCH_KERNEL)
         counts = [c["count"] for c in page.evaluate(JS_MODEL_OUTPUTS) if not c["empty"]]
         assert None not in counts, f"the saved {notebook} has cells without a run: {counts}"
         report = Report(notebook)

@@ -195,6 +195,25 @@ def test_a_notebook_the_browser_test_runs_is_not_run_again_by_its_own_nbval_cell
     assert collect(config=strict) == ([run, *cells, other], [])
 
 
+def test_a_notebook_with_a_cell_whose_output_nbval_lax_compares_keeps_its_nbval_cells(monkeypatch, tmp_path):
+    """nbval-lax compares the output of a cell marked ``# NBVAL_CHECK_OUTPUT`` (or tagged
+    ``nbval-check-output``); the browser run does not, so such a notebook keeps its nbval cells."""
+    import browserkit
+    import nbformat
+
+    monkeypatch.setattr(browserkit, "browser_missing", lambda: None)
+    monkeypatch.delenv("DECODELAB_BROWSER_NOTEBOOKS", raising=False)
+    plain, marked, tagged = "02_prefill_vs_decode", "03_agent_loops", "05_chips"
+    cells = {plain: nbformat.v4.new_code_cell("print(1)"),
+             marked: nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1)"),
+             tagged: nbformat.v4.new_code_cell("print(1)", metadata={"tags": ["nbval-check-output"]})}
+    for stem, cell in cells.items():
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), tmp_path / f"{stem}.ipynb")
+    monkeypatch.setattr(browserkit, "course_notebooks", lambda: sorted(tmp_path.glob("*.ipynb")))
+    ids = {root.BROWSER_RUN.format(stem=stem) for stem in cells}
+    assert root.runs_elsewhere(_Config, ids) == {f"notebooks/{plain}.ipynb": root.BROWSER_RUN.format(stem=plain)}
+
+
 def test_browser_missing_names_what_to_install(monkeypatch):
     import browserkit
 
