@@ -30,6 +30,7 @@ length (1 + accepted / drafts) of the requests it sent, from the counters' chang
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
 import os
 import shutil
@@ -219,10 +220,11 @@ def _root(endpoint: str) -> str:
 
 
 def _client(endpoint: str, timeout_s: float, api_key: str | None):
-    import httpx
     import openai
 
-    timeout = httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s))
+    # openai.Timeout is the Timeout of the HTTP library this openai release is built on (httpx2 in
+    # openai 3.x, httpx in 1.x): the client refuses the other library's Timeout
+    timeout = openai.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s))
     return openai.OpenAI(base_url=base_url(endpoint), api_key=api_key or "EMPTY", timeout=timeout, max_retries=0)
 
 
@@ -239,28 +241,40 @@ def _status_hint(code: int) -> str:
     return "--model 이름과 max_tokens를 확인하세요."
 
 
+def _http_errors(*names: str) -> tuple[type[BaseException], ...]:
+    """The exception classes called ``names`` in each HTTP library here that the openai client
+    raises through: httpx2 (openai 3.x) and httpx (openai 1.x, and this module's own
+    ``GET /metrics`` and readiness polls)."""
+    libraries = []
+    for name in ("httpx2", "httpx"):
+        try:
+            libraries.append(importlib.import_module(name))
+        except ImportError:
+            continue
+    return tuple(getattr(lib, n) for lib in libraries for n in names if hasattr(lib, n))
+
+
 def _wrap(exc: Exception, endpoint: str, *, streaming: bool = False) -> ServingError:
-    """A Korean :class:`ServingError` for a failure of the openai client or httpx.
+    """A Korean :class:`ServingError` for a failure of the openai client or its HTTP library.
 
     ``streaming``: the failure came after the first chunk (a broken stream, not a refused
     connection).
     """
-    import httpx
     import openai
 
     where = base_url(endpoint)
     cause = exc.__cause__ if isinstance(exc, openai.APITimeoutError) and exc.__cause__ is not None else exc
-    if isinstance(cause, (httpx.ConnectTimeout, httpx.PoolTimeout)):
+    if isinstance(cause, _http_errors("ConnectTimeout", "PoolTimeout")):
         return ServingError(f"서버 {where}가 제한 시간 안에 연결을 받지 않았습니다 (연결 대기열이 가득 찼거나 서버가 "
                             f"바쁨). 동시 요청 수(--concurrency)를 줄이거나 서버 상태를 확인하세요. ({type(cause).__name__})")
-    if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
+    if isinstance(exc, (openai.APITimeoutError, *_http_errors("TimeoutException"))):
         what = "스트림이 멈춤" if streaming else "첫 응답을 기다리다 멈춤"
         return ServingError(f"서버 {where}가 제한 시간 안에 응답하지 않았습니다 ({what}). timeout_s(명령에서는 --timeout)를 "
                             f"늘리거나 서버 상태를 확인하세요. ({type(exc).__name__})")
     if isinstance(exc, openai.APIStatusError):
         return ServingError(f"서버 {where}가 요청을 거절했습니다 (HTTP {exc.status_code}): {str(exc)[:300]}. "
                             f"{_status_hint(exc.status_code)}")
-    if streaming or isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)) or "incomplete" in str(exc).lower():
+    if streaming or isinstance(exc, _http_errors("RemoteProtocolError", "ReadError")) or "incomplete" in str(exc).lower():
         return ServingError(f"서버 {where}가 응답을 보내던 중 연결을 끊었습니다 (스트림이 중간에 끝남). 서버 로그를 "
                             f"확인하세요. ({type(exc).__name__}: {exc})")
     return ServingError(f"서버 {where}에 연결하지 못했습니다: 주소와 포트가 맞는지, 서버가 켜져 있는지 확인하세요. "
@@ -307,10 +321,9 @@ class _Deadline:
 
 
 def _errors():
-    import httpx
     import openai
 
-    return (openai.APIError, httpx.HTTPError)
+    return (openai.APIError, *_http_errors("HTTPError"))
 
 
 def server_model(endpoint: str, *, timeout_s: float = 10.0, api_key: str | None = None) -> str:

@@ -326,11 +326,22 @@ def test_timeout_bounds_the_whole_request_not_each_read():
     assert time.monotonic() - t0 < 20  # a hang guard (keep-alives would hold a per-read timeout forever)
 
 
-def test_a_full_accept_queue_is_not_called_a_stalled_stream():
-    import httpx
-
-    err = S._wrap(httpx.ConnectTimeout("timed out"), "http://127.0.0.1:9")
+@pytest.mark.parametrize("library", ["httpx", "httpx2"])
+def test_a_full_accept_queue_is_not_called_a_stalled_stream(library):
+    """openai 3.x raises through httpx2, openai 1.x through httpx: both libraries' errors are named."""
+    http = pytest.importorskip(library)
+    err = S._wrap(http.ConnectTimeout("timed out"), "http://127.0.0.1:9")
     assert "연결을 받지 않았습니다" in str(err) and "스트림이 멈춤" not in str(err)
+    err = S._wrap(http.RemoteProtocolError("peer closed connection"), "http://127.0.0.1:9")
+    assert "연결을 끊었습니다" in str(err)
+    assert issubclass(http.ReadError, S._errors())
+
+
+def test_the_client_takes_the_timeout_of_the_http_library_openai_is_built_on():
+    """A client with the connect and the overall timeout set (httpx2 2.17 refuses httpx's Timeout)."""
+    client = S._client("http://127.0.0.1:9", 7.5, None)
+    assert (client.timeout.read, client.timeout.connect) == (7.5, min(S.CONNECT_TIMEOUT_S, 7.5))
+    assert client.max_retries == 0
 
 
 def test_nothing_listening_is_a_connection_error():
