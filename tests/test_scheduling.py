@@ -25,6 +25,26 @@ class _Config:
         return {"nbval_lax": True}.get(name, default)
 
 
+class _Item:
+    """What the collection hook reads of a test item: its node id and one marker (or none)."""
+
+    def __init__(self, nodeid, mark=None):
+        self.nodeid, self.mark = nodeid, mark
+
+    def get_closest_marker(self, name):
+        return name if name == self.mark else None
+
+
+class _Hook:
+    """``config.hook`` of a fake config: records what the collection hook deselects."""
+
+    def __init__(self):
+        self.deselected = []
+
+    def pytest_deselected(self, items):
+        self.deselected += [i.nodeid for i in items]
+
+
 def test_a_notebooks_cells_and_a_modules_tests_are_one_unit():
     cells = {scope(f"notebooks/03_agent_loops.ipynb::Cell {i}") for i in range(5)}
     assert cells == {"notebooks/03_agent_loops.ipynb"}
@@ -73,57 +93,37 @@ def test_the_browser_run_asks_the_conftest_whether_it_is_reopened():
 
 
 def test_slow_modules_go_out_first_and_a_module_stays_together():
-    class Item:
-        def __init__(self, nodeid, mark=None):
-            self.nodeid, self.mark = nodeid, mark
-
-        def get_closest_marker(self, name):
-            return name if name == self.mark else None
-
-    items = [Item("tests/a.py::t1"), Item("tests/b.py::t1"), Item("tests/b.py::t2", "slow"), Item("tests/c.py::t1", "browser"),
-             Item("tests/a.py::t2", "slow"), Item("nb/x.ipynb::Cell 0"), Item("nb/x.ipynb::Cell 1")]
+    items = [_Item("tests/a.py::t1"), _Item("tests/b.py::t1"), _Item("tests/b.py::t2", "slow"), _Item("tests/c.py::t1", "browser"),
+             _Item("tests/a.py::t2", "slow"), _Item("nb/x.ipynb::Cell 0"), _Item("nb/x.ipynb::Cell 1")]
     root.pytest_collection_modifyitems(_Config(), items)
     assert [i.nodeid for i in items] == ["tests/c.py::t1", "tests/a.py::t1", "tests/b.py::t1", "tests/b.py::t2",
                                          "tests/a.py::t2", "nb/x.ipynb::Cell 0", "nb/x.ipynb::Cell 1"]
 
 
 def test_a_notebook_run_from_the_wheel_is_not_run_again_by_its_own_nbval_cells(monkeypatch):
-    class Item:
-        def __init__(self, nodeid):
-            self.nodeid = nodeid
-
-        def get_closest_marker(self, name):
-            return None
-
-    class Hook:
-        def __init__(self):
-            self.deselected = []
-
-        def pytest_deselected(self, items):
-            self.deselected += [i.nodeid for i in items]
 
     class Config(_Config):
-        hook = Hook()
+        hook = _Hook()
 
     (notebook, test), = root.RUN_FROM_THE_WHEEL.items()
     assert (REPO / notebook).is_file() and (REPO / test.split("::")[0]).is_file()
     assert f"def {test.split('::')[1]}(" in (REPO / test.split("::")[0]).read_text(encoding="utf-8")
     cells = [f"{notebook}::Cell {i}" for i in range(3)]
     other = "notebooks/02_prefill_vs_decode.ipynb::Cell 0"
-    items = [Item(n) for n in [*cells, other, test]]
+    items = [_Item(n) for n in [*cells, other, test]]
     root.pytest_collection_modifyitems(Config(), items)
     assert sorted(i.nodeid for i in items) == sorted([other, test]) and Config.hook.deselected == cells
     # without the wheel's test (e.g. `pytest notebooks/`) the notebook's cells run
-    items = [Item(n) for n in [*cells, other]]
+    items = [_Item(n) for n in [*cells, other]]
     root.pytest_collection_modifyitems(Config(), items)
     assert [i.nodeid for i in items] == [*cells, other]
     # and so they do in a strict --nbval run, or on a pair the caller chose (not the wheel's run)
     strict = type("Strict", (Config,), {"getoption": staticmethod(lambda name, default=None: False)})
-    items = [Item(n) for n in [*cells, test]]
+    items = [_Item(n) for n in [*cells, test]]
     root.pytest_collection_modifyitems(strict(), items)
     assert [i.nodeid for i in items] == [*cells, test]
     monkeypatch.setenv("DECODELAB_TARGET", "/some/model")
-    items = [Item(n) for n in [*cells, test]]
+    items = [_Item(n) for n in [*cells, test]]
     root.pytest_collection_modifyitems(Config(), items)
     assert [i.nodeid for i in items] == [*cells, test]
 
@@ -154,20 +154,6 @@ def test_a_notebook_the_browser_test_runs_is_not_run_again_by_its_own_nbval_cell
     notebook folder in the browser, or in a strict --nbval run, the nbval cells stay."""
     import browserkit
 
-    class Item:
-        def __init__(self, nodeid):
-            self.nodeid = nodeid
-
-        def get_closest_marker(self, name):
-            return "browser" if self.nodeid.startswith("tests/test_browser.py") else None
-
-    class Hook:
-        def __init__(self):
-            self.deselected = []
-
-        def pytest_deselected(self, items):
-            self.deselected += [i.nodeid for i in items]
-
     nb = "notebooks/02_prefill_vs_decode.ipynb"
     assert (REPO / nb).is_file()
     run = root.BROWSER_RUN.format(stem="02_prefill_vs_decode")
@@ -181,9 +167,9 @@ def test_a_notebook_the_browser_test_runs_is_not_run_again_by_its_own_nbval_cell
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        hook = Hook()
+        hook = _Hook()
         cfg = type("C", (config,), {"hook": hook})()
-        items = [Item(n) for n in [run, *cells, other]]
+        items = [_Item(run, "browser"), *(_Item(n) for n in [*cells, other])]
         root.pytest_collection_modifyitems(cfg, items)
         return [i.nodeid for i in items], hook.deselected
 
