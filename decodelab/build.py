@@ -239,7 +239,7 @@ def _library_rule(p, q, drafts, u):
     accepted when ``u_i < min(1, p_i(d_i) / q_i(d_i))`` (as in :func:`decodelab.speculative.verify_step`)."""
     import torch
 
-    from .speculative import acceptance_probabilities, residual_distribution
+    from .rejection import acceptance_probabilities, residual_distribution
 
     a = acceptance_probabilities(p, q, torch.tensor(drafts))
     g = len(drafts)

@@ -59,7 +59,7 @@ from torch import nn
 
 from ._cli import ArgumentParser
 from ._paths import MODELS_DIR
-from .proposers import Proposal, Proposer
+from .proposers import Proposal, Proposer, Verdict
 from .sampling import SamplingConfig, probabilities
 from .tree import DraftTree, TorchDraws, sample_children, verify_tree
 
@@ -319,10 +319,9 @@ class EagleProposer(Proposer):
     """Drafts with the EAGLE head: a chain (``"eagle"``) or a static tree (``"eagle-tree"``).
 
     Used by :func:`decodelab.speculative.speculative_generate` like every proposer. Because the
-    head reads the target's hidden states, this proposer also runs the target's passes itself
-    (:meth:`prefill_target`, :meth:`verify_round`: the target's own ``model`` + ``lm_head``
-    forward, so every output token is still the target's); ``speculative_generate`` calls them
-    instead of its plain prefill and chain verification.
+    head reads the target's hidden states, this proposer declares ``reads_target = True`` and
+    overrides the target's passes (:meth:`prefill_target`, :meth:`verify_round`: the target's
+    own ``model`` + ``lm_head`` forward, so every output token is still the target's).
 
     Each round: the head catches up on the positions the target has just read (one call), then
     drafts level by level: depth ``d`` is one head call over all the depth-``d`` nodes that have
@@ -340,6 +339,8 @@ class EagleProposer(Proposer):
         forward_calls: head forward passes so far.
         vocab_size: the target's vocabulary (the head reads out through its LM head).
     """
+
+    reads_target = True
 
     def __init__(self, target, tree: DraftTree | None = None, head: EagleHead | None = None):
         self.target = target
@@ -379,16 +380,22 @@ class EagleProposer(Proposer):
         self.features = list(h.float())
         return DecodeState(cache=cache, position=ids.shape[1], logits=logits, input_ids=ids)
 
-    def verify_round(self, target, cache, ids: list[int], prop: Proposal, cfg: SamplingConfig, generator=None):
-        """Verify this round's draft in one target pass; returns ``(shown, k, token)``.
+    def verify_round(self, target, cache, ids: list[int], proposal: Proposal, cfg: SamplingConfig,
+                     generator=None) -> Verdict:
+        """Verify this round's tree (or chain) in one target pass (:func:`decodelab.tree.verify_tree`).
 
-        ``shown`` = the accepted path followed by the tree's best-ranked continuation below it
-        (what a display shows as "drafted", ``len`` = the positions this round drafted along that
-        branch); ``k`` = accepted drafts; ``token`` = recovered or bonus token. The target's cache
-        is left with ``len(ids) + k`` positions (context, root, accepted path).
+        Returns a :class:`~decodelab.proposers.Verdict` whose ``drafted`` is the accepted path
+        followed by the tree's best-ranked continuation below it (what a display shows as
+        "drafted"). The target's cache is left with ``len(ids) + accepted`` positions (context,
+        root, accepted path); the features of those positions are kept. An empty ``proposal`` (a
+        plain target step, the last token of a budget) takes the chain path.
         """
+        if not proposal.tokens:
+            return super().verify_round(target, cache, ids, proposal, cfg, generator)
         tree, tokens = self._tree_used, self._tokens
+        t0 = time.perf_counter()
         v = verify_tree(target, cache, ids, tree, tokens, cfg, self._q, generator)
+        forward_s = time.perf_counter() - t0
         del self.features[len(ids) - 1:]
         self.features.extend(v.hidden)
         node = v.path[-1] if v.path else 0
@@ -396,7 +403,7 @@ class EagleProposer(Proposer):
         while tree.children[node] and tokens[tree.children[node][0]] is not None:
             node = tree.children[node][0]
             shown.append(int(tokens[node]))
-        return shown, len(v.path), v.token
+        return Verdict(drafted=shown, accepted=len(v.path), token=v.token, forward_s=forward_s)
 
     def sync(self, ids: list[int]) -> None:
         """Drop features past the accepted text (after an EOS cut)."""

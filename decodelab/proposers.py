@@ -15,9 +15,9 @@ implementations:
 * anything else that subclasses :class:`Proposer` (an abstract base class: ``propose`` is
   required, ``reset`` and ``sync`` have no-op defaults).
 
-:func:`as_proposer` is the one place that turns a ``draft`` argument (a model, a proposer or
-``"ngram"``) into a proposer; :func:`decodelab.speculative.speculative_generate` and
-:func:`decodelab.speculative.measure_costs` both call it.
+:func:`decodelab.speculative.as_proposer` is the one place that turns a ``draft`` argument (a
+model, a proposer or a name) into a proposer; the loop's module owns it, so EAGLE (a proposer
+built on this one) is imported downward from there.
 
 Llama drafts run through :class:`LlamaRunner`, a lean re-implementation of the Llama forward
 pass (the same weights, a preallocated KV cache cropped by moving an index, ~15 tensor operations
@@ -32,7 +32,7 @@ pass. The draft's implementation only changes speed, never the output distributi
 
 Vocabularies: a draft may have more or fewer output rows than the target (real pairs that share
 one tokenizer are often padded differently, e.g. Qwen2.5-0.5B 151,936 rows vs Qwen2.5-7B 152,064).
-:class:`DraftModelProposer` drafts from its first ``vocab_size`` rows only (``as_proposer`` passes
+:class:`DraftModelProposer` drafts from its first ``vocab_size`` rows only (``decodelab.speculative.as_proposer`` passes
 the smaller of the two sizes), so it never proposes an id the target cannot read, and ``q`` has
 that many columns; the verification pads it with zeros to the target's width.
 """
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import time
 import weakref
 from dataclasses import dataclass
 
@@ -48,8 +49,9 @@ import torch
 import torch.nn.functional as F
 
 from ._check import check, fail
-from .decoding import cache_length, crop_cache, forward, new_cache
+from .decoding import DecodeState, cache_length, crop_cache, forward, new_cache, prefill
 from .models import vocab_size as _rows  # the parameter name vocab_size is taken
+from .rejection import verify_logits
 from .sampling import SamplingConfig, probabilities
 
 __all__ = [
@@ -58,7 +60,7 @@ __all__ = [
     "NGramProposer",
     "Proposal",
     "Proposer",
-    "as_proposer",
+    "Verdict",
     "common_prefix_length",
 ]
 
@@ -79,18 +81,48 @@ class Proposal:
     q: torch.Tensor | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """The outcome of one verification (:meth:`Proposer.verify_round`).
+
+    Attributes:
+        drafted: the drafted tokens of this round as a display shows them (a chain: all of them;
+            a tree: the accepted path and the best-ranked continuation below it).
+        accepted: how many of them the target accepted (a prefix of ``drafted``).
+        token: the target's own token after them: recovered (a rejection) or bonus (all accepted).
+        forward_s: wall time of the target's verification forward pass, seconds (the chain path:
+            the pass alone; a tree: the pass and the walk, which reads the LM head lazily).
+    """
+
+    drafted: list[int]
+    accepted: int
+    token: int
+    forward_s: float
+
+
 class Proposer(abc.ABC):
     """The draft side of speculative decoding (an abstract base class). Subclass it and implement
     :meth:`propose`; :meth:`reset` and :meth:`sync` are no-op hooks by default (as transformers'
     ``CandidateGenerator.update_candidate_strategy``).
 
+    The target's two passes are methods too, so the loop in
+    :func:`decodelab.speculative.speculative_generate` has one path for every proposer:
+    :meth:`prefill_target` (the target's prefill) and :meth:`verify_round` (one target pass over
+    the newest token and the draft, then the rejection rule of :mod:`decodelab.rejection`). The
+    defaults are the chain path. A proposer that reads the target's hidden states (EAGLE,
+    :mod:`decodelab.eagle`) declares it with ``reads_target = True`` and overrides both, the way
+    transformers' candidate generators declare what they need with class attributes.
+
     Attributes:
         forward_calls: number of model forward passes made so far (0 by default: model-free).
         vocab_size: size of the distributions in ``Proposal.q`` (``None`` if it never returns q).
+        reads_target: ``True`` when the proposer runs the target's passes itself (its overrides of
+            :meth:`prefill_target` and :meth:`verify_round` keep the target's hidden states).
     """
 
     forward_calls: int = 0
     vocab_size: int | None = None
+    reads_target: bool = False
 
     @abc.abstractmethod
     def propose(self, ids: list[int], gamma: int, cfg: SamplingConfig,
@@ -103,6 +135,34 @@ class Proposer(abc.ABC):
     def sync(self, ids: list[int]) -> None:
         """Called after every verification with the accepted text ``ids``, so that a proposer
         with a cache can drop rejected positions at once. Default: nothing."""
+
+    def prefill_target(self, target, input_ids: torch.Tensor) -> DecodeState:
+        """The target's prefill over ``input_ids`` (LongTensor ``(1, S)``): a
+        :class:`~decodelab.decoding.DecodeState` whose logits give the first token.
+        Default: :func:`decodelab.decoding.prefill`, exactly as plain decoding."""
+        return prefill(target, input_ids)
+
+    def verify_round(self, target, cache, ids: list[int], proposal: Proposal, cfg: SamplingConfig,
+                     generator: torch.Generator | None = None) -> Verdict:
+        """Verify ``proposal`` in ONE target forward pass and apply the rejection rule.
+
+        Args:
+            target: the target model; ``cache``: its KV cache holding ``len(ids) - 1`` positions
+                (every token but the newest, ``ids[-1]``), extended in place by ``1 + len(drafts)``.
+            ids: prompt + tokens so far; ``proposal``: this round's draft (may be empty: a plain
+                target step); ``cfg``, ``generator``: the sampling settings and draws.
+
+        Returns:
+            :class:`Verdict`. The caller crops the cache to the accepted text. Default (a chain):
+            a forward pass over ``[ids[-1]] + drafts`` keeping ``len(drafts) + 1`` logits, then
+            :func:`decodelab.rejection.verify_logits`.
+        """
+        drafted = proposal.tokens
+        t0 = time.perf_counter()
+        logits = forward(target, torch.tensor([[ids[-1]] + drafted]), cache, logits_to_keep=len(drafted) + 1)[0]
+        forward_s = time.perf_counter() - t0
+        k, token = verify_logits(logits, drafted, cfg, proposal.q, generator)
+        return Verdict(drafted=drafted, accepted=k, token=token, forward_s=forward_s)
 
 
 def common_prefix_length(a: list[int], b: list[int]) -> int:
@@ -344,7 +404,7 @@ class DraftModelProposer(Proposer):
         backend: ``"auto"`` (lean :class:`LlamaRunner` when the architecture allows, else
             ``transformers``), ``"lean"`` or ``"transformers"``. Both give the same tokens.
         vocab_size: draft from the first ``vocab_size`` output rows only (default: all rows);
-            :func:`as_proposer` passes ``min(draft rows, target rows)``.
+            :func:`decodelab.speculative.as_proposer` passes ``min(draft rows, target rows)``.
 
     Raises:
         ValueError: unknown ``backend``, or ``"lean"`` for an unsupported architecture.
@@ -484,48 +544,3 @@ class NGramProposer(Proposer):
                     if follow:
                         return Proposal(list(follow), None)
         return Proposal([], None)
-
-
-def as_proposer(draft, target, tokenizer=None) -> Proposer:
-    """The one place that turns a ``draft`` argument into a :class:`Proposer`.
-
-    Args:
-        draft: a ``transformers`` causal LM (-> :class:`DraftModelProposer` over the rows both
-            models have), a :class:`Proposer` (returned as it is), or a name in any letter case:
-            ``"ngram"`` (-> :class:`NGramProposer`; vLLM's name for prompt lookup decoding),
-            ``"eagle"`` or ``"eagle-tree"`` (-> :func:`decodelab.eagle.make_proposer`).
-        target: the target model (its output rows bound the draft's vocabulary).
-        tokenizer: the shared tokenizer; a draft model with fewer output rows than
-            ``len(tokenizer)`` is rejected (trained with another tokenizer, or the tokenizer has
-            special tokens added after training).
-
-    Raises:
-        TypeError: ``draft`` is none of these (e.g. an object with ``propose`` that does not
-            implement the whole :class:`Proposer` interface).
-        ValueError: (Korean, listing the names) an unknown name (``"prompt_lookup"``: use
-            ``"ngram"``), or a draft model smaller than the tokenizer's vocabulary.
-    """
-    if isinstance(draft, str):
-        name = draft.strip().lower()  # "EAGLE", "NGram" and " eagle-tree" name the same proposers
-        if name == "ngram":
-            return NGramProposer(vocab_size=_rows(target))
-        if name in ("eagle", "eagle-tree"):  # the feature-level head (decodelab.eagle)
-            from .eagle import make_proposer
-
-            return make_proposer(name, target)
-        why = ("프롬프트 찾기(prompt lookup)는 vLLM의 이름 'ngram'으로 부릅니다" if name in ("prompt_lookup", "prompt-lookup")
-               else "알 수 없는 초안 이름입니다")
-        raise fail("draft", draft, why,
-                   "이름 'ngram', 'eagle', 'eagle-tree' (대소문자는 가리지 않음), 초안 모델, Proposer를 상속한 객체")
-    if isinstance(draft, Proposer):
-        return draft
-    if hasattr(draft, "get_output_embeddings") and hasattr(draft, "config"):
-        rows = _rows(draft)
-        if tokenizer is not None and rows < len(tokenizer):
-            raise fail("draft.vocab_size", rows,
-                       f"초안 모델의 출력 행 수가 토크나이저 어휘(vocabulary) {len(tokenizer)}개보다 적습니다: 다른 "
-                       f"토크나이저로 학습한 초안이거나, 토크나이저에 특수 토큰(added special tokens)을 추가했습니다",
-                       f"{len(tokenizer)} 이상, 대상과 같은 토크나이저로 학습한 초안")
-        return DraftModelProposer(draft, vocab_size=min(rows, _rows(target)))
-    raise fail("draft", type(draft).__name__, "초안은 transformers 인과 언어 모델, Proposer 또는 'ngram'이어야 합니다",
-               "모델, Proposer를 상속한 객체, 'ngram'", TypeError)

@@ -49,13 +49,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 
 from ._check import check_gamma, fail
-from .decoding import (cache_length, check_budget, check_prompt_ids, crop_cache, eos_ids, forward, prefill,
-                       result_fields)
+from .decoding import cache_length, check_budget, check_prompt_ids, crop_cache, eos_ids, forward, prefill, result_fields
+from .eagle import make_proposer
 from .models import format_prompt
-from .proposers import Proposal, as_proposer
+from .models import vocab_size as _rows  # the parameter name vocab_size is taken
+from .proposers import DraftModelProposer, NGramProposer, Proposal, Proposer
+from .rejection import same_width, verify_probabilities
+from .rejection import acceptance_probabilities, residual_distribution  # noqa: F401  TEMP: notebook 04 reads spec.*; moved at the end
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
 __all__ = [
@@ -63,138 +65,61 @@ __all__ = [
     "SpecDecodingStats",
     "SpeculativeResult",
     "SweepRow",
-    "acceptance_probabilities",
+    "as_proposer",
     "exactness_experiment",
     "measure_costs",
-    "residual_distribution",
     "round_pieces",
     "speculative_generate",
     "speedup_sweep",
-    "verify_logits",
-    "verify_probabilities",
 ]
 
 
 # --------------------------------------------------------------------------------------------
-# one verification: the rejection rule as a pure function
+# the draft argument
 
 
-def _same_width(p: torch.Tensor, q: torch.Tensor | None):
-    """``p`` and ``q`` zero-padded to one vocabulary width (a token a model has no row for has
-    probability 0 under it: the draft's padded rows, or the target's)."""
-    if q is None or q.shape[-1] == p.shape[-1]:
-        return p, q
-    v = max(p.shape[-1], q.shape[-1])
-    return F.pad(p, (0, v - p.shape[-1])), F.pad(q, (0, v - q.shape[-1]))
-
-
-def acceptance_probabilities(p: torch.Tensor, q: torch.Tensor | None, tokens: torch.Tensor) -> torch.Tensor:
-    """``min(1, p_i(d_i) / q_i(d_i))`` for each draft position i (Leviathan et al. 2023, Alg. 1).
+def as_proposer(draft, target, tokenizer=None) -> Proposer:
+    """The one place that turns a ``draft`` argument into a :class:`Proposer`.
 
     Args:
-        p: target probabilities, shape ``(>= gamma, vocab)`` (only the first ``gamma`` rows used).
-        q: draft probabilities ``(gamma, vocab_q)``, or ``None`` for a deterministic draft
-            (one-hot: ``q_i(d_i) = 1``, so the acceptance probability is ``p_i(d_i)``). A
-            different width is zero-padded to the wider of the two.
-        tokens: LongTensor ``(gamma,)`` of draft tokens ``d_i``.
+        draft: a ``transformers`` causal LM (-> :class:`DraftModelProposer` over the rows both
+            models have), a :class:`Proposer` (returned as it is), or a name in any letter case:
+            ``"ngram"`` (-> :class:`NGramProposer`; vLLM's name for prompt lookup decoding),
+            ``"eagle"`` or ``"eagle-tree"`` (-> :func:`decodelab.eagle.make_proposer`, imported downward: EAGLE's proposer
+            subclasses :class:`~decodelab.proposers.Proposer` and knows nothing of this loop).
+        target: the target model (its output rows bound the draft's vocabulary).
+        tokenizer: the shared tokenizer; a draft model with fewer output rows than
+            ``len(tokenizer)`` is rejected (trained with another tokenizer, or the tokenizer has
+            special tokens added after training).
 
-    Returns:
-        Tensor ``(gamma,)`` in [0, 1]. A token the draft gave probability 0 (it could not have
-        drawn it) gets 0, never NaN.
+    Raises:
+        TypeError: ``draft`` is none of these (e.g. an object with ``propose`` that does not
+            implement the whole :class:`Proposer` interface).
+        ValueError: (Korean, listing the names) an unknown name (``"prompt_lookup"``: use
+            ``"ngram"``), or a draft model smaller than the tokenizer's vocabulary.
     """
-    p, q = _same_width(p, q)
-    g = tokens.shape[0]
-    rows = torch.arange(g, device=p.device)
-    tokens = tokens.to(p.device)
-    p_d = p[rows, tokens]
-    if q is None:
-        return p_d.clamp(0.0, 1.0)
-    q_d = q[rows, tokens]
-    ratio = p_d / q_d.clamp_min(torch.finfo(q_d.dtype).tiny)
-    return torch.where(q_d > 0, ratio.clamp(max=1.0), torch.zeros_like(ratio))
-
-
-def residual_distribution(p_row: torch.Tensor, q_row: torch.Tensor | None, token: int | None = None) -> torch.Tensor:
-    """The distribution of the recovered token, ``norm(max(0, p - q))``, after a rejection
-    (shape ``(vocab,)``, the wider of ``p_row`` and ``q_row``).
-
-    ``q_row=None`` means a one-hot draft at ``token``. When ``max(0, p - q)`` is all zeros (p == q,
-    where a rejection has probability 0 but float rounding can still produce one) it returns
-    ``p_row`` itself, so the result is always a proper distribution, never NaN. It is a plain
-    normalisation, not a softmax (facts/speculative.md).
-    """
-    p_row, q_row = _same_width(p_row, q_row)
-    if q_row is None:
-        r = p_row.clone()
-        r[int(token)] = 0.0
-    else:
-        r = (p_row - q_row).clamp_min_(0.0)
-    s = r.sum()
-    if not bool(s > 0) or not bool(torch.isfinite(s)):
-        return p_row / p_row.sum()
-    return r / s
-
-
-def verify_probabilities(p: torch.Tensor, q: torch.Tensor | None, draft_tokens,
-                         generator: torch.Generator | None = None) -> tuple[int, int]:
-    """The sampling rule on probabilities ``p`` and ``q`` (not logits); returns ``(num_accepted,
-    token)`` as :func:`verify_logits`.
-
-    Args:
-        p: target probabilities ``(gamma + 1, vocab)`` at the draft positions and one beyond.
-        q: draft probabilities ``(gamma, vocab_q)`` the drafts were drawn from, or ``None``
-            (deterministic / one-hot draft).
-        draft_tokens: ``gamma`` ints ``d_1..d_gamma``.
-        generator: ``torch.Generator`` on ``p``'s device (``None``: the global RNG).
-
-    Returns:
-        ``(k, t)``: the first ``k`` drafts are accepted (0 <= k <= gamma) and ``t`` follows them:
-        the recovered token, drawn from :func:`residual_distribution` of row ``k`` if
-        ``k < gamma``, else the bonus token, drawn from ``p[gamma]``. The emitted tokens
-        ``d_1..d_k, t`` are distributed exactly as ``k + 1`` successive draws from ``p``
-        (Leviathan et al. 2023, App. A.1; tested by enumeration).
-    """
-    g = len(draft_tokens)
-    if g == 0:
-        return 0, int(torch.multinomial(p[0], 1, generator=generator))
-    toks = torch.as_tensor(draft_tokens, dtype=torch.long)
-    a = acceptance_probabilities(p, q, toks)
-    u = torch.rand(g, generator=generator, dtype=a.dtype, device=a.device)
-    rejected = (u >= a).nonzero()
-    if rejected.numel() == 0:
-        return g, int(torch.multinomial(p[g], 1, generator=generator))
-    k = int(rejected[0, 0])
-    r = residual_distribution(p[k], None if q is None else q[k], int(toks[k]))
-    return k, int(torch.multinomial(r, 1, generator=generator))
-
-
-def verify_logits(logits: torch.Tensor, draft_tokens: list[int], cfg: SamplingConfig, q: torch.Tensor | None = None,
-                  generator: torch.Generator | None = None) -> tuple[int, int]:
-    """One verification from the target's raw logits, greedy or sampling: how many drafts the
-    target accepts, and its token.
-
-    Args:
-        logits: the target's logits ``(gamma + 1, vocab)`` after the newest token and after each
-            draft (one forward pass over ``[newest] + draft_tokens``).
-        draft_tokens: the ``gamma`` drafted ids.
-        cfg: the sampling settings (the same for target and draft).
-        q: the draft's distributions ``(gamma, vocab_q)``, or ``None`` (one-hot drafts).
-        generator: for the sampling rule (see :func:`verify_probabilities`).
-
-    Returns:
-        ``(k, t)``, ``0 <= k <= gamma``: drafts ``d_1..d_k`` are accepted and ``t`` follows them.
-        Greedy (``cfg.greedy``): ``k`` = the longest prefix equal to the target's argmax after
-        each prefix, ``t`` = the target's argmax after it (recovered if ``k < gamma``, else the
-        bonus); this is :func:`verify_probabilities` with one-hot ``p`` (tested), without drawing
-        random numbers. Sampling: :func:`verify_probabilities` on ``probabilities(logits, cfg)``.
-    """
-    if not cfg.greedy:
-        return verify_probabilities(probabilities(logits, cfg), q, draft_tokens, generator)
-    best = logits.argmax(-1).tolist()
-    k = 0
-    while k < len(draft_tokens) and draft_tokens[k] == best[k]:
-        k += 1
-    return k, best[k]
+    if isinstance(draft, str):
+        name = draft.strip().lower()  # "EAGLE", "NGram" and " eagle-tree" name the same proposers
+        if name == "ngram":
+            return NGramProposer(vocab_size=_rows(target))
+        if name in ("eagle", "eagle-tree"):  # the feature-level head (decodelab.eagle)
+            return make_proposer(name, target)
+        why = ("프롬프트 찾기(prompt lookup)는 vLLM의 이름 'ngram'으로 부릅니다" if name in ("prompt_lookup", "prompt-lookup")
+               else "알 수 없는 초안 이름입니다")
+        raise fail("draft", draft, why,
+                   "이름 'ngram', 'eagle', 'eagle-tree' (대소문자는 가리지 않음), 초안 모델, Proposer를 상속한 객체")
+    if isinstance(draft, Proposer):
+        return draft
+    if hasattr(draft, "get_output_embeddings") and hasattr(draft, "config"):
+        rows = _rows(draft)
+        if tokenizer is not None and rows < len(tokenizer):
+            raise fail("draft.vocab_size", rows,
+                       f"초안 모델의 출력 행 수가 토크나이저 어휘(vocabulary) {len(tokenizer)}개보다 적습니다: 다른 "
+                       f"토크나이저로 학습한 초안이거나, 토크나이저에 특수 토큰(added special tokens)을 추가했습니다",
+                       f"{len(tokenizer)} 이상, 대상과 같은 토크나이저로 학습한 초안")
+        return DraftModelProposer(draft, vocab_size=min(rows, _rows(target)))
+    raise fail("draft", type(draft).__name__, "초안은 transformers 인과 언어 모델, Proposer 또는 'ngram'이어야 합니다",
+               "모델, Proposer를 상속한 객체, 'ngram'", TypeError)
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,7 +221,7 @@ class SpecDecodingStats:
 # the generation loop
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Round:
     """One draft-and-verify round.
 
@@ -324,7 +249,7 @@ class Round:
     draft_ms: float
     verify_ms: float
     target_cache_len: int
-    verify_forward_ms: float = 0.0
+    verify_forward_ms: float
 
 
 def _from_stats(name: str) -> property:
@@ -500,12 +425,9 @@ def speculative_generate(
     rounds: list[Round] = []
     itl: list[float] = []
 
-    # a proposer that reads the target's hidden states (decodelab.eagle) runs the target's passes
-    # itself (the target's own model + LM head): prefill_target here, verify_round in each round
-    reads_target = hasattr(proposer, "verify_round")
-    # prefill: the target's first token (TTFT), exactly as in decodelab.generate
-    state = (proposer.prefill_target(target, torch.tensor([prompt_ids])) if reads_target
-             else prefill(target, torch.tensor([prompt_ids])))
+    # prefill: the target's first token (TTFT), exactly as in decodelab.generate (a proposer that
+    # reads the target's hidden states, such as EAGLE, runs the target's passes itself)
+    state = proposer.prefill_target(target, torch.tensor([prompt_ids]))
     cache = state.cache
     out = [choose(state.logits, cfg, gen)]
     ids = prompt_ids + out  # everything so far; the target's cache holds all but ids[-1]
@@ -516,17 +438,12 @@ def speculative_generate(
         t0 = time.perf_counter()
         g = min(gamma, max_new_tokens - len(out) - 1)  # drafts + 1 target token fit the budget
         prop = proposer.propose(ids, g, cfg, gen) if g > 0 else Proposal([])
-        drafted = prop.tokens[:g]
+        if len(prop.tokens) > g:  # a user's proposer may return more than asked: the budget holds
+            prop = Proposal(prop.tokens[:g], None if prop.q is None else prop.q[:g])
         t1 = time.perf_counter()
-        if reads_target and drafted:  # tree or chain, one target pass; the cache keeps the accepted path
-            drafted, k, token = proposer.verify_round(target, cache, ids, prop, cfg, gen)
-            t_fwd = time.perf_counter()
-        else:
-            logits = forward(target, torch.tensor([[ids[-1]] + drafted]), cache, logits_to_keep=len(drafted) + 1)[0]
-            t_fwd = time.perf_counter()
-            k, token = verify_logits(logits, drafted, cfg, prop.q, gen)
-        k, token = _cut_at_eos(drafted, k, token, stop)
-        emitted = drafted[:k] + ([] if token is None else [token])
+        v = proposer.verify_round(target, cache, ids, prop, cfg, gen)
+        k, token = _cut_at_eos(v.drafted, v.accepted, v.token, stop)
+        emitted = v.drafted[:k] + ([] if token is None else [token])
         crop_cache(cache, len(ids) - 1 + len(emitted))  # drop rejected drafts; the newest is fed next round
         ids.extend(emitted)
         out.extend(emitted)
@@ -534,11 +451,13 @@ def speculative_generate(
         t2 = time.perf_counter()
 
         # --- counting, beside the algorithm ---
+        drafted = v.drafted
         kind = "plain" if not drafted else "eos" if token is None else "bonus" if k == len(drafted) else "recovered"
         if drafted:
             stats.observe_draft(len(drafted), k, rejected=kind == "recovered")
-        rnd = Round(drafted, k, token, kind, emitted, (t1 - t0) * 1000.0, (t2 - t1) * 1000.0, cache_length(cache),
-                    (t_fwd - t1) * 1000.0)
+        rnd = Round(proposed=drafted, accepted=k, token=token, kind=kind, emitted=emitted,
+                    draft_ms=(t1 - t0) * 1000.0, verify_ms=(t2 - t1) * 1000.0,
+                    verify_forward_ms=v.forward_s * 1000.0, target_cache_len=cache_length(cache))
         rounds.append(rnd)
         emit = clock.ms(t2)
         itl.append(emit - last_emit)
@@ -764,7 +683,7 @@ def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000
     ids = format_prompt(tokenizer, prompt)
     p = probabilities(prefill(target, torch.tensor([ids])).logits, cfg)
     q = probabilities(prefill(draft, torch.tensor([ids])).logits[: p.shape[-1]], cfg)
-    p, q = _same_width(p, q)  # a draft with fewer rows gives the missing tokens probability 0
+    p, q = same_width(p, q)  # a draft with fewer rows gives the missing tokens probability 0
     gen = make_generator(seed, p.device)
     target_samples = torch.multinomial(p, n, replacement=True, generator=gen)
     drafts = torch.multinomial(q, n, replacement=True, generator=gen)

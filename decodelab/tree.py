@@ -57,6 +57,7 @@ from functools import cached_property
 import torch
 
 from ._check import fail
+from .rejection import residual_distribution, same_width
 from .sampling import SamplingConfig, probabilities
 
 __all__ = [
@@ -261,8 +262,6 @@ def walk_sampling(tree: DraftTree, tokens: list[int | None], p_of, q_rows: dict,
         ``(path, token)`` as :func:`walk_greedy`; the emitted tokens are distributed as
         successive draws from the target.
     """
-    from .speculative import residual_distribution
-
     node, path = 0, []
     while True:
         p = p_of(node)
@@ -270,7 +269,7 @@ def walk_sampling(tree: DraftTree, tokens: list[int | None], p_of, q_rows: dict,
         if not kids:
             return path, draws.categorical(p)
         q = q_rows[node]
-        p, q = _pad(p, q)
+        p, q = same_width(p, q)
         accepted = None
         for c in kids:
             x = tokens[c]
@@ -287,13 +286,6 @@ def walk_sampling(tree: DraftTree, tokens: list[int | None], p_of, q_rows: dict,
             return path, draws.categorical(p)
         path.append(accepted)
         node = accepted
-
-
-def _pad(p, q):
-    if q.shape[-1] == p.shape[-1]:
-        return p, q
-    v = max(p.shape[-1], q.shape[-1])
-    return torch.nn.functional.pad(p, (0, v - p.shape[-1])), torch.nn.functional.pad(q, (0, v - q.shape[-1]))
 
 
 # --------------------------------------------------------------------------------------------

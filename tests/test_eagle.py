@@ -273,7 +273,7 @@ def test_enumeration_catches_a_rule_that_forgets_to_remove_rejected_siblings():
     tree = DraftTree([(0,), (1,)])  # two siblings out of four tokens
 
     def wrong(tree_, tokens, p_of, q_rows, draws):
-        from decodelab.speculative import residual_distribution
+        from decodelab.rejection import residual_distribution
         p, q = p_of(0), q_rows[0]
         for c in tree_.children[0]:
             x = tokens[c]
@@ -342,11 +342,10 @@ def test_tree_sampling_within_noise_on_the_bundled_target(pair):
     sibling_wins = 0
     for _ in range(n):
         prop.features = list(feats)
-        prop.propose(ids, 1, cfg, gen)
-        shown, k, token = prop.verify_round(target, cache, ids, None, cfg, gen)
-        first = shown[0] if k else token
+        v = prop.verify_round(target, cache, ids, prop.propose(ids, 1, cfg, gen), cfg, gen)
+        first = v.drafted[0] if v.accepted else v.token
         counts[first] += 1
-        sibling_wins += int(k > 0 and prop._tokens[1] != first)
+        sibling_wins += int(v.accepted > 0 and prop._tokens[1] != first)
         crop_cache(cache, len(ids) - 1)
     q = prop._q[0]
     freq = counts / n

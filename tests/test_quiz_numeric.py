@@ -16,7 +16,7 @@ from decodelab.decoding import tpot
 from decodelab.quiz import load_quizzes
 from decodelab.sampling import SamplingConfig, probabilities
 from decodelab.serving import SpecDecodeStats
-from decodelab.speculative import acceptance_probabilities, residual_distribution
+from decodelab.rejection import acceptance_probabilities, residual_distribution
 
 NUMERIC = {q.id: q for q in load_quizzes() if q.kind == "numeric"}
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks" / "src"

@@ -19,7 +19,7 @@ import torch
 from decodelab.proposers import NGramProposer, common_prefix_length
 from decodelab.sampling import SamplingConfig, probabilities
 from decodelab.latency import expected_speedup, expected_tokens_per_call, optimal_gamma
-from decodelab.speculative import acceptance_probabilities, residual_distribution, verify_probabilities
+from decodelab.rejection import acceptance_probabilities, residual_distribution, verify_probabilities
 
 V = 4
 
@@ -647,7 +647,7 @@ def test_result_alpha_is_counted_from_its_rounds(tiny_pair):
 
 
 def test_greedy_verify_hand_computed():
-    from decodelab.speculative import verify_logits
+    from decodelab.rejection import verify_logits
 
     greedy = SamplingConfig(0.0)
     logits = torch.tensor([[0.0, 1.0, 0.0, 5.0],   # argmax 3 after the newest token
@@ -664,7 +664,7 @@ def test_greedy_verify_is_the_sampling_rule_with_one_hot_distributions(padded):
     """verify_logits() with greedy settings equals verify_probabilities() on the one-hot p of the same logits
     (with a deterministic draft, or a one-hot q, also zero-padded narrower than p), for every
     acceptance pattern of random cases: greedy is the special case of the rejection rule."""
-    from decodelab.speculative import verify_logits, verify_probabilities
+    from decodelab.rejection import verify_logits, verify_probabilities
 
     greedy = SamplingConfig(0.0)
     g = torch.Generator().manual_seed(0)

@@ -13,7 +13,8 @@ import torch
 
 from decodelab import generate
 from decodelab.models import format_prompt
-from decodelab.proposers import DraftModelProposer, LlamaRunner, as_proposer
+from decodelab.proposers import DraftModelProposer, LlamaRunner
+from decodelab.speculative import as_proposer
 from decodelab.speculative import speculative_generate
 
 V = 4096  # the bundled tokenizer's vocabulary
