@@ -311,7 +311,8 @@ def test_bad_input_raises_clear_errors(pair, prompts):
 
 def test_proposer_names_in_any_letter_case(pair, prompts):
     from decodelab.eagle import DEFAULT_TREE, EagleProposer
-    from decodelab.proposers import NGramProposer, as_proposer
+    from decodelab.proposers import NGramProposer
+    from decodelab.speculative import as_proposer
 
     t, tok = pair.target, pair.tokenizer
     chain, tree = as_proposer("EAGLE", t, tok), as_proposer(" Eagle-Tree ", t, tok)
