@@ -70,7 +70,7 @@ def eagle_section(pair, folder: Path, *, reps: int = 3, tokens: int = 64) -> str
     h = log["heldout"]
     return f"""## EAGLE draft head (`eagle/`)
 
-A feature-level draft head for the target (`decodelab/eagle.py`, EAGLE-1 style: `fc([embedding(x_t+1); f_t])`, one
+A feature-level draft head for the target (`decodelab/eagle/`, EAGLE-1 style: `fc([embedding(x_t+1); f_t])`, one
 Llama decoder layer with the target's sizes, read out through the target's own LM head). {n:,} parameters
 ({n / 1e6:.2f} M), stored as float16 ({mb:.1f} MB); embeddings and LM head are the target's. Trained by
 `decodelab train eagle` by self-distillation, with no download: {cfg['sequences']} texts of {cfg['length']} tokens

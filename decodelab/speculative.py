@@ -52,7 +52,7 @@ import torch
 
 from ._check import check_gamma, fail
 from .decoding import cache_length, check_budget, check_prompt_ids, crop_cache, eos_ids, forward, prefill, result_fields
-from .eagle import make_proposer
+from .eagle.proposer import make_proposer
 from .models import format_prompt
 from .models import vocab_size as _rows  # the parameter name vocab_size is taken
 from .proposers import DraftModelProposer, NGramProposer, Proposal, Proposer

@@ -535,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["eagle"]:  # the second stage: the EAGLE draft head, self-distilled (decodelab.eagle)
-        from .eagle import main as eagle_main
+        from .eagle.train import main as eagle_main
 
         return eagle_main(argv[1:])
     args = _parser().parse_args(argv)

@@ -376,7 +376,7 @@ def test_head_files_load_offline_and_fit_only_their_target(pair):
 def test_lean_head_equals_the_module(pair):
     """The drafting forward pass (_LeanHead, preallocated cache, tree masks) computes what the
     training module computes."""
-    from decodelab.eagle import _LeanHead
+    from decodelab.eagle.proposer import _LeanHead
 
     head = load_head(pair.target)
     g = torch.Generator().manual_seed(0)
@@ -393,7 +393,7 @@ def test_lean_head_equals_the_module(pair):
 def test_training_is_reproducible_and_lowers_the_loss(pair):
     """``decodelab train eagle``'s training, shrunk: the same seed gives the same head, bit for
     bit, and the held-out KL ends below where the initial head starts."""
-    from decodelab.eagle import HeadConfig, train_head
+    from decodelab.eagle.train import HeadConfig, train_head
 
     cfg = dict(sequences=40, length=24, steps=12, batch=4, loss_positions=8, temperatures=(1.0,))
     h1, log1 = train_head(pair.target, HeadConfig(**cfg), progress=False)
