@@ -1,4 +1,4 @@
-"""The lecturer's grader: a folder of submission files -> one gradebook row per student.
+"""The practice report: a folder of exported practice answers -> one row per student.
 
 :func:`grade_folder` never stops at a bad file: a malformed, truncated, oversized, non-JSON or
 hostile file (also one whose grading raises an unexpected error) is recorded in
@@ -34,7 +34,9 @@ in the future of the grading run is not trusted: it counts as no time and is rep
 later file name. A timestamp the student controls therefore never wins on its own against a file
 with more answers.
 
-LMS exports (:func:`lms_csv`) write the same results in the import format of Moodle or Canvas.
+It is the **practice** report (the answers a student exported from the widgets, whose keys the
+student could read: never grades). It writes no LMS file; graded work goes through nbgrader and
+``decodelab classroom export`` (:mod:`decodelab.classroom.lms`, the one Canvas/Moodle writer).
 
 The command ``decodelab grade`` is :func:`main`. Exit status: 0 all files graded; 1 gradebook
 written but some files were skipped (each listed on stderr with its reason; the stdout summary
@@ -70,16 +72,13 @@ __all__ = [
     "DUPLICATE_RULE",
     "GradeRow",
     "Gradebook",
-    "LMS_FORMATS",
     "Problem",
     "grade_folder",
     "gradebook_csv",
-    "lms_csv",
     "main",
     "predictions_markdown",
     "rubrics_markdown",
     "write_gradebook",
-    "write_lms_csv",
     "write_predictions",
     "write_rubrics",
 ]
@@ -612,67 +611,6 @@ def write_predictions(book: Gradebook, path: str | os.PathLike) -> Path | None:
     return _write(path, text.encode("utf-8"), "예측 요약 파일") if text else None
 
 
-# --------------------------------------------------------------------------------------------
-# LMS import files
-# --------------------------------------------------------------------------------------------
-
-LMS_FORMATS = ("moodle", "canvas")
-
-
-def lms_csv(book: Gradebook, lms: str) -> str:
-    """The results as a grade-import CSV for an LMS: one grade column per notebook (``decodelab NN``,
-    points over that notebook's questions) and ``decodelab 합계`` (the total). An answer awaiting
-    review counts in neither; review the ``검토 필요`` cells of the plain gradebook first and re-run.
-
-    - ``"moodle"``: columns ``ID number``, then the grade columns. Moodle's CSV grade import
-      (Grades > Import > CSV file) maps a file column to a user field and each other column to a
-      grade item; map ``ID number`` to the users' ``idnumber`` ("Id Number" -> "useridnumber") and each
-      ``decodelab ..`` column to a grade item (or a new one). Empty cells are not imported. Source:
-      MoodleDocs, "Grade import", https://docs.moodle.org/311/en/Grade_import (CSV import, Tip on
-      "Map from" / "Map to").
-    - ``"canvas"``: columns ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then one
-      column per assignment, and a second row ``Points Possible`` with each column's maximum, as in the
-      Canvas gradebook export that its import reads back (a student is identified by one of
-      Student name, ID or SIS User ID; SIS Login ID and Section must be present). The student id goes
-      into ``SIS User ID``. Source: The Ohio State University, "Import CSV File for Carmen Grades"
-      (Canvas), https://teaching.resources.osu.edu/toolsets/carmencanvas/guides/calculating-final-grades/import-csv-file-carmen-grades
-
-    Raises:
-        ValueError: (Korean) unknown ``lms``.
-    """
-    if lms not in LMS_FORMATS:
-        raise ValueError(f"lms={lms!r}: 지원하는 LMS 형식은 {', '.join(LMS_FORMATS)}입니다")
-    nbs = _notebooks(book)
-    maxima = {nb: sum(q.points for q in book.questions if q.notebook == nb) for nb in nbs}
-    grade_cols = [f"decodelab {nb}" for nb in nbs] + ["decodelab 합계"]
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-
-    def grades(r: GradeRow) -> list[str]:
-        return [_num(r.notebooks.get(nb, (0.0, 0.0))[0]) for nb in nbs] + [_num(r.total)]
-
-    if lms == "moodle":
-        w.writerow(["ID number", *grade_cols])
-        for r in book.rows:
-            w.writerow([_cell(r.student_id), *grades(r)])
-    else:
-        w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *grade_cols])
-        w.writerow(["Points Possible", "", "", "", "", *(_num(maxima[nb]) for nb in nbs),
-                    _num(sum(maxima.values()))])
-        for r in book.rows:
-            w.writerow(["", "", _cell(r.student_id), "", "", *grades(r)])
-    return buf.getvalue()
-
-
-def write_lms_csv(book: Gradebook, path: str | os.PathLike, lms: str) -> Path:
-    """Write :func:`lms_csv` atomically (UTF-8 without BOM, which both importers read as UTF-8).
-
-    Raises:
-        ValueError: unknown ``lms``. FileNotFoundError / OSError: as :func:`write_gradebook`.
-    """
-    return _write(path, lms_csv(book, lms).encode("utf-8"), f"{lms} 가져오기 파일")
-
-
 # --- the command ``decodelab grade`` ---------------------------------------------------------
 
 _GRADE_EPILOG = (
@@ -697,19 +635,16 @@ def _grade_parser() -> ArgumentParser:
     p.add_argument("--notebook", action="append", default=None, metavar="NN",
                    help="이 노트북의 문항만 채점 (여러 번 쓸 수 있음, 예: --notebook 01 --notebook 02)")
     p.add_argument("--max-bytes", type=int, default=MAX_BYTES, help=f"제출 파일 하나의 최대 크기 (기본 {MAX_BYTES})")
-    p.add_argument("--lms", action="append", choices=["moodle", "canvas"], default=None,
-                   help="LMS 가져오기용 CSV도 씁니다: 성적표 옆에 <이름>-moodle.csv / <이름>-canvas.csv "
-                        "(노트북별 점수와 합계; 여러 번 쓸 수 있음)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``decodelab grade SUBMISSIONS_DIR -o gradebook.csv [--quizzes DIR] [--notebook NN] [--max-bytes N]
-    [--lms moodle|canvas]``.
+    """``decodelab grade SUBMISSIONS_DIR -o gradebook.csv [--quizzes DIR] [--notebook NN] [--max-bytes N]``.
 
-    Next to the gradebook it writes ``<name>-rubric.md`` (the written exercises' rubrics and model
-    answers, when there are any), ``<name>-predictions.md`` (how far the class's predictions were
-    off, when predictions are defined) and, with ``--lms``, ``<name>-moodle.csv`` / ``<name>-canvas.csv``.
+    Next to the practice report it writes ``<name>-rubric.md`` (the written exercises' rubrics and
+    model answers, when there are any) and ``<name>-predictions.md`` (how far the class's
+    predictions were off, when predictions are defined). It never writes an LMS file: grades for an
+    LMS come from the graded path only (nbgrader, ``decodelab classroom export``).
 
     Prints skipped files and warnings to stderr, a one-line summary to stdout. The output file and
     any ``*.csv`` in the folder are never read as submissions (see
@@ -736,11 +671,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if out_path.suffix.lower() != ".csv":
             raise ValueError(f"-o {args.output}: 성적표는 .csv 파일이어야 합니다 (예: -o gradebook.csv). 학생 제출 파일(.json)이나 "
                              "다른 파일을 덮어쓰지 않도록 다른 이름은 받지 않습니다.")
-        extra = [out_path.with_name(f"{out_path.stem}-{lms}.csv") for lms in (args.lms or [])]
         rubric_path = out_path.with_name(f"{out_path.stem}-rubric.md")
         predictions_path = out_path.with_name(f"{out_path.stem}-predictions.md")
         book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes,
-                            exclude=[args.output, *extra, rubric_path, predictions_path], exercises=exercises,
+                            exclude=[args.output, rubric_path, predictions_path], exercises=exercises,
                             other_ids=[q.id for q in every], key_questions=every)
         if book.submission_files == 0:
             for p in book.problems:
@@ -757,8 +691,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         out = write_gradebook(book, args.output)
         written = [str(out)]
-        for lms, path in zip(args.lms or [], extra):
-            written.append(str(write_lms_csv(book, path, lms)))
         for extra_file in (write_rubrics(book, rubric_path), write_predictions(book, predictions_path)):
             if extra_file is not None:
                 written.append(str(extra_file))

@@ -98,7 +98,7 @@ def cli(capsys, monkeypatch):
 
 @pytest.mark.parametrize("argv, korean", [
     (["grade"], "필수 인자가 빠졌습니다"),
-    (["grade", "x", "--lms", "blackboard"], "고를 수 있는 값이 아닙니다"),
+    (["grade", "x", "--lms", "moodle"], "알 수 없는 인자"),
     (["grade", "x", "--max-bytes", "many"], "대신 정수 값을 주세요"),
     (["quiz"], "하위 명령이 빠졌습니다"),
     (["quiz", "publish"], "알 수 없는 하위 명령 'publish'"),

@@ -1,5 +1,5 @@
 """The gradebook a lecturer can trust: blank / wrong / review / written cells, per-notebook maxima,
-duplicates by content, every skipped file counted, input hygiene, LMS import files."""
+duplicates by content, every skipped file counted, input hygiene, and no LMS file from the practice report."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.gradebook import DUPLICATE_RULE, grade_folder, gradebook_csv, lms_csv
+from decodelab.gradebook import DUPLICATE_RULE, grade_folder, gradebook_csv
 from decodelab.gradebook import main as grade_main
 from decodelab.quiz import REVIEW, AnswerStore, grade, load_quizzes, read_submission
 from decodelab.quiz import grading
@@ -240,58 +240,22 @@ def test_every_skipped_file_is_reported_and_counted(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------------------------
-# LMS import files
+# the practice report writes no LMS file (the graded path's export is the one LMS writer)
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture()
-def book(tmp_path):
-    every = load_quizzes()
-    d = tmp_path / "s"
-    d.mkdir()
-    q1 = next(q for q in every if q.notebook == "01" and q.kind == "single")
-    _write(d / "a.json", make_submission("2026-00001", {q1.id: q1.answer, SINGLE.id: SINGLE.answer}))
-    _write(d / "b.json", make_submission("2026-00002", {q1.id: _wrong_choice(q1)}))
-    return grade_folder(d, every, exercises={}, now=NOW)
-
-
-def test_moodle_import_columns(book):
-    # MoodleDocs "Grade import" (CSV): a user-identifying column mapped to "useridnumber", then one
-    # column per grade item; the mapping is chosen in the import preview
-    rows = list(csv.reader(io.StringIO(lms_csv(book, "moodle"))))
-    nbs = sorted({q.notebook for q in book.questions})
-    assert rows[0] == ["ID number", *(f"decodelab {nb}" for nb in nbs), "decodelab 합계"]
-    a, b = rows[1:]
-    assert a[0] == "2026-00001" and b[0] == "2026-00002"
-    assert a[1 + nbs.index("01")] == "1" and a[1 + nbs.index("03")] == f"{SINGLE.points:g}" and a[-1] == f"{1 + SINGLE.points:g}"
-    assert b[1:] == ["0"] * (len(nbs) + 1)
-
-
-def test_canvas_import_columns(book):
-    # Canvas gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then assignments,
-    # and a "Points Possible" row with each assignment's maximum
-    rows = list(csv.reader(io.StringIO(lms_csv(book, "canvas"))))
-    nbs = sorted({q.notebook for q in book.questions})
-    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-    assert rows[0][5:] == [f"decodelab {nb}" for nb in nbs] + ["decodelab 합계"]
-    assert rows[1][:5] == ["Points Possible", "", "", "", ""]
-    maxima = [sum(q.points for q in book.questions if q.notebook == nb) for nb in nbs]
-    assert rows[1][5:] == [f"{m:g}" for m in maxima] + [f"{sum(maxima):g}"]
-    assert [r[2] for r in rows[2:]] == ["2026-00001", "2026-00002"]
-    assert all(len(r) == len(rows[0]) for r in rows)
-    with pytest.raises(ValueError, match="moodle, canvas"):
-        lms_csv(book, "blackboard")
-
-
-def test_cli_writes_lms_files_next_to_the_gradebook(tmp_path, capsys):
+def test_the_practice_report_writes_no_lms_file(tmp_path, capsys):
     d = tmp_path / "s"
     d.mkdir()
     _write(d / "a.json", make_submission("alice", {SINGLE.id: SINGLE.answer}))
     out = tmp_path / "gb.csv"
-    assert grade_main([str(d), "-o", str(out), "--lms", "moodle", "--lms", "canvas"]) == 0
-    assert (tmp_path / "gb-moodle.csv").read_text(encoding="utf-8").startswith("ID number,decodelab 01,")
-    assert (tmp_path / "gb-canvas.csv").read_text(encoding="utf-8").startswith("Student,ID,SIS User ID,")
-    assert "gb-moodle.csv" in capsys.readouterr().out
+    assert grade_main([str(d), "-o", str(out)]) == 0
+    written = {p.name for p in tmp_path.iterdir()} - {"s"}
+    assert "gb.csv" in written and written <= {"gb.csv", "gb-rubric.md", "gb-predictions.md"}, written
+    capsys.readouterr()
+    with pytest.raises(SystemExit):  # the option is gone: argparse refuses it
+        grade_main([str(d), "-o", str(out), "--lms", "moodle"])
+    assert "--lms" in capsys.readouterr().err
     # grading the same folder with outputs inside it never reads them as submissions
-    assert grade_main([str(d), "-o", str(d / "gb.csv"), "--lms", "moodle"]) == 0
-    assert grade_main([str(d), "-o", str(d / "gb.csv"), "--lms", "moodle"]) == 0
+    assert grade_main([str(d), "-o", str(d / "gb.csv")]) == 0
+    assert grade_main([str(d), "-o", str(d / "gb.csv")]) == 0
