@@ -14,7 +14,8 @@ One column per assignment (``exam-02``, ...) and no total column: the LMS sums t
 Students are matched by their hub / LTI ids: nbgrader's student id is the JupyterHub user name
 (the LMS login with the LTI authenticator) and ``lms_user_id`` (nbgrader's LMS id field) the LMS's
 own user id. With ``--roster`` (the LMS's own student list as CSV: Canvas's gradebook export, or a
-Moodle participants export with ``username`` / ``idnumber`` columns) a student the LMS does not
+Moodle participants export with ``username`` / ``idnumber`` columns, headers matched without regard
+to case: Moodle writes ``Username``) a student the LMS does not
 know is reported and skipped. A grade still waiting for the lecturer's review (formgrader) leaves
 the cell empty and is reported: never counted as 0 silently. A missing submission is reported too.
 """
@@ -51,18 +52,40 @@ class ExportReport:
         return out
 
 
+#: the roster columns export reads, by their case-folded header (Moodle's participants export
+#: writes ``Username``, its grade import ``username``; Canvas writes ``SIS Login ID``)
+ROSTER_COLUMNS = {name.casefold(): name for name in
+                  ("Student", "ID", "SIS User ID", "SIS Login ID", "Section", "username", "idnumber")}
+#: the columns that identify a student (at least one must be in the roster)
+ID_COLUMNS = ("ID", "SIS User ID", "SIS Login ID", "username", "idnumber")
+
+
 def _roster(path: Path | None) -> list[dict[str, str]] | None:
+    """The rows of the LMS roster ``path`` with its headers matched without regard to case or
+    surrounding spaces (``Username``, ``USERNAME`` and ``username`` are the same column).
+
+    Raises:
+        ValueError: (Korean) no column that identifies a student (names the headers found).
+    """
     if path is None:
         return None
     from .hub import read_csv
 
-    rows = [{(k or "").strip(): (v or "").strip() if isinstance(v, str) else "" for k, v in r.items()}
-            for r in read_csv(path, "LMS 명단(--roster)")[1]]
+    header, raw = read_csv(path, "LMS 명단(--roster)")
+
+    def canon(key: str | None) -> str:
+        key = (key or "").strip()
+        return ROSTER_COLUMNS.get(key.casefold(), key)
+
+    if not any(canon(h) in ID_COLUMNS for h in header):
+        raise ValueError(f"LMS 명단(--roster) {path}: 학생을 알아볼 열이 없습니다 (찾은 열: {', '.join(header) or '없음'}): "
+                         f"{', '.join(ID_COLUMNS)} 중 하나가 있는 명단을 주세요 (Moodle은 username, Canvas는 SIS Login ID).")
+    rows = [{canon(k): (v or "").strip() if isinstance(v, str) else "" for k, v in r.items()} for r in raw]
     return [r for r in rows if r.get("Student", "") != "Points Possible" and "Points Possible" not in r.get("Student", "")]
 
 
 def _match(roster: list[dict[str, str]] | None, student) -> dict[str, str] | None:
-    """The roster row of ``student`` (nbgrader Student): LTI id against ID / idnumber / id, hub id
+    """The roster row of ``student`` (nbgrader Student): LTI id against ID / idnumber, hub id
     against SIS Login ID / username / SIS User ID. Without a roster: a row from nbgrader's own fields."""
     lti = (student.lms_user_id or "").strip()
     if roster is None:
@@ -70,7 +93,7 @@ def _match(roster: list[dict[str, str]] | None, student) -> dict[str, str] | Non
         return {"Student": name, "ID": lti, "SIS User ID": "", "SIS Login ID": student.id, "Section": "",
                 "username": student.id, "idnumber": lti}
     for r in roster:
-        if lti and lti in (r.get("ID"), r.get("idnumber"), r.get("id")):
+        if lti and lti in (r.get("ID"), r.get("idnumber")):
             return r
         if student.id in (r.get("SIS Login ID"), r.get("username"), r.get("SIS User ID")):
             return r
@@ -156,4 +179,8 @@ def export_main(argv: list[str]) -> int:
         return 2
     print("\n".join(report.lines()), file=sys.stderr)
     print(a.output)
+    if a.roster is not None and report.unknown and not report.written:
+        print(f"decodelab classroom export: LMS 명단 {a.roster}에서 성적부의 학생을 한 명도 찾지 못했습니다: 명단의 "
+              "username / SIS Login ID 열이 허브의 사용자 이름과 같은지 확인하세요.", file=sys.stderr)
+        return 1
     return 0
