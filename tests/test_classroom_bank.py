@@ -47,7 +47,8 @@ def test_keys_are_decodelab_formulas(bank, item_id):
     """Hand-checked figures (facts/hardware.md worked examples, Leviathan et al. Eq. 1)."""
     item = bank.parametric[item_id]
     p, want = {
-        "02-x-step-time": ({"model": "Llama-3-70B", "dtype": "fp8", "hardware": "H100", "context": 8192}, 21.86),
+        "02-x-step-time": ({"model": "Llama-3-70B", "dtype": "fp8", "hardware": "H100", "batch": 1, "context": 8192},
+                           21.86),
         "03-x-loop-total": ({"depth": 50, "tokens": 300, "tool_ms": 2000, "tpot_ms": 20}, 399.0),  # 50 x (299 x 20 + 2000) ms
         "04-x-tokens-per-call": ({"alpha": 0.75, "gamma": 7}, (1 - 0.75 ** 8) / 0.25),
         "05-x-kv-transfer": ({"model": "Llama-3-70B", "tokens": 8192, "link": "NVLink"}, 5.97),
