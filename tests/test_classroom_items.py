@@ -95,6 +95,63 @@ def test_best_gamma_accepts_every_gamma_within_the_stated_tolerance(bank):
     assert near_ties > 0  # the case issue 32 found happens and is accepted
 
 
+
+def test_alpha_item_counts_judged_positions_not_proposed_drafts(bank):
+    """Leviathan's alpha is accepted / judged draft positions; vLLM's acceptance rate (accepted /
+    proposed) is a different number, and typing it scores 0 (GLOSSARY.md: 수락률과 α는 다른 값)."""
+    item = bank.parametric["04-x-alpha-from-counts"]
+    # by hand: gamma 4, 10 rounds, 2 fully accepted (8 drafts), 5 accepted in the 8 stopped rounds:
+    # accepted 13, judged 13 + 8 = 21, proposed 40
+    assert item.answer({"gamma": 4, "rounds": 10, "full": 2, "partial": 5}) == pytest.approx(13 / 21)
+    for s in CLASS:
+        p, q = item.values(s), item.question(s)
+        accepted = p["gamma"] * p["full"] + p["partial"]
+        assert accepted <= p["gamma"] * p["full"] + (p["gamma"] - 1) * (p["rounds"] - p["full"])  # counts consistent
+        rate = accepted / (p["gamma"] * p["rounds"])
+        assert rate < q.answer < 1
+        assert check(q, f"{q.answer:.5g}").score == 1.0 and check(q, f"{rate:.5g}").score == 0.0, s
+
+
+def _singles(bank):
+    return [q for q in bank.questions.values() if q.kind == "single"]
+
+
+def test_exam_keys_are_not_guessable_from_letter_or_length(bank):
+    """The quiz-key rules (tests/test_quiz_keys.py) on the exam's fixed items."""
+    singles = _singles(bank)
+    letters = {}
+    longest = 0
+    for q in singles:
+        letters[q.answer] = letters.get(q.answer, 0) + 1
+        lengths = {c.id: len(re.sub(r"\s+", "", c.text)) for c in q.choices}
+        top = max(lengths.values())
+        longest += lengths[q.answer] == top and list(lengths.values()).count(top) == 1
+    assert len(singles) >= 6 and max(letters.values()) <= 0.35 * len(singles), letters
+    assert longest <= 0.35 * len(singles), f"정답이 가장 긴 선택지인 문항 {longest}/{len(singles)}"
+    multiple = [q for q in bank.questions.values() if q.kind == "multiple"]
+    prefix = [q.id for q in multiple if sorted(q.answer) == [c.id for c in q.choices][: len(q.answer)]]
+    assert len(prefix) <= 0.4 * len(multiple), prefix
+    for q in singles + multiple:
+        keyed = {q.answer} if q.kind == "single" else set(q.answer)
+        assert all(c.explanation and len(c.explanation) >= 10 for c in q.choices if c.id not in keyed), q.id
+
+
+def test_items_agree_with_the_course(bank):
+    """Issue 32, Deliver 4: the graded items say what the notebooks teach."""
+    out = bank.questions["04-e-output-same"]
+    assert "정확한 산술" in out.prompt and "bf16" in out.explanation and "수치 계산의 정밀도" in out.explanation
+    exact = bank.questions["04-e-sampling-exact"]
+    key = next(c.text for c in exact.choices if c.id == exact.answer)
+    assert "정확한 산술" in key and "정밀도" in key
+    alpha = bank.questions["04-e-alpha-in-formula"]
+    assert "판정" in alpha.explanation and "수락된 초안 ÷ 제안된 초안" in alpha.explanation
+    link = bank.written["05-w-link"].rubric
+    three, zero = link.split("2점:")[0], link.split("0점:")[1]
+    assert "두 번째 토큰" in three and "TTFT" in three  # notebook 05 teaches both configurations
+    assert "첫 토큰 간" not in zero and "두 번째" not in zero
+    batching = bank.written["02-w-batching"].rubric.split("2점:")[0]
+    assert "KV 캐시" in batching and "요청마다" in batching  # the KV reads that grow with the batch
+
 if __name__ == "__main__":
     b = load_bank(sys.argv[1] if len(sys.argv) > 1 else BANK)
     res = transfer_counts(b)

@@ -58,6 +58,16 @@ def _best_speedup(alpha, c):
     return float(L.expected_speedup(alpha, L.optimal_gamma(alpha, c), c))
 
 
+def _alpha_from_counts(p):
+    """(alpha, vLLM's acceptance rate) of ``rounds`` greedy rounds of ``gamma`` drafts: ``full`` rounds
+    accepted every draft, the others stopped at a rejection after ``partial`` accepted drafts in all.
+    alpha = accepted / judged positions (each stopped round judged its rejected position too);
+    acceptance rate = accepted / proposed (GLOSSARY.md; decodelab.speculative.SpeculativeResult)."""
+    accepted = p["gamma"] * p["full"] + p["partial"]
+    judged = accepted + (p["rounds"] - p["full"])
+    return accepted / judged, accepted / (p["gamma"] * p["rounds"])
+
+
 def _memory_chips(p):
     """Weights + the batch's KV cache, in chips' memories (not rounded up)."""
     from decodelab.profiles import get_hardware
@@ -194,6 +204,19 @@ ITEMS = [
                 "α = {alpha}, γ = {gamma}, c = {c}일 때 기대 속도 향상은 몇 배인가요?" + DIGITS,
          answer=lambda p: L.expected_speedup(p["alpha"], p["gamma"], p["c"], verify_cost=p["verify"]),
          explanation="분모의 1 대신 검증 비용 {verify}를 씁니다: 기대 토큰 수 ÷ (γ c + {verify}) ≈ {answer}배."),
+    # alpha (Leviathan et al.: per judged draft position) is not vLLM's acceptance rate (accepted /
+    # proposed): the drafts after a round's first rejection are proposed but never judged (GLOSSARY.md)
+    dict(id="04-x-alpha-from-counts", notebook="04", unit="", points=2, rel_tol=TOL,
+         params={"gamma": {"range": [2, 8]}, "rounds": {"range": [600, 1500]}, "full": {"range": [20, 300]},
+                 "partial": {"range": [0, 300]}},
+         prompt="탐욕 투기적 디코딩을 γ = {gamma}로 {rounds} 라운드 돌렸습니다. 초안 {gamma}개가 모두 수락된 라운드가 {full}번이고, "
+                "나머지 라운드에는 거절이 있었으며, 그 라운드들에서 첫 거절 앞까지 수락된 초안은 모두 {partial}개입니다. "
+                "Leviathan 등의 수락 확률 α, 곧 판정한 초안 위치 가운데 수락된 비율은 얼마인가요? (0과 1 사이의 수)" + DIGITS,
+         answer=lambda p: _alpha_from_counts(p)[0],
+         explanation="수락된 초안 = {gamma} × {full} + {partial}개입니다. 판정한 위치는 수락된 초안에 거절이 있던 라운드마다 "
+                     "거절된 위치 하나({rounds} − {full}개)를 더한 수이고, 첫 거절 뒤의 초안은 판정받지 않고 버려집니다. "
+                     "둘의 비가 α ≈ {answer}입니다. vLLM의 수락률(수락된 초안 ÷ 제안된 초안 {gamma} × {rounds}개)은 버려진 초안까지 "
+                     "분모에 넣으므로 α보다 작습니다."),
     # ---- 05: chips and disaggregated serving ----------------------------------------------------
     dict(id="05-x-kv-transfer", notebook="05", unit="ms", points=2, rel_tol=TOL,
          params={"model": MODELS, "tokens": {"range": [500, 64000]}, "link": ["NVLink", "400G-NIC"]},
