@@ -238,7 +238,7 @@ def attention_figure(result: HeadAttention, tokenizer):
     w = result.weights.numpy()
     n = len(result.token_ids)
     labels = [f"{i}: {plot_label(tokenizer, t)}" for i, t in enumerate(result.token_ids)]
-    fig, ax = new_figure(figsize=(min(10, 2.5 + 0.9 * n), min(7, 1.6 + 0.6 * n)))
+    fig, ax = new_figure(figsize=(min(10, 2.4 + 0.7 * n), min(7.5, 1.9 + 0.6 * n)))
     ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
     for i in range(n):
         for j in range(n):

@@ -109,6 +109,78 @@ def timeline():
 
 
 # --------------------------------------------------------------------------------------------
+# 01: attention, one head and many (query, key, value; GQA)
+
+
+def attention():
+    """Top: one head, the newest position's query scored against the keys of itself and the
+    positions before it; the weights (sum 1) mix the values. Bottom: query heads and KV heads per
+    layer, the bundled target (one KV head per query head) beside Llama-3-8B (GQA), both read
+    from their config files."""
+    from decodelab import profiles
+
+    fig, ax = _canvas(10, 6.1, (0, 10.2), (-0.75, 6.35))
+    query, key, value = DECODE, KV, ACCEPT
+    ax.text(0.05, 6.1, "① 헤드 하나: 가장 최근 위치의 쿼리가 자기와 앞 위치들의 키·값을 읽습니다", fontsize=FS, color=INK,
+            va="center")
+    tokens, weights = ["모든", "국민", "은", "법률"], ["0.10", "0.15", "0.25", "0.50"]
+    x0, step = 1.25, 1.35
+    ax.text(0.05, 5.35, "토큰 (위치)", fontsize=11, color=INK, va="center")
+    ax.text(0.05, 4.45, "키 · 값", fontsize=11, color=INK, va="center")
+    ax.text(0.05, 3.2, "가중치", fontsize=11, color=INK, va="center")
+    for i, t in enumerate(tokens):
+        x = x0 + i * step
+        _box(ax, x, 5.1, 1.1, 0.5, f"{t} ({i})", INK, fill="#ffffff", fs=12)
+        _arrow(ax, x + 0.55, 5.1, x + 0.55, 4.72, INK, lw=1)
+        _box(ax, x, 4.2, 0.5, 0.5, "키", key, fs=11)
+        _box(ax, x + 0.6, 4.2, 0.5, 0.5, "값", value, fs=11)
+        _box(ax, x + 0.15, 2.95, 0.8, 0.5, weights[i], query, fill="#ffffff", fs=11)
+    xn = x0 + len(tokens) * step
+    _box(ax, xn, 5.1, 1.1, 0.5, "다음: 아직 없음", TOOL, fill="#ffffff", fs=10, ls="--")
+    xq = xn + 0.1
+    _box(ax, xq, 3.55, 0.9, 0.5, "쿼리", query, fs=11)
+    xl = x0 + (len(tokens) - 1) * step
+    _arrow(ax, xl + 1.1, 5.2, xq + 0.45, 4.07, query, lw=1)
+    for i in range(len(tokens)):
+        _arrow(ax, xq, 3.8, x0 + i * step + 0.55, 3.47, query, lw=1, ls=":")
+    ax.text(xq + 1.15, 5.35, "위치 3의 토큰이 쿼리도 만듭니다", fontsize=11, color=query, va="center")
+    ax.text(xq + 1.15, 4.45, "점수 = 쿼리 · 키 ÷ √(헤드 크기)\nsoftmax를 거쳐 가중치 (합 1)", fontsize=11, color=query,
+            va="center", linespacing=1.5)
+    ax.text(xq + 1.15, 3.45, "출력 = 가중치로 섞은 값\n0.10 × 값(0) + … + 0.50 × 값(3)", fontsize=11, color=value,
+            va="center", linespacing=1.5)
+    ax.text(xq + 1.15, 2.95, "(가중치는 예시)", fontsize=10, color=TOOL, va="center")
+
+    # bottom: heads per layer, from the config files
+    ax.text(0.05, 2.55, "② 한 층 안의 헤드들: 쿼리 헤드마다 따로 계산하고, 키·값 헤드(KV 헤드)를 몇 개가 함께 쓰는지는 모델이 정합니다",
+            fontsize=12, color=INK, va="center")
+
+    def heads(x, width, model, title):
+        n_q, n_kv = model.n_q_heads, model.n_kv_heads
+        group = n_q // n_kv
+        wq = width / n_q
+        wk = width / n_kv
+        ax.text(x, 2.1, title, fontsize=12, color=INK, va="center")
+        for h in range(n_q):
+            _box(ax, x + h * wq + 0.02 * wq, 1.45, 0.86 * wq, 0.35, "", query, lw=1)
+        for k in range(n_kv):
+            kx = x + k * wk + 0.06 * wk
+            _box(ax, kx, 0.45, 0.88 * wk, 0.35, "", key, lw=1)
+            for h in range(k * group, (k + 1) * group):
+                _arrow(ax, x + (h + 0.45) * wq, 1.45, kx + 0.44 * wk, 0.8, TOOL, lw=0.8, style="-")
+        ax.text(x - 0.05, 1.62, "쿼리 헤드", fontsize=10, color=query, va="center", ha="right")
+        ax.text(x - 0.05, 0.62, "KV 헤드", fontsize=10, color=key, va="center", ha="right")
+        share = "쿼리 헤드마다 자기 KV 헤드 (GQA 아님)" if group == 1 else f"쿼리 헤드 {group}개가 KV 헤드 하나를 함께 씀 (GQA)"
+        ax.text(x, 0.15, f"쿼리 헤드 {n_q}개 · KV 헤드 {n_kv}개\n{share}", fontsize=11, color=INK, va="center",
+                linespacing=1.4)
+
+    heads(0.9, 3.2, profiles.get_model("bundled-target"), "이 강좌의 대상 모델 (층마다)")
+    heads(5.9, 4.2, profiles.get_model("Llama-3-8B"), "Llama-3-8B (층마다)")
+    ax.text(5.1, -0.55, "KV 캐시에 저장하는 것은 KV 헤드의 키와 값입니다: KV 헤드가 적을수록 캐시가 작아집니다", fontsize=11, color=KV,
+            va="center", ha="center")
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
 # 01: the KV cache grows one position per step
 
 
@@ -278,6 +350,7 @@ def disaggregated():
 
 FIGURES = {
     "01_timeline.svg": timeline,
+    "01_attention.svg": attention,
     "01_kv_cache.svg": kv_cache,
     "02_roofline.svg": roofline,
     "03_agent_loop.svg": agent_loop,

@@ -68,6 +68,7 @@ class Answer:
 MEASURED = "measured on the student's machine: no fixed value, only the phrases that state the result"
 
 ANSWERS: dict[str, Answer] = {
+    "01-predict-kv-numbers": Answer(numbers=(Num(640, 640, ("개",), bare=True),), phrases=(r"2×5×64", r"2\*5\*64")),
     "01-predict-cache-length": Answer(numbers=(Num(8, 8, ("위치", "개 위치")),), phrases=(r"2\+6=8",)),
     "01-predict-greedy-seeds": Answer(key="a", phrases=(r"seed와상관없이", r"seed가쓰이지않", r"seed를쓰지않",
                                                         r"답이(늘|언제나)?하나", r"세번모두같")),
