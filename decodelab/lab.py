@@ -1,9 +1,19 @@
 """`decodelab lab`: opens JupyterLab on the course's first notebook (the student's start).
 
-Notebooks folder: ``--notebooks-dir DIR`` if given (it must exist); else the ``notebooks/`` folder
-of a source checkout at or above the current directory; else the student's own copy in
-``./decodelab-notebooks``, made from the notebooks bundled in the package (:func:`student_copy`,
-never overwriting a notebook already there).
+Notebooks folder: ``--notebooks-dir DIR`` if given (it must exist; opened as it is, for the course's
+authors); else, from a source checkout (a git clone: a ``notebooks/`` folder at or above the current
+directory), the student's working copy in ``~/decodelab-notebooks`` (:func:`working_copy`), so that
+opening and saving never changes the checkout's tracked files; else (an installed wheel) the
+student's own copy in ``./decodelab-notebooks``, made from the notebooks bundled in the package
+(:func:`student_copy`). Both copies come from :func:`copy_course`: a notebook already there (the
+student's edited copy) is never overwritten, and the copies are not jupytext-paired (a pairing in a
+student's copy could leave the notebook unopenable: a save killed between the ``.ipynb`` and its
+text twin made the notebook newer than the twin, and jupytext then answered HTTP 400).
+
+News: the lab is started with decodelab's Jupyter config folder in ``JUPYTER_CONFIG_PATH``
+(``decodelab/assets/jupyter``): its ``labconfig/page_config.json`` turns JupyterLab's announcements
+plugin off, so no "Jupyter news?" pop-up covers the first notebook. The user's own settings are
+not touched.
 
 Runs JupyterLab's own launcher (``python -m jupyterlab``) with the same Python that runs
 decodelab, so the kernel sees the installed package, the bundled models and the widget
@@ -29,6 +39,7 @@ waits until JupyterLab has shut down and freed the port.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import secrets
 import shlex
@@ -44,7 +55,8 @@ from pathlib import Path
 
 from ._check import check
 from ._cli import ArgumentParser
-from ._paths import NOTEBOOKS_DIR
+from ._atomic import atomic_write_text
+from ._paths import ASSETS, NOTEBOOKS_DIR
 
 __all__ = [
     "DEFAULT_PORT",
@@ -52,6 +64,7 @@ __all__ = [
     "PortInUseError",
     "build_command",
     "choose_port",
+    "copy_course",
     "find_notebooks_dir",
     "lab_url",
     "main",
@@ -59,7 +72,9 @@ __all__ = [
     "pair_env",
     "port_is_free",
     "student_copy",
+    "unpair",
     "url_line",
+    "working_copy",
 ]
 
 DEFAULT_PORT = 8888
@@ -68,6 +83,10 @@ DEFAULT_HOST = "127.0.0.1"
 FIRST_NOTEBOOK = "01_decode_phase.ipynb"
 #: Where ``decodelab lab`` puts a student's copy of the bundled notebooks when run outside a checkout.
 STUDENT_DIR = "decodelab-notebooks"
+#: The student's working copy when ``decodelab lab`` runs from a source checkout: ``~/<this>``.
+WORK_DIR = "decodelab-notebooks"
+#: decodelab's Jupyter config folder (put first in ``JUPYTER_CONFIG_PATH`` of the lab it starts).
+JUPYTER_CONFIG = ASSETS / "jupyter"
 #: How many ports after the default one are tried before giving up.
 PORT_SEARCH_SPAN = 20
 #: Seconds JupyterLab gets to shut down after a forwarded SIGTERM before it is killed.
@@ -185,13 +204,77 @@ def find_notebooks_dir(start: str | Path | None = None) -> Path | None:
     return None
 
 
+def unpair(path: str | Path, owner: tuple[int, int] | None = None) -> bool:
+    """Turn off the jupytext pairing of the notebook at ``path`` (its ``metadata.jupytext``), keeping
+    every cell and output: the notebook then opens from the ``.ipynb`` alone, whatever its text twin
+    (``src/NN_*.md``) says or how old it is. The file is rewritten atomically (its permission bits
+    kept; ``owner`` ``(uid, gid)``: given back to that user, as the hub's copies need).
+
+    Returns:
+        True when a pairing was removed; False when there was none, or the file is not a notebook
+        JSON (then it is left untouched).
+    """
+    path = Path(path)
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    meta = nb.get("metadata") if isinstance(nb, dict) else None
+    if not isinstance(meta, dict) or "jupytext" not in meta:
+        return False
+    del meta["jupytext"]
+    atomic_write_text(path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    if owner is not None:
+        os.chown(path, *owner)
+    return True
+
+
+def copy_course(src: str | Path, dest: str | Path, *, owner: tuple[int, int] | None = None) -> list[str]:
+    """Give ``dest`` the course notebooks of ``src`` that it lacks (``NN_*.ipynb``), without pairing.
+
+    A notebook already in ``dest`` (the student's, perhaps edited) is never overwritten; if it still
+    carries a jupytext pairing it is unpaired in place (:func:`unpair`), so a notebook left newer than
+    its twin by an interrupted save opens again. A new copy is written unpaired. The diagrams the
+    notebooks embed (``figures/*.svg``) and ``rise.css`` are copied beside them the same way (never
+    overwritten). ``owner`` ``(uid, gid)``: every file written is given to that user (the hub).
+
+    Returns:
+        The names of the notebooks copied now.
+    """
+    src, dest = Path(src), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for nb in sorted(src.glob("[0-9][0-9]*_*.ipynb")):
+        target = dest / nb.name
+        if target.exists():
+            unpair(target, owner)
+            continue
+        shutil.copyfile(nb, target)
+        unpair(target)
+        if owner is not None:
+            os.chown(target, *owner)
+        copied.append(nb.name)
+    extras = sorted((src / "figures").glob("*.svg")) + [src / "rise.css"]
+    for item in (p for p in extras if p.is_file()):
+        target = dest / item.relative_to(src)
+        if not target.exists():
+            if not target.parent.exists():
+                target.parent.mkdir(parents=True)
+                if owner is not None:
+                    os.chown(target.parent, *owner)
+            shutil.copyfile(item, target)
+            if owner is not None:
+                os.chown(target, *owner)
+    return copied
+
+
 def student_copy(dest: str | Path = STUDENT_DIR) -> tuple[Path, list[str]]:
     """Copy the course notebooks bundled in the package into ``dest`` (created if missing).
 
     The notebooks are read from :data:`decodelab._paths.NOTEBOOKS_DIR` (``importlib.resources``),
-    so an installed wheel gives a student the same notebooks as the repository. A notebook already
-    in ``dest`` is never overwritten: the student's work is kept, only missing ones are added. The
-    diagrams the notebooks embed (``figures/*.svg``) and ``rise.css`` are copied beside them the same way.
+    so an installed wheel gives a student the same notebooks as the repository; they are copied by
+    :func:`copy_course` (never overwriting the student's own, unpaired, with their diagrams and
+    ``rise.css``).
 
     Returns:
         ``(absolute dest, names of the notebooks copied now)``.
@@ -199,28 +282,38 @@ def student_copy(dest: str | Path = STUDENT_DIR) -> tuple[Path, list[str]]:
     Raises:
         FileNotFoundError: the package holds no notebooks (Korean message).
     """
-    bundled = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")) if NOTEBOOKS_DIR.is_dir() else []
-    if not bundled:
+    if not NOTEBOOKS_DIR.is_dir() or not any(NOTEBOOKS_DIR.glob("[0-9][0-9]*_*.ipynb")):
         raise FileNotFoundError(
             f"패키지에 강좌 노트북이 없습니다({NOTEBOOKS_DIR}). decodelab을 다시 설치하거나 "
             f"--notebooks-dir 로 노트북 폴더를 지정하세요."
         )
     dest = Path(dest).resolve()
-    dest.mkdir(parents=True, exist_ok=True)
-    copied = []
-    for src in bundled:
-        target = dest / src.name
-        if not target.exists():
-            shutil.copyfile(src, target)
-            copied.append(src.name)
-    # what the notebooks link to: their diagrams (figures/*.svg) and RISE's rise.css, also never overwritten
-    extras = sorted((NOTEBOOKS_DIR / "figures").glob("*.svg")) + [NOTEBOOKS_DIR / "rise.css"]
-    for src in (p for p in extras if p.is_file()):
-        target = dest / src.relative_to(NOTEBOOKS_DIR)
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, target)
-    return dest, copied
+    return dest, copy_course(NOTEBOOKS_DIR, dest)
+
+
+def _in_git_checkout(folder: Path) -> bool:
+    """Whether ``folder`` lies in a git work tree (a ``.git`` folder or file at or above it)."""
+    return any((p / ".git").exists() for p in (folder, *folder.parents))
+
+
+def working_copy(checkout_notebooks: str | Path, home: str | Path | None = None) -> tuple[Path, list[str]]:
+    """The student's working copy of a checkout's notebooks: ``<home>/decodelab-notebooks``
+    (``home``: default the user's home folder), filled by :func:`copy_course` from
+    ``checkout_notebooks``. The checkout's tracked files are only read.
+
+    Returns:
+        ``(absolute folder, names of the notebooks copied now)``.
+    """
+    dest = (Path(home) if home is not None else Path.home()) / WORK_DIR
+    return dest.resolve(), copy_course(checkout_notebooks, dest)
+
+
+def lab_env() -> dict[str, str]:
+    """The environment additions of the lab that ``decodelab lab`` starts: ``JUPYTER_CONFIG_PATH`` with
+    :data:`JUPYTER_CONFIG` first (its ``labconfig/page_config.json`` turns off the announcements
+    plugin: no news pop-up), followed by any ``JUPYTER_CONFIG_PATH`` already set."""
+    rest = os.environ.get("JUPYTER_CONFIG_PATH")
+    return {"JUPYTER_CONFIG_PATH": os.pathsep.join([str(JUPYTER_CONFIG), *([rest] if rest else [])])}
 
 
 def new_token() -> str:
@@ -327,6 +420,15 @@ def pair_env(target: Path | None, draft: Path | None) -> dict[str, str]:
     if draft is not None:
         env[ENV_DRAFT] = str(check_folder(draft, "초안(draft)").resolve())
     return env
+
+
+def _working_copy_note(source: Path, folder: Path, copied: list[str]) -> str:
+    """The Korean lines that tell a student where their working copy lives."""
+    added = f"강좌 노트북 {len(copied)}개를 새로 복사했습니다. " if copied else ""
+    return (f"내 노트북은 내 작업 폴더 {folder} 에 있습니다. {added}이미 있던 내 노트북은 덮어쓰지 않습니다.\n"
+            f"저장소의 {source} 는 읽기만 하므로, 노트북을 고치고 저장해도 git 저장소는 바뀌지 않습니다. "
+            f"강좌의 새 판으로 처음부터 하려면 작업 폴더의 그 노트북을 지우거나 이름을 바꾼 뒤 다시 여세요. "
+            f"(강좌를 고치는 사람은 --notebooks-dir {source} 로 저장소의 노트북을 직접 엽니다.)")
 
 
 def _port_open(port: int, host: str = DEFAULT_HOST) -> bool:
@@ -470,7 +572,16 @@ def main(argv: list[str] | None = None) -> int:
                 )
         else:
             folder = find_notebooks_dir()
-            if folder is None and args.dry_run:
+            if folder is not None and folder.name not in (STUDENT_DIR, WORK_DIR) and _in_git_checkout(folder):
+                # a git clone: work on a copy, so that opening and saving never change the tracked files
+                source = folder
+                folder = (Path.home() / WORK_DIR).resolve()
+                if args.dry_run:
+                    print(f"(--dry-run: {source} 의 강좌 노트북을 내 작업 폴더 {folder} 에 복사할 것입니다)", file=sys.stderr)
+                else:
+                    folder, copied = working_copy(source)
+                    print(_working_copy_note(source, folder, copied), file=sys.stderr)
+            elif folder is None and args.dry_run:
                 folder = Path(STUDENT_DIR).resolve()
                 print(f"(--dry-run: 패키지의 강좌 노트북을 {folder} 에 복사할 것입니다)", file=sys.stderr)
             elif folder is None:
@@ -508,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
         flush=True,
     )
-    return _run_jupyterlab(cmd, folder, announce=(port, url), env=env)
+    return _run_jupyterlab(cmd, folder, announce=(port, url), env={**lab_env(), **env})
 
 
 if __name__ == "__main__":  # pragma: no cover
