@@ -63,6 +63,10 @@ c.Execute.timeout = 120
 _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
 _steps.insert(_steps.index(SaveAutoGrades) + 1, "decodelab.classroom.review.MarkForReview")
 c.Autograde.autograde_preprocessors = _steps
+# 읽기 전용 칸은 배포본(숨은 테스트를 지운 칸)과 비교: 학생이 정말 고친 칸만 경고합니다 (decodelab.classroom.checksums)
+c.Autograde.sanitize_preprocessors = [
+    "decodelab.classroom.checksums.ReleaseAwareOverwriteCells" if getattr(s, "__name__", s) == "OverwriteCells" else s
+    for s in Autograde.class_traits()["sanitize_preprocessors"].default()]
 '''
 
 
