@@ -167,7 +167,8 @@ ITEMS = [
     # ---- 04: speculative decoding -----------------------------------------------------------
     dict(id="04-x-tokens-per-call", notebook="04", unit="토큰", points=1, rel_tol=TOL,
          params={"alpha": {"range": [0.4, 0.97], "step": 0.0001}, "gamma": {"range": [1, 16]}},
-         prompt="초안 토큰 하나가 수락될 확률 α = {alpha}, 초안 토큰 수 γ = {gamma}입니다(각 토큰은 서로 독립). "
+         prompt="판정을 받은 초안 토큰 하나가 수락될 확률(Leviathan 등의 수락 확률) α = {alpha}, 초안 토큰 수 γ = {gamma}입니다"
+                "(위치마다 서로 독립). "
                 "대상 모델의 순전파 한 번이 평균 몇 토큰을 내나요?" + DIGITS,
          answer=lambda p: L.expected_tokens_per_call(p["alpha"], p["gamma"]),
          explanation="(1 − α^(γ+1)) ÷ (1 − α) (Leviathan et al. 2023): α = {alpha}, γ = {gamma}이면 약 {answer} 토큰입니다."),
