@@ -10,7 +10,8 @@
 # `test` also installs configurable-http-proxy from npm into .venv/bin (scripts/install_hub.sh), for
 # the JupyterHub test; Node.js comes from apt when it is missing and system packages are wanted.
 # Asks nothing. System packages (chromium and a Hangul font, for the browser test) are installed
-# only when told: CI=true or DECODELAB_INSTALL_SYSTEM=1 (scripts/install_browser.sh, needs root).
+# only when told: CI=true or DECODELAB_INSTALL_SYSTEM=1 (scripts/install_browser.sh, needs root;
+# bubblewrap for the autograde sandbox: scripts/install_sandbox.sh).
 #
 # torch: on Linux without an NVIDIA GPU (no nvidia-smi) the CPU build is taken from PyTorch's CPU
 # index; where that index cannot be reached (offline mirrors, CI) pip gives up within seconds
@@ -114,6 +115,7 @@ case "$cmd" in
     bash scripts/install_hub.sh "$VENV"
     if system_packages_wanted; then
       bash scripts/install_browser.sh "$VENV/bin/python"
+      bash scripts/install_sandbox.sh  # bubblewrap: nbgrader autograde runs students' code in it
     else
       echo "[decodelab] 시스템 패키지(chromium, 한글 글꼴)는 설치하지 않습니다: 없으면 브라우저 테스트는 건너뜁니다 (설치: DECODELAB_INSTALL_SYSTEM=1)"
     fi

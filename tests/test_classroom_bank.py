@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from decodelab import latency as L
 from decodelab.classroom.assignments import write_course
-from decodelab.classroom.bank import ExamError, course_context, grade_cell, grade_code, load_bank, variant
+from decodelab.classroom.bank import decide, decide_task, load_bank, variant
 from decodelab.classroom.student import draw, student_id
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +37,7 @@ def test_twenty_parametric_items_across_02_to_05(bank):
 def _practice_ids():
     import yaml
 
-    for p in sorted((ROOT / "quizzes").glob("[0-9][0-9].yaml")):
+    for p in sorted((ROOT / "quizzes").glob("[0-9][0-9]*.yaml")):
         yield from yaml.safe_load(p.read_text(encoding="utf-8"))["questions"]
 
 
@@ -67,47 +66,65 @@ def test_numbers_differ_per_student_and_answers_are_finite(bank):
         assert "{" not in q.prompt and "{" not in q.explanation
 
 
-def test_grade_cell_uses_the_submission_folder_not_the_notebook(bank, course, capsys):
+def test_decide_uses_the_named_student_not_the_notebook(bank):
     q = variant(bank, "04-x-speedup", "alice")[1]
-    alice, bob = course / "autograded" / "alice" / "exam-02", course / "autograded" / "bob" / "exam-02"
-    assert course_context(alice).student == "alice"
-    assert grade_cell("04-x-speedup", f"{q.answer:.4f}배", cwd=alice) == q.points
-    assert "해설" in capsys.readouterr().out
-    assert grade_cell("04-x-speedup", f"{q.answer:.4f}", cwd=bob) == 0.0  # alice's number in bob's folder
-    assert grade_cell("04-x-speedup", None, cwd=alice) == 0.0
-    assert grade_cell("02-e-bandwidth-chip", "b", cwd=alice) == bank.points(bank.get("02-e-bandwidth-chip"))
-    assert grade_cell("02-e-ttft-tpot", "TPOT", cwd=alice) == 0.0  # a listed misconception
-    capsys.readouterr()
-    assert grade_cell("02-e-ttft-tpot", "프롬프트를 읽는 데 드는 시간", cwd=alice) == 0.0
-    assert capsys.readouterr().out.startswith("[검토 필요]")
+    v = decide(bank, "04-x-speedup", "alice", f"{q.answer:.6g}배")
+    assert v.points == v.max_points == q.points and "해설" in v.text
+    assert decide(bank, "04-x-speedup", "bob", f"{q.answer:.6g}").points == 0.0  # alice's number, bob's grade
+    assert decide(bank, "04-x-speedup", "alice", None).points == 0.0
+    choice = bank.questions["02-e-bandwidth-chip"]
+    assert decide(bank, choice.id, "alice", choice.answer).points == bank.points(choice)
+    assert decide(bank, "02-e-ttft-tpot", "alice", "TPOT").points == 0.0  # a listed misconception
+    v = decide(bank, "02-e-ttft-tpot", "alice", "프롬프트를 읽는 데 드는 시간")
+    assert v.points is None and v.text.startswith("[검토 필요]")  # undecidable: the lecturer grades it
 
 
-def test_grade_code_partial_credit_per_case(course):
-    alice = course / "autograded" / "alice" / "exam-02"
-    pts = load_bank(course / "exam").tasks["04-c-tokens-per-call"].points
-    assert grade_code("04-c-tokens-per-call", L.expected_tokens_per_call, cwd=alice) == pts
-    assert grade_code("04-c-tokens-per-call", lambda a, g: (1 - a ** (g + 1)) / (1 - a), cwd=alice) == pytest.approx(
-        pts * 3 / 4)  # alpha = 1 divides by zero
-    assert grade_code("04-c-tokens-per-call", None, cwd=alice) == 0.0
+def _run_here(source, function, cases):
+    """decide_task's runner without the sandbox (the sandboxed one: tests/test_classroom_sandbox.py)."""
+    ns: dict = {}
+    exec(source, ns)
+    out = []
+    for args in cases:
+        try:
+            out.append({"value": float(ns[function](*args))})
+        except Exception as e:
+            out.append({"error": str(e)})
+    return out
 
 
-def test_each_task_stub_is_its_solutions_def_line_and_the_solution_scores_full(bank, course):
-    alice = course / "autograded" / "alice" / "exam-02"
+def test_decide_task_partial_credit_per_case_with_expected_values_computed_here(bank):
+    t = bank.tasks["04-c-tokens-per-call"]
+    seen = []
+
+    def run(source, function, cases):
+        seen.append(cases)
+        return _run_here(source, function, cases)
+
+    full = "def tokens_per_call(alpha, gamma):\n    if alpha == 1:\n        return gamma + 1\n" \
+           "    return (1 - alpha ** (gamma + 1)) / (1 - alpha)\n"
+    assert decide_task(bank, t.id, full, run=run).points == t.points
+    assert decide_task(bank, t.id, "def tokens_per_call(a, g):\n    return (1 - a ** (g + 1)) / (1 - a)\n",
+                       run=run).points == pytest.approx(t.points * 3 / 4)  # alpha = 1 divides by zero
+    assert decide_task(bank, t.id, None, run=run).points == 0.0
+    assert all(c == t.cases for c in seen)  # only the inputs go to the runner
+
+
+def test_each_task_stub_is_its_solutions_def_line_and_the_solution_scores_full(bank):
     assert len(bank.tasks) == 4
     for t in bank.tasks.values():
         assert t.notebook == t.id[:2] and t.points == 3
         head, mark = t.stub.splitlines()
         assert head.startswith(f"def {t.function}(") and head.endswith("):") and mark == "    ### SOLUTION", t.stub
-        ns: dict = {}
-        exec(t.stub.replace("    ### SOLUTION\n", t.solution), ns)  # as the lecturer's copy (assignments.py) has it
-        assert grade_code(t.id, ns[t.function], cwd=alice) == t.points, t.id
-        exec(t.stub.replace("### SOLUTION", "pass"), ns)  # the student's stub, untouched
-        assert grade_code(t.id, ns[t.function], cwd=alice) == 0.0, t.id
+        solved = t.stub.replace("    ### SOLUTION\n", t.solution)  # as the lecturer's copy (assignments.py) has it
+        assert decide_task(bank, t.id, solved, run=_run_here).points == t.points, t.id
+        stub = t.stub.replace("### SOLUTION", "pass")  # the student's stub, untouched
+        assert decide_task(bank, t.id, stub, run=_run_here).points == 0.0, t.id
 
 
 def test_student_side_holds_no_key(tmp_path, monkeypatch):
-    with pytest.raises(ExamError):
-        grade_cell("02-x-step-time", "1 ms", cwd=tmp_path)
+    import decodelab.classroom.bank as bank_module
+
+    assert not any(hasattr(bank_module, n) for n in ("grade_cell", "grade_code", "course_context"))
     monkeypatch.setenv("JUPYTERHUB_USER", "hub-user")
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     assert student_id() == "hub-user"

@@ -1,8 +1,11 @@
 """Graded assignments on nbgrader, end to end in a temporary course directory.
 
 nbgrader really runs: generate + release exam-02, two students (different ids) fetch it, answer in
-the answer cells (alice right, bob wrong and with alice's numbers copied), submit; the lecturer
-collects, autogrades, grades by hand through nbgrader's API, autogrades again and generates the
+the answer cells (alice right, bob wrong and with alice's numbers copied), submit; a third (mallory)
+knows nothing and attacks: asks the course's modules for the keys, probes what her code can read at
+autograde, tampers in her edit-the-code answer. The lecturer collects, autogrades (as root here: the
+students' kernels run in bubblewrap as the grader account, the scores are set by decodelab's step in
+nbgrader's process), grades by hand through nbgrader's API, autogrades again and generates the
 feedback; then the LMS export. One course directory for the module (kernels are slow on 2 cores).
 """
 
@@ -29,8 +32,9 @@ from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
 from decodelab.classroom import hub  # noqa: E402
 from decodelab.classroom.assignments import ANSWER_STUB, variant_main, write_course  # noqa: E402
-from decodelab.classroom.bank import ExamError, Parametric, Task, Written, grade_cell, load_bank, variant  # noqa: E402
+from decodelab.classroom.bank import Parametric, Task, Written, load_bank, variant  # noqa: E402
 from decodelab.classroom.lms import export  # noqa: E402
+from decodelab.classroom.sandbox import autograde_main  # noqa: E402
 from decodelab.classroom.student import draw  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -39,8 +43,76 @@ ROOT = Path(__file__).resolve().parents[1]
 A = "exam-02"
 ALL = ("exam-02", "exam-03", "exam-04", "exam-05")  # generated; exam-02 goes through the whole lifecycle
 STUDENTS = ("alice", "bob")
-CHEAT = "mallory"  # replaces the grading function in her own kernel
+CHEAT = "mallory"  # knows no answer: asks the course's modules for the keys and tampers (CHEAT_* below)
 BOB_SHORT = "프롬프트를 읽는 데 드는 시간"  # neither accepted nor a listed misconception: review
+
+# mallory knows no answer. Her first cell asks the course's own modules for every key, in each way
+# a student could: the grading module's course lookup, the course's exam/ bank above the folder the
+# notebook runs in, the repository's bank beside the installed package. Whatever key she gets
+# becomes her answer (답[...] of each item, the answer cells left as released).
+CHEAT_KEYS = """\
+import os
+from pathlib import Path
+import decodelab
+from decodelab.classroom import bank as B
+from decodelab.classroom.student import student_id
+here = Path(os.getcwd())
+keys, banks = {}, []
+try:
+    banks.append(B.course_context().bank)
+except Exception:
+    pass
+for folder in (here.parents[2] / "exam", Path(decodelab.__file__).resolve().parents[1] / "classroom" / "exam"):
+    try:
+        banks.append(B.load_bank(folder))
+    except Exception:
+        pass
+for bk in banks:
+    for item in [*bk.questions.values(), *bk.parametric.values()]:
+        q = item.question(student_id()) if hasattr(item, "question") else item
+        keys.setdefault(item.id, f"{q.answer:.6g} {q.unit}" if hasattr(q, "unit") else q.answer)
+답.update(keys)
+print("KEYS", len(keys))
+"""
+# her second cell reports what her code can reach while autograde runs it
+CHEAT_PROBE = """\
+import json, os
+from pathlib import Path
+course = Path(os.getcwd()).parents[2]
+def readable(p):
+    try:
+        with open(p, "rb") as f:
+            f.read(1)
+        return True
+    except OSError:
+        return False
+print("PROBE " + json.dumps({
+    "uid": os.getuid(), "euid": os.geteuid(),
+    "gradebook": readable(course / "gradebook.db"),
+    "bank": readable(course / "exam" / "items.yaml"),
+    "source": readable(course / "source" / "exam-02" / "exam-02.ipynb"),
+    "classmate": readable(course / "submitted" / "alice" / "exam-02" / "exam-02.ipynb"),
+    "repo_bank": readable(Path(decodelab.__file__).resolve().parents[1] / "classroom" / "exam" / "items.yaml"),
+}))
+"""
+# her edit-the-code answer tampers instead of computing: it replaces today's and tomorrow's checkers,
+# looks for the expected values in the bank, and ends the process before a wrong case is counted
+CHEAT_TASK = """\
+import os
+try:
+    import decodelab.classroom.bank as _b
+    _b.grade_code = lambda *a, **k: 3.0
+    _b.decide_task = lambda bank, task_id, *a, **k: _b.Verdict(3.0, 3.0, [])
+except Exception:
+    pass
+def decode_step_ms(weight_gb, kv_gb, bandwidth_tbs):
+    try:
+        from decodelab.classroom.bank import course_context
+        task = course_context().bank.tasks["02-c-step-time"]
+        return task.reference(weight_gb, kv_gb, bandwidth_tbs)
+    except Exception:
+        os._exit(0)
+"""
 
 
 def _nbgrader(args, cwd, env):
@@ -69,6 +141,9 @@ def _answer(bank, item, student, right):
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
+    from test_classroom_sandbox import sandbox_or_skip
+
+    sandbox_or_skip()  # autograde runs the students' notebooks in bubblewrap (skips outside CI without it)
     base = tmp_path_factory.mktemp("classroom")
     course, exchange = base / "course", base / "exchange"
     exchange.mkdir()
@@ -137,10 +212,10 @@ def course(tmp_path_factory):
         _nbgrader(["fetch_assignment", A, *flags], home, env)
         path = home / A / f"{A}.ipynb"
         nb = nbformat.read(path, as_version=4)
-        nb.cells.insert(2, nbformat.v4.new_code_cell(
-            "import decodelab.classroom.bank as b\nb.grade_cell = lambda item_id, response, **kw: 1.0"))
-        cell = _cells(nb, "-answer")["02-e-bandwidth-chip"]
-        cell.source = cell.source.replace(ANSWER_STUB, '"a"')
+        nb.cells.insert(2, nbformat.v4.new_code_cell(CHEAT_KEYS))  # after the setup cell that makes 답
+        nb.cells.insert(3, nbformat.v4.new_code_cell(CHEAT_PROBE))
+        cell = _cells(nb, "-answer")["02-c-step-time"]
+        cell.source = CHEAT_TASK
         nbformat.write(nb, path)
         _nbgrader(["submit", A, *flags, f"--student={CHEAT}"], home, env)
         assert api.collect(A)["success"]
@@ -161,9 +236,8 @@ def course(tmp_path_factory):
             g.manual_score, g.needs_manual_grade = 0.0, False
             gb.update_or_create_student("alice", lms_user_id="lti-1001")
             gb.db.commit()
-        for sid in STUDENTS:
-            r = api.autograde(A, sid)
-            assert r["success"], r["log"]
+        for sid in STUDENTS:  # again, as the guide says: decodelab's command (nbgrader autograde, sandbox checked first)
+            assert autograde_main([str(course), A, f"--student={sid}", "--force"]) == 0
         state["second"] = _grades(course)
         r = api.generate_feedback(A)
         assert r["success"], r["log"]
@@ -209,7 +283,7 @@ def test_autograde_scores_each_student_against_own_numbers(course):
 
 
 def test_widget_answers_are_submitted_and_graded(course):
-    assert course["widget-alice"] == {"02-e-what-is-read": ["a", "b"]}
+    assert course["widget-alice"] == {"02-e-what-is-read": list(course["bank"].questions["02-e-what-is-read"].answer)}
     assert list(course["widget-bob"]) == ["02-e-bandwidth-chip"]
     for sid in STUDENTS:
         assert (course["dir"] / "submitted" / sid / A / "answers.json").is_file()
@@ -268,8 +342,10 @@ def test_release_holds_no_hidden_test_or_key(course, assignment):
     pkg_text = "".join(p.read_text(encoding="utf-8", errors="ignore") for p in pkg.rglob("*.py"))
     for item in bank.parametric.values():
         assert item.explanation[:25] not in pkg_text
-    with pytest.raises(ExamError):
-        grade_cell("02-e-bandwidth-chip", "b", cwd=course["base"] / "alice" / A)
+    # nor any grading code that works without the bank: the notebook's hidden cells only record values
+    import decodelab.classroom.bank as bank_module
+
+    assert not hasattr(bank_module, "grade_cell") and not hasattr(bank_module, "course_context")
 
 
 def test_manual_grades_survive_autograde_again(course):
@@ -301,7 +377,7 @@ def test_feedback_in_korean_with_explanations(course):
 def test_lms_export_reports_pending_and_unknown(course, tmp_path):
     bank, before = course["bank"], course["report_before"]
     # before the lecturer's decisions: bob's short answer and both written answers await review
-    assert before.pending == {("alice", A): 1, ("bob", A): 2, (CHEAT, A): 8}
+    assert before.pending == {("alice", A): 1, ("bob", A): 2}  # mallory: nothing to review, all 0
     assert set(before.missing) == {(s, a) for s in (*STUDENTS, CHEAT) for a in ALL[1:]}  # not submitted: reported
     rows = list(csv.reader((course["base"] / "before.csv").open(encoding="utf-8")))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *ALL]  # one column each, no total
@@ -324,15 +400,44 @@ def test_lms_export_reports_pending_and_unknown(course, tmp_path):
     assert rows[0] == ["username", "idnumber", *ALL]
     assert {r[0]: float(r[2]) for r in rows[1:] if r[0] != CHEAT} == pytest.approx(
         {s: course["second"][s]["score"] for s in STUDENTS})
-    assert [r[2] for r in rows if r[0] == CHEAT] == [""]  # flagged scores wait for the lecturer
+    assert [float(r[2]) for r in rows if r[0] == CHEAT] == [0.0]
 
 
-def test_tampering_in_the_students_kernel_goes_to_review(course):
-    """mallory's own cell makes every hidden test print 1.0; her answer cells are graded again outside
-    her kernel: the differing scores wait for the lecturer and the autograded notebook says why."""
+def _outputs(course, student, prefix):
+    nb = nbformat.read(course["dir"] / "autograded" / student / A / f"{A}.ipynb", as_version=4)
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    return [line[len(prefix):] for line in text.splitlines() if line.startswith(prefix)]
+
+
+def test_keys_asked_of_the_course_modules_score_nothing(course):
+    """mallory's answers are whatever key her kernel can get from decodelab and the course: at
+    autograde it gets none (no bank in the sandbox, no grading function in the package), so every
+    quiz and per-student item scores 0 and nothing is left for review."""
+    bank, grades = course["bank"], course["cheat"]["grades"]
+    assert _outputs(course, CHEAT, "KEYS ") == ["0"]
+    for item in bank.items("02"):
+        if not isinstance(item, (Written, Task)):
+            auto, manual, review, _ = grades[item.id]
+            assert (auto, manual, review) == (0.0, None, False), item.id
+    assert course["cheat"]["score"] == 0.0
+
+
+def test_autograde_runs_students_code_unprivileged_without_the_course(course):
+    """What mallory's own cell could reach while nbgrader autograded her notebook (as root here)."""
+    import pwd
+
+    (line,) = _outputs(course, CHEAT, "PROBE ")
+    seen = json.loads(line)
+    assert seen["uid"] != 0 and seen["euid"] != 0
+    assert seen["uid"] == pwd.getpwnam("decodelab-grader").pw_uid
+    assert not any(seen[k] for k in ("gradebook", "bank", "source", "classmate", "repo_bank")), seen
+
+
+def test_code_task_that_tampers_gets_no_credit(course):
+    """mallory's function replaces the checkers in her kernel, looks for the expected values and ends
+    its process: it runs alone in a fresh interpreter, where none of that reaches the score."""
     grades = course["cheat"]["grades"]
-    flagged = [gid for gid, (auto, manual, review, _) in grades.items() if review and not gid.startswith("02-w")]
-    assert "02-e-bandwidth-chip" in flagged and "02-x-step-time" in flagged
-    assert grades["02-c-step-time"][0] == 0.0  # her stub returns None: the task test is not patched
+    auto, manual, review, _ = grades["02-c-step-time"]
+    assert (auto, manual, review) == (0.0, None, False)
     text = (course["dir"] / "autograded" / CHEAT / A / f"{A}.ipynb").read_text(encoding="utf-8")
-    assert "점수 불일치" in text
+    assert "0/3 사례 통과" in text

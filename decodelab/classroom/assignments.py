@@ -5,20 +5,26 @@ repository, see :mod:`decodelab.classroom.bank`) into a course directory that nb
 it is (``generate_assignment`` -> ``release_assignment`` -> students ``fetch_assignment`` /
 ``submit`` -> ``collect`` -> ``autograde`` -> formgrader -> ``generate_feedback``):
 
-- ``nbgrader_config.py`` (course id, Korean stubs, the review step of :mod:`.review`);
-- ``exam/``: a copy of the bank, read by the hidden tests at autograde time (never released);
+- ``nbgrader_config.py`` (course id, Korean stubs, the sandboxed execution of :mod:`.sandbox` and
+  the grading step of :mod:`.review`);
+- ``exam/``: a copy of the bank, read by the grading step at autograde time (never released, never
+  visible to the student's kernel);
 - ``source/exam-NN/exam-NN.ipynb`` for each notebook NN of the bank:
 
   * quiz items and parametric numeric items: an answer cell (``답["id"] = ...``) and an
-    autograded test cell whose hidden test calls :func:`decodelab.classroom.bank.grade_cell`
-    (decodelab's grading rules, partial credit for multiple choice through nbgrader's partial
-    credit; an undecidable short answer goes to formgrader);
-  * edit-the-code tasks: an autograded answer cell (the function to complete) and a hidden test
-    (:func:`decodelab.classroom.bank.grade_code`);
+    autograded test cell whose hidden part only records the answer's value
+    (:func:`decodelab.classroom.student.record`); nbgrader's process grades it afterwards with the
+    bank (:class:`decodelab.classroom.review.GradeAnswers`: decodelab's rules, partial credit for
+    multiple choice; an undecidable short answer goes to formgrader);
+  * edit-the-code tasks: the answer cell (the function to complete), run by the grader alone in a
+    fresh sandboxed interpreter (:func:`decodelab.classroom.bank.decide_task`), and an autograded
+    cell that holds the score;
   * written answers: manually graded cells; formgrader shows the rubric beside them.
 
 A parametric item's cell prints the student's own numbers (:func:`decodelab.classroom.student.show`,
-seeded by nbgrader's student id); the key is computed only by the hidden test.
+seeded by nbgrader's student id); the key is computed only in the lecturer's process, from the bank.
+At autograde the notebook's kernel runs in :mod:`decodelab.classroom.sandbox` (not as root, without
+the course folder).
 
 Commands: ``decodelab classroom variant DIR ITEM STUDENT`` / ``--list`` (:func:`variant_main`) and
 ``decodelab classroom export DIR --lms canvas|moodle -o FILE`` (:func:`export_main`, in :mod:`.lms`).
@@ -42,13 +48,15 @@ __all__ = ["ExamError", "assignment_name", "default_bank", "export_main", "varia
 BANK_FILES = ("items.yaml", "parametric.py")
 ANSWER_STUB = "None  # 여기에 답을 적으세요"
 TEXT_STUB = "여기에 답을 쓰세요."
+TASK_NOTE = ("채점할 때는 이 칸만 표준 라이브러리만 있는 새 파이썬에서 따로 실행해 함수를 부릅니다: "
+             "필요한 import(math 등)는 이 칸 안에 쓰고, decodelab이나 다른 칸의 변수는 쓰지 마세요.")
 
 NBGRADER_CONFIG = '''\
 # nbgrader 설정: decodelab classroom init이 만든 파일입니다 (강의자용). lecturer/grading.md를 보세요.
 import os
 
 from nbgrader.converters.autograde import Autograde
-from nbgrader.preprocessors import SaveAutoGrades
+from nbgrader.preprocessors import Execute, SaveAutoGrades
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
@@ -58,10 +66,15 @@ c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE_ROOT", "/srv/nbgrader/exchan
 # 배포본에서 지워진 정답 자리에 들어가는 말
 c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
 c.ClearSolutions.text_stub = {text_stub!r}
-# 채점: 노트북을 다시 실행하고(숨은 테스트가 decodelab의 규칙으로 채점), 판단할 수 없는 답은 검토 대기열로
+# 채점: 학생 노트북은 bubblewrap 안에서 권한 없는 채점 계정으로 다시 실행하고(답의 값만 기록),
+# 점수는 그 뒤 이 프로세스에서 문항 은행(exam/)으로 매깁니다. 판단할 수 없는 답은 검토 대기열로 (lecturer/grading.md)
 c.Execute.timeout = 120
+c.SandboxKernelManager.cpu_seconds = 600  # 노트북 하나의 커널이 쓸 수 있는 CPU 시간(초)
+c.SandboxKernelManager.memory_mb = 4096  # 커널의 주소 공간 한도(MiB)
+c.GradeAnswers.bank_dir = os.path.join(c.CourseDirectory.root, "exam")
 _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
-_steps.insert(_steps.index(SaveAutoGrades) + 1, "decodelab.classroom.review.MarkForReview")
+_steps[_steps.index(Execute)] = "decodelab.classroom.sandbox.SandboxedExecute"
+_steps.insert(_steps.index(SaveAutoGrades) + 1, "decodelab.classroom.review.GradeAnswers")
 c.Autograde.autograde_preprocessors = _steps
 # 읽기 전용 칸은 배포본(숨은 테스트를 지운 칸)과 비교: 학생이 정말 고친 칸만 경고합니다 (decodelab.classroom.checksums)
 c.Autograde.sanitize_preprocessors = [
@@ -115,11 +128,15 @@ def _answer_cell(item_id: str, solution: str, how: str):
     return _code(src, f"{item_id}-answer", solution=True)
 
 
-def _test_cell(item_id: str, points: float, call: str):
+def _test_cell(item_id: str, points: float, body: str):
+    """An autograded cell whose hidden part only records data (no key, no grading in the kernel)."""
     src = ("# 채점 칸: 제출한 뒤 강의자 쪽에서 채점합니다 (고치지 마세요)\n"
-           f"### BEGIN HIDDEN TESTS\nfrom decodelab.classroom.bank import {call.split('(')[0]}\n{call}\n"
-           "### END HIDDEN TESTS")
+           f"### BEGIN HIDDEN TESTS\n{body}\n### END HIDDEN TESTS")
     return _code(src, item_id, grade=True, locked=True, points=points)
+
+
+def _record(item_id: str) -> str:
+    return f"from decodelab.classroom.student import record\nrecord({item_id!r}, 답.get({item_id!r}))"
 
 
 def _question_text(q) -> str:
@@ -153,12 +170,12 @@ def write_notebook(bank, notebook: str):
             q = item.question("source")  # the source notebook's own run (nbgrader validate) grades as "source"
             cells.append(_answer_cell(item.id, json.dumps(f"{q.answer:.6g} {q.unit}".strip(), ensure_ascii=False),
                                       HOW["numeric"] + f", 단위 {item.unit}"))
-            cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))
+            cells.append(_test_cell(item.id, pts, _record(item.id)))
         elif isinstance(item, Task):
-            cells.append(_md(f"{head}\n\n{item.prompt}", f"{item.id}-prompt", locked=True))
+            cells.append(_md(f"{head}\n\n{item.prompt}\n\n{TASK_NOTE}", f"{item.id}-prompt", locked=True))
             src = item.stub.replace("### SOLUTION\n", "### BEGIN SOLUTION\n" + item.solution + "    ### END SOLUTION\n")
             cells.append(_code(src.rstrip("\n"), f"{item.id}-answer", solution=True))
-            cells.append(_test_cell(item.id, pts, f"grade_code({item.id!r}, globals().get({item.function!r}))"))
+            cells.append(_test_cell(item.id, pts, "# 코드 과제: 강의자 쪽에서 이 함수만 새 파이썬에서 따로 실행해 채점합니다\n0"))
         elif isinstance(item, Written):
             cells.append(_md(f"{head} 서술형\n\n{item.prompt}", f"{item.id}-prompt", locked=True))
             cells.append(_md(f"### BEGIN SOLUTION\n{item.rubric}\n### END SOLUTION", item.id, grade=True,
@@ -170,7 +187,7 @@ def write_notebook(bank, notebook: str):
                                f"{item.id}-box", locked=True))
             key = item.answer
             cells.append(_answer_cell(item.id, json.dumps(key, ensure_ascii=False), HOW[item.kind]))
-            cells.append(_test_cell(item.id, pts, f"grade_cell({item.id!r}, 답.get({item.id!r}))"))
+            cells.append(_test_cell(item.id, pts, _record(item.id)))
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}

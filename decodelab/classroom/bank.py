@@ -8,10 +8,14 @@ The bank is a folder (``classroom/exam/`` in the repository, copied to ``<course
 - ``parametric.py``: ``ITEMS`` (numeric items with per-student numbers, answers computed by
   :mod:`decodelab.latency`) and ``TASKS`` (edit-the-code tasks); see that file's docstring.
 
-The hidden test cells of the graded notebooks call :func:`grade_cell` / :func:`grade_code`. They
-run inside nbgrader's autograde, in ``<course>/autograded/<student>/<assignment>/``: the course
-folder gives the bank, the folder name the student (never anything the notebook says). Outside a
-course directory they refuse (Korean message): the student package holds no key.
+Answers are data. The graded notebook's hidden test cells only record each answer's value
+(:func:`decodelab.classroom.student.record`); the decision is made afterwards in the lecturer's
+nbgrader process by :class:`decodelab.classroom.review.GradeAnswers`, which loads the bank and calls
+:func:`decide` (a quiz or per-student numeric item) and :func:`decide_task` (an edit-the-code task,
+whose function runs alone in a fresh sandboxed interpreter: :func:`decodelab.classroom.sandbox.run_function`).
+Nothing here computes a key without the bank: every key comes from ``items.yaml`` or
+``parametric.py``, which never enter the student's kernel (at autograde the kernel runs in a sandbox
+without the course folder: :mod:`decodelab.classroom.sandbox`).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from pydantic import TypeAdapter
 
 from .student import draw
 
-__all__ = ["Bank", "ExamError", "Parametric", "REVIEW_MARK", "Written", "course_context", "grade_cell",
-           "grade_code", "load_bank", "variant"]
+__all__ = ["Bank", "ExamError", "Parametric", "REVIEW_MARK", "Verdict", "Written", "decide", "decide_task",
+           "load_bank", "variant"]
 
 REVIEW_MARK = "[검토 필요]"
 """First words of a hidden test's output when the rules cannot decide: the answer goes to formgrader."""
@@ -197,94 +201,80 @@ def variant(bank: Bank, item_id: str, student: str) -> tuple[dict, Any]:
 
 
 @dataclass(frozen=True)
-class Context:
-    root: Path
-    student: str
-    bank: Bank
+class Verdict:
+    """The decision on one answer: ``points`` earned (None: the rules cannot decide, the lecturer
+    grades it in formgrader) out of ``max_points``, and the Korean feedback ``lines``."""
+
+    points: float | None
+    max_points: float
+    lines: list[str]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(l for l in self.lines if l) + "\n"
 
 
-def course_context(cwd: str | os.PathLike | None = None) -> Context:
-    """The course directory above ``cwd`` (it holds ``nbgrader_config.py`` and ``exam/``) and the
-    student whose folder ``cwd`` is (``autograded/<student>/<assignment>``; in ``source/`` the
-    lecturer's own run: student ``"source"``).
+def decide(bank: Bank, item_id: str, student: str, response: Any) -> Verdict:
+    """Grade one answer to a quiz or per-student numeric item of ``bank`` for ``student``.
+
+    Args:
+        bank: the exam bank (:func:`load_bank`), read in the lecturer's process.
+        item_id: a question or parametric item of the bank.
+        student: nbgrader's student id (whose numbers a parametric item uses).
+        response: the recorded answer (str, number, list; None or blank: no answer).
+
+    Returns:
+        :class:`Verdict`: partial credit as :func:`decodelab.quiz.grading.check` gives it; an answer
+        the rules cannot decide has ``points`` None and a first line starting with :data:`REVIEW_MARK`.
 
     Raises:
-        ExamError: (Korean) not inside a course directory: the student's side never grades.
-    """
-    here = Path(cwd or os.getcwd()).resolve()
-    for d in (here, *here.parents):
-        if (d / "nbgrader_config.py").is_file() and (d / "exam").is_dir():
-            rel = here.relative_to(d).parts
-            if len(rel) >= 3 and rel[0] in ("autograded", "submitted"):
-                student = rel[1]
-            elif rel[:1] == ("source",):
-                student = "source"
-            else:
-                raise ExamError(f"{here}: 학생 제출 폴더(autograded/<학생>/<과제>)가 아닙니다 (nbgrader autograde로 채점하세요)")
-            return Context(d, student, load_bank(d / "exam"))
-    raise ExamError("채점은 강의자의 nbgrader autograde에서만 합니다: 이 노트북에는 정답이 없습니다")
-
-
-def _say(lines: list[str]) -> None:
-    print("\n".join(l for l in lines if l))
-
-
-def grade_cell(item_id: str, response: Any, *, cwd: str | os.PathLike | None = None) -> float:
-    """Grade one answer of a graded notebook; prints the Korean feedback and the explanation.
-
-    ``response`` None (the answer cell left as it was) takes the answer given in the item's widget
-    (:func:`decodelab.classroom.student.answer_box`, saved next to the notebook).
-
-    Returns the points earned (nbgrader's partial credit: a test cell's last value). An answer the
-    rules cannot decide prints :data:`REVIEW_MARK` and returns 0; nbgrader's autograde (with
-    :class:`decodelab.classroom.review.MarkForReview`) then leaves it to formgrader.
+        KeyError: (Korean) not an item of the bank.
     """
     from ..quiz.grading import ResponseError, check
 
-    from .student import read_answers
-
-    ctx = course_context(cwd)
-    item = ctx.bank.get(item_id)
-    q = item.question(ctx.student) if isinstance(item, Parametric) else item
-    if response is None:  # nothing in the answer cell: the widget's answer, submitted beside the notebook
-        response = read_answers(cwd).get(item_id)
+    item = bank.get(item_id)
+    q = item.question(student) if isinstance(item, Parametric) else item
     points = float(q.points)
-    if response is None or (isinstance(response, str) and not response.strip()):
-        _say(["답이 비어 있습니다: 0점.", f"해설: {q.explanation}"])
-        return 0.0
+    if response is None or (isinstance(response, str) and not response.strip()) or response == []:
+        return Verdict(0.0, points, ["답이 비어 있습니다: 0점.", f"해설: {q.explanation}"])
     try:
         res = check(q, response)
     except ResponseError as e:
-        _say([f"답을 읽을 수 없습니다: {e} (0점)", f"해설: {q.explanation}"])
-        return 0.0
+        return Verdict(0.0, points, [f"답을 읽을 수 없습니다: {e} (0점)", f"해설: {q.explanation}"])
     if res.score is None:
-        _say([f"{REVIEW_MARK} 규칙으로 판단할 수 없는 답이라 강의자가 채점합니다.", f"해설: {q.explanation}"])
-        return 0.0
+        return Verdict(None, points, [f"{REVIEW_MARK} 규칙으로 판단할 수 없는 답이라 강의자가 채점합니다.",
+                                      f"해설: {q.explanation}"])
     verdict = "정답입니다." if res.correct else ("부분 점수입니다." if res.score > 0 else "틀렸습니다.")
-    _say([f"{verdict} ({res.score * points:g}/{points:g}점)", *res.feedback, f"정답: {res.answer}",
-          f"해설: {res.explanation}"])
-    return round(res.score * points, 6)
+    return Verdict(round(res.score * points, 6), points,
+                   [f"{verdict} ({res.score * points:g}/{points:g}점)", *res.feedback, f"정답: {res.answer}",
+                    f"해설: {res.explanation}"])
 
 
-def grade_code(task_id: str, func: Any, *, cwd: str | os.PathLike | None = None) -> float:
-    """Grade an edit-the-code task: the student's ``func`` on the task's cases against decodelab's
-    reference; partial credit per case passed. Prints each case's result (Korean)."""
-    ctx = course_context(cwd)
-    task = ctx.bank.get(task_id)
-    if not callable(func):
-        print(f"{task.function}가 함수가 아닙니다: 0점.")
-        return 0.0
-    passed = 0
-    for args in task.cases:
+def decide_task(bank: Bank, task_id: str, source: str | None, *, run=None) -> Verdict:
+    """Grade an edit-the-code task: the answer cell's ``source`` runs alone in a fresh sandboxed
+    interpreter (``run``, default :func:`decodelab.classroom.sandbox.run_function`) on the task's
+    cases; the expected values are computed here, by the bank's reference, and never sent there.
+    Partial credit per case passed (``math.isclose`` with the task's ``rel_tol``).
+
+    Raises:
+        KeyError: (Korean) not a task of the bank.
+        decodelab.classroom.sandbox.SandboxError: (Korean) no safe way to run the code here.
+    """
+    if task_id not in bank.tasks:
+        raise KeyError(f"{task_id!r}: 코드 과제가 아닙니다")
+    task = bank.tasks[task_id]
+    if run is None:
+        from .sandbox import run_function as run
+    results = run(source or "", task.function, task.cases)
+    lines, passed = [], 0
+    for args, got in zip(task.cases, results):
         want = float(task.reference(*args))
-        try:
-            got = func(*args)
-            ok = got is not None and math.isclose(float(got), want, rel_tol=task.rel_tol, abs_tol=1e-12)
-        except Exception as e:  # the student's code: any error fails the case
-            got, ok = f"오류 {type(e).__name__}: {e}", False
+        value = got.get("value")
+        ok = value is not None and math.isclose(value, want, rel_tol=task.rel_tol, abs_tol=1e-12)
         passed += ok
-        print(f"{task.function}{tuple(args)} = {got!r} ({'맞음' if ok else f'틀림, 기대값 {want:.6g}'})")
-    print(f"{passed}/{len(task.cases)} 사례 통과")
+        shown = f"{value!r}" if value is not None else got.get("error", "값이 없습니다")
+        lines.append(f"{task.function}{tuple(args)} = {shown} ({'맞음' if ok else f'틀림, 기대값 {want:.6g}'})")
+    lines.append(f"{passed}/{len(task.cases)} 사례 통과 (표준 라이브러리만 있는 새 파이썬에서 따로 실행했습니다)")
     if task.explanation:
-        print(f"해설: {task.explanation}")
-    return round(task.points * passed / len(task.cases), 6)
+        lines.append(f"해설: {task.explanation}")
+    return Verdict(round(task.points * passed / len(task.cases), 6), float(task.points), lines)

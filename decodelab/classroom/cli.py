@@ -7,6 +7,8 @@ Subcommands, each owned by the module that does the work:
 - ``hub DIR --port P``: a thin wrapper over ``jupyterhub -f DIR/jupyterhub_config.py`` (:mod:`.hub`).
 - ``variant DIR ITEM STUDENT`` / ``variant DIR --list``: a student's numbers and answer of a
   parametric exam item (:mod:`.assignments`).
+- ``autograde DIR ASSIGNMENT``: nbgrader's autograde with students' code in the sandbox of
+  :mod:`.sandbox` (refused, in Korean, where it would run as root unsandboxed).
 - ``export DIR --lms canvas|moodle -o FILE``: LMS grade file from nbgrader's gradebook
   (:mod:`.assignments`).
 """
@@ -22,6 +24,8 @@ SUBCOMMANDS = {
     "init": ("decodelab.classroom.hub:init_main", "강좌 폴더를 만듭니다 (jupyterhub_config.py, nbgrader_config.py, 과제)"),
     "hub": ("decodelab.classroom.hub:hub_main", "JupyterHub를 띄웁니다: jupyterhub -f DIR/jupyterhub_config.py"),
     "variant": ("decodelab.classroom.assignments:variant_main", "학생별 문항의 수치와 정답을 봅니다 (강의자용)"),
+    "autograde": ("decodelab.classroom.sandbox:autograde_main",
+                  "제출물을 채점합니다: 학생 코드는 격리된 권한 없는 계정으로, 점수는 강의자 쪽에서 (root로 격리 없이는 거부)"),
     "export": ("decodelab.classroom.assignments:export_main", "nbgrader 성적을 LMS(Canvas/Moodle) 파일로 내보냅니다"),
 }
 

@@ -4,7 +4,9 @@ A parametric exam item shows every student other numbers. They are drawn from th
 parameter space (which the notebook holds: it is no secret) with a seed made from the item id and
 the student's id, so the lecturer's grader draws the same numbers again from the same two strings.
 The answer is never here: it is computed on the lecturer's side from the exam bank
-(:mod:`decodelab.classroom.bank`), which the student package does not carry.
+(:mod:`decodelab.classroom.bank`), which the student package does not carry. At autograde the
+hidden test cells only :func:`record` each answer's value; nbgrader's process grades it afterwards
+(:class:`decodelab.classroom.review.GradeAnswers`).
 
 Identity is nbgrader's student id, never typed: on JupyterHub the login (``JUPYTERHUB_USER``), while
 nbgrader autogrades the submission folder's owner (``autograded/<student>/<assignment>/``).
@@ -18,10 +20,13 @@ import random
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["ANSWERS_FILE", "answer_box", "draw", "read_answers", "show", "student_id"]
+__all__ = ["ANSWERS_FILE", "ANSWER_MIME", "answer_box", "draw", "read_answers", "record", "show", "student_id"]
 
 ANSWERS_FILE = "answers.json"
 """Answers given in the widgets, next to the notebook; nbgrader submits it with the notebook."""
+
+ANSWER_MIME = "application/vnd.decodelab.answer+json"
+"""Output type of :func:`record`: ``{"id": item id, "value": the answer}``, read by the lecturer's grader."""
 
 BOXES: dict[str, Any] = {}
 """item id -> the widget shown for it in this kernel."""
@@ -160,3 +165,31 @@ def answer_box(item_id: str, kind: str, choices: list[str] | None = None):
     box.observe(changed, names="value")
     BOXES[item_id] = box
     return box
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    try:
+        return float(value)  # a numpy number, a fraction...
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def record(item_id: str, value: Any) -> int:
+    """Record an answer's value for the lecturer's grader (the hidden test cell of an exam item).
+
+    Emits one output of type :data:`ANSWER_MIME` (``{"id": item_id, "value": value}``, the value as
+    JSON: tuples and sets become lists, other objects ``float`` or ``str``) and a Korean line. Decides
+    nothing: the grader reads the value after the kernel has stopped and grades it with the bank.
+
+    Returns 0, the cell's value: nbgrader reads it as partial credit, so a notebook autograded
+    without decodelab's grading step scores 0, never full marks.
+    """
+    from IPython.display import display
+
+    data = {"id": str(item_id), "value": _jsonable(value)}
+    display({ANSWER_MIME: data, "text/plain": f"답을 기록했습니다 ({item_id}): 채점은 강의자 쪽에서 합니다"}, raw=True)
+    return 0
