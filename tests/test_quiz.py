@@ -43,13 +43,13 @@ def test_every_quiz_file_validates(nb):
 def test_load_quizzes_entry_point():
     qs = load_quizzes()
     ids = [q.id for q in qs]
-    assert len(ids) == len(set(ids)) == 101
+    assert len(ids) == len(set(ids)) == 102
     assert ids[0].startswith("01-") and ids[-1].startswith("07-")
     assert {q.kind for q in qs} == {"single", "multiple", "short", "numeric", "ordering"}
     for q in qs:
         assert q.id and q.prompt and q.explanation and q.answer is not None and q.source
     assert [q.id for q in load_quizzes(notebook="03")] == [i for i in ids if i.startswith("03-")]
-    assert len(load_quizzes(notebook="all")) == len(load_quizzes(notebook="06")) == 101
+    assert len(load_quizzes(notebook="all")) == len(load_quizzes(notebook="06")) == 102
 
 
 def test_each_key_grades_itself_right_and_every_wrong_choice_wrong():
@@ -101,7 +101,7 @@ def test_quizzes_dir_env_override(tmp_path, monkeypatch):
         shutil.copy(p, tmp_path / p.name)
     monkeypatch.setenv("DECODELAB_QUIZZES", str(tmp_path))
     assert quizzes_dir() == tmp_path
-    assert len(load_quizzes()) == 101
+    assert len(load_quizzes()) == 102
     monkeypatch.setenv("DECODELAB_QUIZZES", str(tmp_path / "nope"))
     with pytest.raises(FileNotFoundError, match="DECODELAB_QUIZZES"):
         load_quizzes()

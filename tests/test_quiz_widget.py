@@ -26,8 +26,8 @@ def _widget(tmp_path, nb="01", **kw) -> QuizWidget:
 
 def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     w = _widget(tmp_path)
-    assert len(w.views) == 16 and not w.exam
-    assert "점수: <b>0 / 16</b>" in w.score_label.value
+    assert len(w.views) == 17 and not w.exam
+    assert "점수: <b>0 / 17</b>" in w.score_label.value
 
     v = w.views["01-decode-definition"]
     v.set_response("c")
@@ -76,8 +76,8 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     empty.submit()
     assert "비어 있습니다" in empty.feedback.value and not empty.saved
 
-    assert w.score() == (4.5, 16.0)
-    assert "점수: <b>4.5 / 16</b> (채점된 문항 5 / 16)" in w.score_label.value
+    assert w.score() == (4.5, 17.0)
+    assert "점수: <b>4.5 / 17</b> (채점된 문항 5 / 17)" in w.score_label.value
 
     # saved as given, one atomic file per question
     store = AnswerStore("course", tmp_path / "answers")
@@ -96,11 +96,11 @@ def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     t2 = w2.views["01-temperature"]
     assert {c: box.value for c, box in zip(t2.order, t2.input)} == {"a": False, "b": True, "c": False, "d": False,
                                                                    "e": False}
-    assert w2.score() == (4.5, 16.0)
+    assert w2.score() == (4.5, 17.0)
 
     # the review widget shares the same answers
     review = _widget(tmp_path, "all")
-    assert len(review.views) == 101 and review.score() == (4.5, 101.0)
+    assert len(review.views) == 102 and review.score() == (4.5, 102.0)
     assert review.views["01-greedy"].score == 1.0
 
     captured = capsys.readouterr()
