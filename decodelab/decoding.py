@@ -115,6 +115,11 @@ def context_length(model) -> int | None:
     return getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
 
 
+def vocab_rows(model) -> int:
+    """How many token ids ``model`` has an embedding row for (valid ids: ``0 .. rows - 1``)."""
+    return int(model.get_input_embeddings().weight.shape[0])
+
+
 def prefill(model, input_ids: torch.Tensor, *, use_cache: bool = True) -> DecodeState:
     """Prefill: run the whole prompt through ``model`` in ONE forward pass.
 
@@ -129,13 +134,21 @@ def prefill(model, input_ids: torch.Tensor, *, use_cache: bool = True) -> Decode
         logits (shape ``(vocab,)``) of the first new token.
 
     Raises:
-        ValueError: empty ``input_ids`` or a batch larger than 1.
+        ValueError: empty ``input_ids``, a batch larger than 1, or a token id outside the model's
+            vocabulary (negative, or ``>=`` the rows of its input embeddings; Korean, naming the
+            valid range).
     """
     ids = torch.as_tensor(input_ids, dtype=torch.long)
     if ids.dim() == 1:
         ids = ids[None]
     if ids.dim() != 2 or ids.shape[0] != 1 or ids.shape[1] == 0:
         raise fail("input_ids.shape", tuple(ids.shape), "프롬프트 토큰은 한 줄(배치 1)에 1개 이상이어야 합니다", "(1, S), S >= 1")
+    rows = vocab_rows(model)
+    bad = sorted({int(t) for t in ids[0].tolist() if not 0 <= int(t) < rows})
+    if bad:
+        raise fail("input_ids", bad[:8], f"이 모델의 어휘 밖에 있는 토큰 번호입니다 (어휘 {rows}개: 번호 0~{rows - 1})",
+                   f"0 이상 {rows - 1} 이하의 토큰 번호; 글을 번호로 바꿀 때는 tok(글, add_special_tokens=False)"
+                   "['input_ids']처럼 토크나이저가 만든 번호를 쓰세요")
     cache = new_cache(model) if use_cache else None
     logits = forward(model, ids, cache)[0, -1]
     return DecodeState(cache=cache, position=ids.shape[1], logits=logits, input_ids=ids)
@@ -157,8 +170,15 @@ def decode_step(model, state: DecodeState, token_id: int) -> DecodeState:
 
     Raises:
         ValueError: ``state`` is stale: its cache already grew past ``state.position`` because
-            an earlier ``decode_step`` used the same state (branch with ``copy.deepcopy``).
+            an earlier ``decode_step`` used the same state (branch with ``copy.deepcopy``); or
+            ``token_id`` is outside the model's vocabulary (Korean, naming the valid range).
+        TypeError: ``token_id`` is not a whole number.
     """
+    rows = vocab_rows(model)
+    if isinstance(token_id, torch.Tensor) and token_id.numel() == 1:
+        token_id = token_id.item()  # state.logits.argmax() without int(...)
+    token_id = check("token_id", token_id, "토큰 번호(token_id)", integer=True, high=rows - 1,
+                     hint=f"이 모델의 어휘는 {rows}개; 다음 토큰은 int(state.logits.argmax())처럼 state.logits에서 고르세요")
     if state.cache is not None and cache_length(state.cache) != state.position:
         raise fail("state.position", state.position,
                    f"이 DecodeState는 이미 다음 스텝으로 진행됐습니다: KV 캐시에 {cache_length(state.cache)} 위치가 있습니다 "
@@ -296,7 +316,7 @@ def check_prompt_ids(model, tokenizer, ids: list[int]) -> None:
     Raises:
         ValueError: an id in ``ids`` is ``>=`` the rows of the model's input embeddings.
     """
-    rows = int(model.get_input_embeddings().weight.shape[0])
+    rows = vocab_rows(model)
     bad = sorted({int(t) for t in ids if int(t) >= rows})
     if bad:
         shown = ", ".join(f"{t} {tokenizer.convert_ids_to_tokens(t)!r}" for t in bad[:5])

@@ -8,7 +8,8 @@ distribution here is exactly the one ``model.generate(do_sample=True, ...)`` sam
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import difflib
+from dataclasses import dataclass, fields
 
 import torch
 
@@ -27,22 +28,48 @@ class SamplingConfig:
             float32's smallest normal number (``torch.finfo(torch.float32).tiny``, 1.18e-38) the
             division overflows float32 for any logit, so such a temperature is its limit, greedy
             (:attr:`greedy`).
-        top_k: ``None`` (off) or an int >= 1: keep the k most likely tokens.
+        top_k: ``None`` or ``0`` (off, stored as ``None``; the explorer's slider says "0=끄기") or an
+            int >= 1: keep the k most likely tokens.
         top_p: ``None`` (off) or a float in (0, 1]: keep the smallest set of most likely tokens
             whose probability sums to at least ``top_p`` (nucleus sampling, Holtzman et al. 2020).
 
+    A setting is given by keyword (``SamplingConfig(**dict(temperature=2.0))``) or by position, in
+    the order above; an unknown name (``temp=2.0``) is refused with a Korean ``TypeError`` that names
+    the allowed ones.
+
     Raises:
-        TypeError: a setting of the wrong type. ValueError: a setting outside its range.
+        TypeError: a setting of the wrong type, or an unknown setting name. ValueError: a setting
+            outside its range.
     """
 
     temperature: float = 0.0
     top_k: int | None = None
     top_p: float | None = None
 
+    def __init__(self, *args, **kwargs) -> None:
+        names = [f.name for f in fields(self)]
+        if len(args) > len(names):
+            raise TypeError(f"SamplingConfig에는 설정이 {len(names)}개까지만 있습니다 ({', '.join(names)}): "
+                            f"값 {len(args)}개를 받았습니다. 이름을 붙여 주세요 (예: dict(temperature=1.0, top_k=5)).")
+        given = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names:
+                close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.5)
+                guess = f" '{close[0]}'을(를) 쓰려던 것인가요?" if close else ""
+                raise TypeError(f"알 수 없는 설정 이름 '{key}'입니다.{guess} 쓸 수 있는 이름은 "
+                                f"{', '.join(names)}입니다 (예: dict(temperature=2.0, top_k=50, top_p=0.9)).")
+            if key in given:
+                raise TypeError(f"설정 '{key}'를 두 번 주었습니다: 한 번만 주세요.")
+            given[key] = value
+        for f in fields(self):
+            object.__setattr__(self, f.name, given.get(f.name, f.default))
+        self.__post_init__()
+
     def __post_init__(self) -> None:
         check("temperature", self.temperature, "온도(temperature)", hint="0 = 탐욕 디코딩, 보통 0.1~2")
         if self.top_k is not None:
-            check("top_k", self.top_k, "top_k", low=1, integer=True, hint="None = 끄기")
+            top_k = check("top_k", self.top_k, "top_k", integer=True, hint="0 또는 None = 끄기, 예: 50")
+            object.__setattr__(self, "top_k", top_k or None)
         if self.top_p is not None:
             check("top_p", self.top_p, "top_p", strict=True, high=1, hint="None = 끄기")
 

@@ -184,7 +184,7 @@ def test_greedy_probabilities_are_one_hot(next_logits):
         (dict(top_p=0.0), "top_p", ValueError),
         (dict(top_p=1.5), "top_p", ValueError),
         (dict(top_p="0.9"), "top_p", TypeError),
-        (dict(top_k=0), "top_k", ValueError),
+        (dict(top_k=-1), "top_k", ValueError),  # 0 is "off" (the explorer slider's 0=끄기)
         (dict(top_k=2.5), "top_k", ValueError),
         (dict(top_k=True), "top_k", TypeError),
         (dict(max_new_tokens=10_000), "max_new_tokens", ValueError),

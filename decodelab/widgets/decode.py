@@ -127,23 +127,40 @@ class DecodeExplorer(W.VBox):
     Args:
         model, tokenizer: e.g. ``decodelab.models.bundled().target`` and its tokenizer.
         prompt: the initial prompt.
-        max_new_tokens: initial number of tokens to generate (slider range 1..120).
-        delay_ms: initial display delay per token in ms (0 = as fast as the model goes).
+        max_new_tokens: initial number of tokens to generate (slider range 1..120, widened to the
+            value given when it is larger: it is honoured, never cut to 120).
+        delay_ms: initial display delay per token in ms (0 = as fast as the model goes; slider
+            range 0..300, widened likewise).
+
+    Raises:
+        TypeError / ValueError: (Korean) ``max_new_tokens`` not a whole number >= 1, or the prompt
+            plus ``max_new_tokens`` beyond the model's context length (the message says how many
+            fit); ``delay_ms`` not a whole number >= 0.
     """
 
+    SLIDER_MAX = 120
+    """The token slider's usual top; a larger ``max_new_tokens`` widens it."""
+
     def __init__(self, model, tokenizer, prompt: str = "대한민국은", max_new_tokens: int = 30, delay_ms: int = 60):
+        from .._check import check
+
         self.model, self.tokenizer = model, tokenizer
+        max_new_tokens = check("max_new_tokens", max_new_tokens, "만들 토큰 수(max_new_tokens)", low=1, integer=True,
+                               hint="예: 30")
+        delay_ms = check("delay_ms", delay_ms, "표시 지연(ms)", integer=True, hint="0 = 지연 없음, 예: 60")
+        if isinstance(prompt, str) and prompt.strip():  # the same budget rule as generate(): say now, not after the first run
+            decoding.check_budget(model, len(decoding.format_prompt(tokenizer, prompt)), max_new_tokens)
         # "initial" sizes each description to its own text, so no label is cut ("온도(temperat…").
         style = {"description_width": "initial"}
         layout = W.Layout(width="460px")
         self.prompt = W.Text(value=prompt, description="프롬프트", style=style, layout=W.Layout(width="560px"))
-        self.n = W.IntSlider(value=max_new_tokens, min=1, max=120, description="새 토큰 수", continuous_update=False, style=style, layout=layout)
+        self.n = W.IntSlider(value=max_new_tokens, min=1, max=max(self.SLIDER_MAX, max_new_tokens), description="새 토큰 수", continuous_update=False, style=style, layout=layout)
         self.temperature = W.FloatSlider(value=0.0, min=0.0, max=2.0, step=0.05, description="온도(temperature)", continuous_update=False, style=style, layout=layout)
         self.top_k = W.IntSlider(value=0, min=0, max=200, description="top-k (0=끄기)", continuous_update=False, style=style, layout=layout)
         self.top_p = W.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05, description="top-p (1=끄기)", continuous_update=False, style=style, layout=layout)
         self.seed = W.BoundedIntText(value=0, min=0, max=2**31 - 1, description="seed(난수)", style=style, layout=W.Layout(width="220px"))
         self.use_cache = W.Checkbox(value=True, description="KV 캐시 사용")
-        self.delay = W.IntSlider(value=delay_ms, min=0, max=300, step=10, description="표시 지연(ms)", continuous_update=False, style=style, layout=layout)
+        self.delay = W.IntSlider(value=delay_ms, min=0, max=max(300, delay_ms), step=10, description="표시 지연(ms)", continuous_update=False, style=style, layout=layout)
         self.button = W.Button(description="생성", button_style="primary", icon="play")
         self.tokens = W.HTML()
         self.top = W.HTML()
@@ -187,7 +204,11 @@ class DecodeExplorer(W.VBox):
 
         try:
             r = decoding.generate(self.model, self.tokenizer, self.prompt.value, int(self.n.value), on_step=on_step, **self.settings())
-        except ValueError as e:
+        except (ValueError, TypeError) as e:
+            # the tokens of an earlier run are not this input's: clear them with the error
+            self.tokens.value = ""
+            self.top.value = ""
+            self.result = None
             self.status.value = f'<span style="color:#b91c1c">입력 오류: {html.escape(str(e))}</span>'
             return None
         self.result = r
