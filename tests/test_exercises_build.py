@@ -225,7 +225,9 @@ def test_verify_pass_and_rollback(pair):
 
 
 # --------------------------------------------------------------------------------------------
-# End-of-notebook problems: 3-5 per notebook 01-05, answered in the lecturer guide only
+# End-of-notebook problems: 3-5 per notebook 01-05, answered in the lecturer guide and, folded
+# ("풀이 보기", a <details> block under each problem), in the notebook (issue 32: a student alone checks
+# their own answer after trying)
 
 
 @pytest.mark.parametrize("nb", ["01", "02", "03", "04", "05"])
@@ -240,7 +242,10 @@ def test_end_of_notebook_problems_have_answers_in_the_lecturer_guide(nb):
     answers = guide.split("## 노트북 끝 \"더 생각해 볼 문제\"의 풀이", 1)[1].split("\n## ", 1)[0]
     answered = re.findall(r"^(\d)\. \*\*(.+?)\*\*", answers, re.M)
     assert [n for n, _ in answered] == [n for n, _ in problems]  # one answer per problem, same order
-    assert "풀이" not in section.replace("풀이는 노트북에 없습니다", "")  # no worked answer in the notebook
+    # each problem's worked answer is folded right under it: closed until the student opens it
+    folds = re.findall(r"<details>\s*<summary>(.+?)</summary>", section)
+    assert len(folds) == len(problems) and all("풀이" in f for f in folds), folds
+    assert "<details open" not in section
 
 
 @pytest.mark.parametrize("source", sorted((REPO / "notebooks" / "src").glob("0*.md")), ids=lambda p: p.name)
