@@ -88,6 +88,7 @@ __all__ = [
     "load_exercise_file",
     "load_exercises",
     "parse_number",
+    "COUNTERS",
     "predict",
     "reveal",
     "reveal_record",
@@ -199,7 +200,7 @@ class Task(Identified):
 class ExerciseFile(Strict):
     """One ``quizzes/exercises/NN.yaml``: ``notebook`` and its ``predictions``, ``written``, ``tasks``."""
 
-    notebook: Literal["01", "02", "03", "04", "05", "06", "07"]
+    notebook: Literal["01", "02", "03", "04", "04b", "05", "06", "07"]
     predictions: list[Prediction] = Field(default_factory=list)
     written: list[Written] = Field(default_factory=list)
     tasks: list[Task] = Field(default_factory=list)
@@ -261,7 +262,7 @@ def load_exercise_file(path: str | os.PathLike) -> ExerciseFile:
         problems.append(QuizProblem(name, None, str(k), "알 수 없는 필드입니다 (notebook, predictions, written, tasks 중 하나)"))
     nb = notebook_id(raw.get("notebook"))
     if nb not in NOTEBOOK_IDS:
-        problems.append(QuizProblem(name, None, "notebook", f"notebook은 '01'~'07' 중 하나여야 합니다 (받은 값: {nb!r})"))
+        problems.append(QuizProblem(name, None, "notebook", f"notebook은 {', '.join(NOTEBOOK_IDS)} 중 하나여야 합니다 (받은 값: {nb!r})"))
     elif path.stem != nb:
         problems.append(QuizProblem(name, None, "notebook", f"파일 이름 {path.name}과 notebook {nb!r}이 다릅니다"))
     seen: dict[str, str] = {}
@@ -300,11 +301,12 @@ def load_exercises(path: str | os.PathLike | None = None) -> dict[str, Exercise]
         return dict(_CACHE[key])
     problems: list[QuizProblem] = []
     for p in paths:
-        if not re.fullmatch(r"0[1-7]", p.stem):
-            problems.append(QuizProblem(f"exercises/{p.name}", None, None, "파일 이름은 01.yaml ~ 07.yaml이어야 합니다"))
+        if p.stem not in NOTEBOOK_IDS:
+            problems.append(QuizProblem(f"exercises/{p.name}", None, None,
+                                        "파일 이름은 01.yaml ~ 07.yaml 또는 04b.yaml이어야 합니다"))
     files: list[ExerciseFile] = []
     for p in paths:
-        if re.fullmatch(r"0[1-7]", p.stem):
+        if p.stem in NOTEBOOK_IDS:
             try:
                 files.append(load_exercise_file(p))
             except ExerciseError as e:
@@ -365,21 +367,42 @@ def _get(exercise_id: str, model: type, path) -> Any:
 _NUM = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?", re.IGNORECASE)
 
 
+#: Counters and measure words a student may write after a number whatever the prediction's unit
+#: ("8개", "3 위치", "4배", "260번"): they name what is counted, never a scale.
+COUNTERS = ("개", "번", "회", "배", "위치", "토큰", "장", "명", "가지", "칸", "층", "스텝", "단계", "라운드", "개 위치",
+            "개 토큰", "tokens", "token", "x", "×")
+#: Units with a scale: one of these after the number is accepted only when it is the prediction's
+#: own unit ("2초" for a prediction in ms would be read 1,000 times too small).
+_SCALED = ("ms", "s", "µs", "μs", "us", "ns", "밀리초", "마이크로초", "초", "분", "시간", "GB", "MB", "KB", "TB",
+           "GB/s", "TB/s", "%", "tokens/s", "토큰/초", "W", "kW")
+_TAIL = re.compile(r"\s*(?:정도|쯤|가량|내외|이요|요|입니다|이에요|예요)?\s*[.!]?$")
+
+
 def parse_number(text: str, unit: str | None = None) -> float:
     """A typed prediction as a float: ``"12.5"``, ``"1,000"``, ``"약 20"``, ``"20 ms"`` (the unit of the
-    prediction may follow).
+    prediction may follow), ``"8개"``, ``"-3 위치"``, ``"4배 정도"`` (a Korean counter such as 개, 번,
+    배, 위치, 토큰 may follow whatever the unit: :data:`COUNTERS`).
 
     Raises:
-        ValueError: (Korean) not a finite number.
+        ValueError: (Korean) not a finite number, or followed by a different unit with a scale
+            ("2초" for a prediction in ms: the message names the unit to write).
     """
     s = unicodedata.normalize("NFKC", str(text)).strip().replace("\u2212", "-")
     s = re.sub(r"^(?:약|대략|about|~|≈)\s*", "", s)
-    if unit and s.endswith(unit.strip()):
-        s = s[: len(s) - len(unit.strip())].strip()
-    s = re.sub(r"(?<=\d),(?=\d{3}\b)", "", s)
-    if not _NUM.fullmatch(s):
+    s = _TAIL.sub("", s)
+    m = re.match(r"^([+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:e[+-]?\d+)?|[+-]?\.\d+(?:e[+-]?\d+)?)\s*(.*)$", s,
+                 re.IGNORECASE)
+    if not m:
         raise ValueError(f"숫자로 읽을 수 없습니다: {str(text).strip()[:30]!r}. 숫자만 입력하세요 (예: 12.5).")
-    v = float(s)
+    number, after = m.group(1), m.group(2).strip()
+    own = (unit or "").strip()
+    if after and after.lower() != own.lower() and after not in COUNTERS:
+        if after in _SCALED:
+            raise ValueError(f"단위가 다릅니다: {after!r}가 아니라 {own or '단위 없이'}(으)로 적으세요 "
+                             f"(예: 12.5{(' ' + own) if own else ''}).")
+        raise ValueError(f"숫자로 읽을 수 없습니다: {str(text).strip()[:30]!r}. 숫자 하나를 입력하세요 "
+                         f"(예: 12.5{(' ' + own) if own else ''}).")
+    v = float(number.replace(",", ""))
     if not math.isfinite(v):
         raise ValueError("유한한 숫자를 입력하세요.")
     return v
@@ -882,7 +905,14 @@ class WrittenView:
         self.button = W.Button(description="제출", button_style="primary", layout=W.Layout(width="90px"))
         self.button.on_click(lambda _b: self._guard(self.submit))
         self.feedback = W.HTML("")
-        self.view = W.VBox([self.prompt, self.text, self.button, self.feedback],
+        # "맞았는지 스스로 확인": one box per rubric point, ticked by the student (saved as self_check)
+        self.points = [W.Checkbox(value=False, description=p, indent=False, layout=W.Layout(width="95%"))
+                       for p in self.ex.rubric]
+        self.tally = W.HTML("")
+        self.check_box = W.VBox([W.HTML("<b>맞았는지 스스로 확인:</b> 내 답에 들어 있는 기준에 표시하세요 "
+                                        "(기록만 하고 점수는 매기지 않습니다)."), *self.points, self.tally],
+                                layout=W.Layout(display="none"))
+        self.view = W.VBox([self.prompt, self.text, self.button, self.feedback, self.check_box],
                            layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
         self.view.add_class(f"decodelab-exercise-{self.ex.id}")
         rec = self.store.get(self.ex.id)
@@ -892,6 +922,24 @@ class WrittenView:
         elif rec and isinstance(rec.get("response"), str):
             self.text.value = rec["response"]
             self._show_model("💾 저장된 답입니다. 고쳐 쓰고 다시 제출할 수 있습니다.")
+            ticked = rec.get("self_check") if isinstance(rec.get("self_check"), list) else []
+            for i, box in enumerate(self.points):
+                box.value = i in ticked
+            self._tally()
+        for box in self.points:
+            box.observe(lambda _c: self._guard(self._ticked), names="value")
+
+    def _tally(self) -> None:
+        n, done = len(self.points), sum(1 for p in self.points if p.value)
+        word = "모든 기준을 채웠습니다." if done == n else "빠진 기준을 넣어 고쳐 쓰고 다시 제출해 보세요."
+        self.tally.value = f"<small>기준 {done} / {n}: {word}</small>"
+
+    def _ticked(self) -> None:
+        """Save which rubric points the student ticked (``self_check``: their indices)."""
+        if getattr(self, "_resetting", False) or not (self.store.get(self.ex.id) or {}).get("response"):
+            return
+        self.store.update(self.ex.id, self_check=[i for i, p in enumerate(self.points) if p.value])
+        self._tally()
 
     def _guard(self, fn) -> None:
         try:
@@ -902,7 +950,9 @@ class WrittenView:
     def _show_model(self, head: str) -> None:
         rubric = "".join(f"<li>{_esc(p)}</li>" for p in self.ex.rubric)
         self.feedback.value = _box(_OK, f"{head}<br><b>모범 답안:</b> {_esc(self.ex.model_answer)}<br>"
-                                        f"<b>채점 기준</b> (내 답에 모두 있는지 스스로 확인해 보세요):<ul style='margin:2px 0'>{rubric}</ul>")
+                                        f"<b>채점 기준</b> (아래 '맞았는지 스스로 확인'에서 내 답에 있는 것에 표시하세요):"
+                                        f"<ul style='margin:2px 0'>{rubric}</ul>")
+        self.check_box.layout.display = None
 
     def submit(self) -> str:
         """Save the text and show the model answer and the rubric.
@@ -921,7 +971,14 @@ class WrittenView:
             raise ValueError(f"연습 {self.ex.id}: 답이 너무 깁니다 ({len(text):,}자): {MAX_ANSWER_TEXT:,}자 이내로 줄이세요. "
                              "저장하지 않았습니다.")
         self.store.save(self.ex.id, text, extra={"kind": "written"})
-        self._show_model("✅ 저장했습니다. 강사가 읽고 채점합니다.")
+        self._resetting = True  # a new text: the ticks start over (the new record has none)
+        try:
+            for box in self.points:
+                box.value = False
+        finally:
+            self._resetting = False
+        self._show_model("✅ 저장했습니다. 모범 답안과 견주어 맞았는지 스스로 확인해 보세요 (강사도 읽습니다).")
+        self._tally()
         return text
 
 

@@ -83,7 +83,7 @@ BROKEN = {
                     'tasks:\n  - {id: 02-w, goal: "목표입니다 길게", check: {op: ">", value: 1}, success: 좋아, hint: 힌트}\n',
                     [("02-w", "id", "같은 id")]),
     "top-typo": ('notebook: "02"\npredictons: []\n', [(None, "predictons", "알 수 없는 필드")]),
-    "bad-notebook": ('notebook: "09"\n', [(None, "notebook", "'01'~'07'")]),
+    "bad-notebook": ('notebook: "09"\n', [(None, "notebook", "01, 02, 03")]),
 }
 
 

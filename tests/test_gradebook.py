@@ -83,21 +83,21 @@ def test_blank_wrong_review_and_text_cells(tmp_path, undecided):
     assert "검토 필요 1건" in book.summary()
 
 
-def test_the_widget_tells_the_student_the_answer_awaits_the_lecturer(tmp_path, undecided):
+def test_the_widget_shows_an_undecided_answer_for_a_self_check_and_keeps_it_for_the_lecturer(tmp_path, undecided):
     from decodelab.quiz import quiz_widget
 
     w = quiz_widget("03", answers_dir=tmp_path / "answers")
     v = w.views[SHORT.id]
     v.set_response("애매한 답")
     v.submit()
-    assert "강사의 검토를 기다립니다" in v.feedback.value and v.review and v.score is None
-    assert "강사 검토를 기다리는 문항 1개" in w.score_label.value
+    assert "맞았는지 스스로 확인" in v.feedback.value and v.review and v.score is None
+    assert "규칙으로 채점하지 못한 문항 1개" in w.score_label.value
     full = sum(q.points for q in QUESTIONS)
     assert w.score() == (0.0, full - SHORT.points)
     rec = AnswerStore("course", tmp_path / "answers").get(SHORT.id)
     assert rec["response"] == "애매한 답" and rec["score"] is None  # saved, and exported like any answer
     w2 = quiz_widget("03", answers_dir=tmp_path / "answers")  # reopened: still awaiting
-    assert "강사의 검토를 기다립니다" in w2.views[SHORT.id].feedback.value
+    assert "맞았는지 스스로 확인" in w2.views[SHORT.id].feedback.value and w2.views[SHORT.id].review
 
 
 def test_per_notebook_max_comes_from_that_notebooks_questions(tmp_path):

@@ -225,7 +225,7 @@ def test_widget_and_gradebook_keep_a_review_answer_as_review(tmp_path):
     v = w.views["03-check-2"]
     v.set_response("모르겠어요")
     v.submit()
-    assert v.score is None and "강사" in v.feedback.value and "검토" in v.feedback.value
+    assert v.score is None and "강사" in v.feedback.value and "맞았는지 스스로 확인" in v.feedback.value
     w.student.value = "s1"
     w.export_button.click()
     book = grade_folder(tmp_path, load_quizzes(notebook="03"))

@@ -13,8 +13,10 @@ in exam mode: it saves and exports answers but shows no right/wrong (it has no k
 
 Choices and ordering items appear in a per-student order under positional labels (``1``, ``2``, ...;
 ``가``, ``나``, ...), see :mod:`decodelab.quiz.shuffle`; what is saved is the option's id. A short answer
-the rules cannot decide is saved and shown as "강사의 검토를 기다립니다" (it counts in no score until
-the lecturer reviews it).
+the rules cannot decide is saved (it counts in no score until the lecturer reviews it); in practice
+mode the student is not left waiting: the model answer, the explanation and the key ideas a right
+answer states are shown at once with a "맞았는지 스스로 확인" row (**맞았다** / **틀렸다**), whose choice
+is saved in the record (``self_check``: ``"right"`` or ``"wrong"``) and never changes a score.
 
 Nothing is printed: all messages, including unexpected errors, appear inside the widget.
 """
@@ -134,11 +136,22 @@ class QuestionView:
         self.reveal_button = W.Button(description="해설 보기", disabled=True, layout=W.Layout(width="90px"),
                                       tooltip="정답과 해설을 봅니다")
         self.feedback = W.HTML("")
+        # practice mode, an answer the rules cannot decide: the student judges it against the model answer
+        self.self_check: str | None = None
+        self.self_right = W.Button(description="맞았다", icon="check", layout=W.Layout(width="90px"),
+                                   tooltip="모범 답안과 핵심 개념이 내 답에 모두 있습니다")
+        self.self_wrong = W.Button(description="틀렸다", icon="times", layout=W.Layout(width="90px"),
+                                   tooltip="빠진 개념이 있거나 다른 말을 했습니다")
+        self.self_right.on_click(lambda _b: self._guard(lambda: self.judge_self(True)))
+        self.self_wrong.on_click(lambda _b: self._guard(lambda: self.judge_self(False)))
+        self.self_note = W.HTML("")
+        self.self_row = W.VBox([W.HBox([W.HTML("<b>맞았는지 스스로 확인:</b>&nbsp;"), self.self_right, self.self_wrong]),
+                                self.self_note], layout=W.Layout(display="none"))
         self.submit_button.on_click(lambda _b: self._guard(self.submit))
         self.retry_button.on_click(lambda _b: self._guard(self.retry))
         self.reveal_button.on_click(lambda _b: self._guard(self.reveal))
         buttons = [self.submit_button, self.retry_button] + ([] if key is None else [self.reveal_button])
-        self.box = W.VBox([self.prompt, *inputs, W.HBox(buttons), self.feedback],
+        self.box = W.VBox([self.prompt, *inputs, W.HBox(buttons), self.feedback, self.self_row],
                           layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
         self.box.add_class(f"decodelab-quiz-{qid}")
 
@@ -247,16 +260,20 @@ class QuestionView:
             self._show(_INFO, "💾 저장했습니다. 연습 배포본이라 채점은 강사가 합니다. 답을 바꾸려면 '다시 풀기'를 누르세요.")
         else:
             result = check(self.key, response, labels=self.labels)
+            self.self_row.layout.display = "none"
             self.score = result.score
             self.review = result.review
             if save:
                 self._save(response, result.score)
             if result.review:
                 self.message = "검토 필요"
-                self._show(_WARN, "📝 <b>답을 저장했습니다. 강사의 검토를 기다립니다.</b> 자동 채점 규칙으로는 맞는지 "
-                                  "틀렸는지 정할 수 없는 답이라 강사가 검토합니다. 그동안 점수에는 들어가지 "
-                                  "않습니다.<br><small>'다시 풀기'로 답을 고쳐 쓸 수 있습니다.</small>")
-                self.reveal_button.disabled = False
+                self._show(_WARN, "📝 <b>답을 저장했습니다.</b> 자동 채점 규칙으로는 맞는지 틀렸는지 정할 수 없는 "
+                                  "답입니다. 아래 모범 답안과 핵심 개념을 내 답과 견주어 <b>맞았는지 스스로 확인</b>해 "
+                                  "보세요.<br>" + self._rubric_html() +
+                                  "<small>제출 파일을 내면 강사도 읽고 확인합니다. 그때까지 이 문항은 점수에 들어가지 "
+                                  "않습니다. '다시 풀기'로 답을 고쳐 쓸 수 있습니다.</small>")
+                self.reveal_button.disabled = True  # everything it would show is shown
+                self._show_self_check(None if save else self.self_check)
             elif result.correct:
                 self.message = "정답"
                 self._show(_OK, f"✅ <b>정답입니다.</b> {_esc(result.explanation)}")
@@ -269,6 +286,43 @@ class QuestionView:
                                  "'해설 보기'로 정답과 해설을 보세요.</small>")
                 self.reveal_button.disabled = False
         self._lock(True)
+        self._on_change()
+
+    def _rubric_html(self) -> str:
+        """The model answer, the explanation and (a short answer) the key ideas a right answer states:
+        each concept group's stems, any one of which states it."""
+        from .grading import answer_text
+
+        parts = [f"<b>모범 답안:</b> {_esc(answer_text(self.key, labels=self.labels))}"]
+        groups = getattr(self.key, "concepts", None) or []
+        if groups:
+            items = "".join(f"<li>{_esc(' / '.join(g))}</li>" for g in groups)
+            parts.append(f"<b>맞는 답에 들어 있는 생각</b> (묶음마다 이 가운데 하나의 뜻이 내 답에 있어야 합니다):"
+                         f"<ul style='margin:2px 0'>{items}</ul>")
+        if getattr(self.key, "explanation", None):
+            parts.append(f"<b>해설:</b> {_esc(self.key.explanation)}")
+        return "<br>".join(parts) + "<br>"
+
+    def _show_self_check(self, verdict: str | None) -> None:
+        self.self_row.layout.display = None
+        self.self_check = verdict
+        if verdict is None:
+            self.self_note.value = ""
+        elif verdict == "right":
+            self.self_note.value = _box(_OK, "✅ 스스로 확인: <b>맞았다</b>고 기록했습니다. 다른 판단이 들면 다시 고를 수 있습니다.")
+        else:
+            self.self_note.value = _box(_INFO, "🔁 스스로 확인: <b>틀렸다</b>고 기록했습니다. 빠진 생각을 넣어 '다시 풀기'로 "
+                                               "고쳐 써 보세요.")
+
+    def judge_self(self, right: bool) -> None:
+        """The student's own verdict on an answer the rules could not decide (practice mode): saved
+        in the record as ``self_check`` (``"right"`` / ``"wrong"``); no score changes (the lecturer
+        still reviews the answer)."""
+        if not self.review or self.key is None:
+            return
+        verdict = "right" if right else "wrong"
+        self.store.update(self.q.id, self_check=verdict)
+        self._show_self_check(verdict)
         self._on_change()
 
     def _save(self, response: Any, score: float | None) -> None:
@@ -284,6 +338,8 @@ class QuestionView:
         self._lock(False)
         self.reveal_button.disabled = True
         self.feedback.value = ""
+        self.self_row.layout.display = "none"
+        self.self_note.value = ""
 
     def reveal(self) -> None:
         """Show the right answer and the explanation (practice mode only)."""
@@ -300,6 +356,7 @@ class QuestionView:
         if response is None:
             return
         self.saved = True
+        self.self_check = record.get("self_check") if record.get("self_check") in ("right", "wrong") else None
         self.submit(save=False)
         if self.key is None and self.message == "저장했습니다.":
             when = _esc(str(record.get("saved_at", "")))
@@ -392,7 +449,9 @@ class QuizWidget:
             pending = sum(1 for v in self.views.values() if v.review)
             text = f"점수: <b>{_fmt(round(earned, 2))} / {_fmt(total)}</b> (채점된 문항 {graded} / {n})"
             if pending:
-                text += f" · 강사 검토를 기다리는 문항 {pending}개"
+                mine = sum(1 for v in self.views.values() if v.review and v.self_check == "right")
+                text += f" · 규칙으로 채점하지 못한 문항 {pending}개"
+                text += f" (스스로 확인: 맞음 {mine}개)" if mine else " (문항 아래에서 스스로 확인해 보세요)"
         self.score_label.value = text
 
     def export(self, student_id: str | None = None, out_dir: str | os.PathLike | None = None) -> Path:
