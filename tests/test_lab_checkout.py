@@ -205,3 +205,25 @@ def test_from_a_clone_main_opens_the_working_copy_and_says_where_it_is(tmp_path,
     # the authors' way in: --notebooks-dir opens the checkout's notebooks as they are
     assert lab.main(["--no-browser", "--port", str(_free_port()), "--notebooks-dir", "notebooks"]) == 0
     assert seen["cwd"] == (repo / "notebooks").resolve()
+
+
+def test_the_hub_spawn_unpairs_a_students_copy_left_newer_than_its_twin(tmp_path, monkeypatch):
+    """The hub's pre-spawn hook refreshes a student's home with the same copy rule (issue 32: on the
+    hub a notebook left newer than its twin answered HTTP 400 and stayed unopenable)."""
+    jupytext = pytest.importorskip("jupytext")
+    pytest.importorskip("jupyterhub")
+    import logging
+    import types
+
+    from decodelab.classroom import hub
+
+    monkeypatch.setenv("NBGRADER_EXCHANGE_ROOT", str(tmp_path / "exchange"))
+    home = tmp_path / "homes" / "alice"
+    _paired_copy_newer_than_its_twin(home)
+    spawner = types.SimpleNamespace(user=types.SimpleNamespace(name="alice"), home_dir=str(home),
+                                    log=logging.getLogger("test"), environment={})
+    hub.pre_spawn_hook(REPO / "notebooks", system_users=False)(spawner)
+    model = jupytext.TextFileContentsManager(root_dir=str(home)).get(FIRST)
+    assert model["content"]["cells"][0]["source"] == "내가 고친 첫 셀"
+    assert (home / "figures").is_dir() and (home / "02_prefill_vs_decode.ipynb").is_file()
+    assert "jupytext" not in json.loads((home / "02_prefill_vs_decode.ipynb").read_text(encoding="utf-8"))["metadata"]
