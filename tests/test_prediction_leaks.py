@@ -6,7 +6,9 @@ explanation (``why``) is part of what is revealed. So nothing a student can read
 '예측 확정' may state or imply the answer. What a student can read then, for each prediction:
 
 - every markdown cell and every code cell's source from the top of the notebook down to the cell
-  with ``ex.reveal(ID, ...)`` (a held cell's printed output is hidden, its source is not: a printed
+  with ``ex.reveal(ID, ...)``, and what the exercise widgets of those cells show: every prediction's
+  and written exercise's prompt (the prediction's own included), and the revealed ``why`` of each
+  prediction above it (a held cell's printed output is hidden, its source is not: a printed
   source tag such as ``print("[facts/... → 400초]")`` stands in the source);
 - the markdown cells right under the reveal cell, down to the next code cell (they stand on the
   same screen as the hidden result: "= 400초입니다" under it gives the answer away). A folded
@@ -164,6 +166,26 @@ class Visible:
     reveal_source: str = ""
 
 
+_WIDGET = re.compile(r"\bex\.(predict|reveal|written)\(\s*[\"']([0-9]{2}[a-z]?-[a-z0-9-]+)[\"']")
+
+
+def _widget_texts(source: str, *, before_reveal: bool) -> list[str]:
+    """What the exercise widgets of a code cell show a student: each prediction's and written
+    exercise's prompt; with ``before_reveal`` (a cell above the prediction being checked) also the
+    ``why`` of each prediction it reveals (opened once that earlier prediction was committed)."""
+    every = ex.load_exercises()
+    out = []
+    for kind, eid in _WIDGET.findall(source):
+        item = every.get(eid)
+        if item is None:
+            continue
+        if kind in ("predict", "written"):
+            out.append(item.prompt)
+        elif before_reveal and isinstance(item, ex.Prediction):
+            out.append(item.why)
+    return out
+
+
 def visible_before_reveal(path: Path) -> list[Visible]:
     """One :class:`Visible` per ``ex.predict`` of the notebook at ``path``.
 
@@ -189,6 +211,8 @@ def visible_before_reveal(path: Path) -> list[Visible]:
             for j in range(end):
                 if cells[j]["cell_type"] in ("markdown", "code"):
                     vis.cells.append((j, cells[j]["cell_type"], _source(cells[j])))
+                if cells[j]["cell_type"] == "code":  # what the exercise widgets of this cell show
+                    vis.cells += [(j, "widget", text) for text in _widget_texts(_source(cells[j]), before_reveal=j < i)]
             out.append(vis)
     return out
 
@@ -339,5 +363,17 @@ def test_the_region_ends_after_the_markdown_under_the_reveal(tmp_path):
     path = tmp_path / "03_x.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
     (vis,) = visible_before_reveal(path)
-    assert [j for j, _, _ in vis.cells] == [0, 1, 2, 3]
+    assert [j for j, kind, _ in vis.cells if kind != "widget"] == [0, 1, 2, 3]
+    assert [(j, t) for j, kind, t in vis.cells if kind == "widget"] == [(1, PREDICTIONS[pid].prompt)]
     assert len(leaks(vis, ANSWERS[pid], PREDICTIONS[pid])) == 1
+
+
+def test_the_widgets_prompts_and_earlier_whys_are_part_of_what_is_visible():
+    loop, speed = PREDICTIONS["03-predict-loop-50"], PREDICTIONS["03-predict-speedup-20x"]
+    assert _widget_texts('ex.predict("03-predict-loop-50")', before_reveal=False) == [loop.prompt]
+    src = 'ex.hold("03-predict-loop-50")\nex.reveal("03-predict-loop-50", t)'
+    assert _widget_texts(src, before_reveal=True) == [loop.why]
+    assert _widget_texts(src, before_reveal=False) == []  # its own why opens only at its reveal
+    # an earlier why that stated the next answer ("3.5배") would be caught
+    vis = _fake([("widget", loop.why + " 디코드를 20배 빠르게 하면 3.5배입니다.")], "03-predict-speedup-20x")
+    assert leaks(vis, ANSWERS["03-predict-speedup-20x"], speed)
