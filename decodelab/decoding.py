@@ -459,7 +459,7 @@ def generate(model, tokenizer, prompt: str | list[dict], max_new_tokens: int, *,
             after top-k and top-p filtering, in transformers' warper order. A temperature so
             small that logits / temperature overflows float32 is its limit, greedy
             (:mod:`decodelab.sampling`).
-        top_k: keep only the k most likely tokens (None = off).
+        top_k: keep only the k most likely tokens (None or 0 = off).
         top_p: keep the smallest most-likely set with probability >= top_p (None = off).
         use_cache: with the KV cache (default) each decode step processes 1 new token; without
             it each step recomputes all tokens so far (same tokens, more time per step).
@@ -477,7 +477,7 @@ def generate(model, tokenizer, prompt: str | list[dict], max_new_tokens: int, *,
     Raises:
         TypeError: an argument of the wrong type (e.g. a prompt that is not a str).
         ValueError: empty prompt, ``max_new_tokens < 1``, ``temperature`` negative or not
-            finite, ``top_k < 1``, ``top_p`` outside (0, 1], ``seed < 0``,
+            finite, ``top_k < 0``, ``top_p`` outside (0, 1], ``seed < 0``,
             ``top_candidates < 0``, prompt + ``max_new_tokens`` beyond the context length, a
             prompt token the model has no row for (:func:`check_prompt_ids`).
     """
