@@ -14,10 +14,11 @@ explanation (``why``) is part of what is revealed. So nothing a student can read
   same screen as the hidden result: "= 400초입니다" under it gives the answer away). A folded
   ``<details>`` block counts as visible: opening it is as easy as reading it.
 
-What a code cell outside ``ex.hold`` prints before the commit is not evaluated here (the notebooks
-would have to run, minutes on 2 cores): the values such cells print come from literals in their
-source (checked) or from functions that compute them, and a cell that printed a prediction's answer
-before asking it would be an ordering mistake the reviewer sees in the source.
+What a code cell prints is not evaluated by running the notebook (minutes on 2 cores). Instead,
+every code cell between ``ex.predict(ID)`` and ``ex.reveal(ID, ...)`` must start with ``ex.hold``
+(:func:`unheld_cells`), so what it prints stays hidden until the commit; the values printed above the
+prediction come from literals in the sources (checked) or from functions computing earlier results,
+and a cell that printed an answer before its question is asked would show in the sources.
 
 The answer of each prediction is written down in :data:`ANSWERS` (the definitions hold no accepted
 value: a measured value is whatever the student's machine gives). A leak is any of:
@@ -377,3 +378,41 @@ def test_the_widgets_prompts_and_earlier_whys_are_part_of_what_is_visible():
     # an earlier why that stated the next answer ("3.5배") would be caught
     vis = _fake([("widget", loop.why + " 디코드를 20배 빠르게 하면 3.5배입니다.")], "03-predict-speedup-20x")
     assert leaks(vis, ANSWERS["03-predict-speedup-20x"], speed)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_notebook_id)
+def test_what_cells_print_between_a_prediction_and_its_reveal_is_held(path):
+    """The printed-output half of the rule, without running the notebook: every code cell from the
+    one after ``ex.predict(ID)`` down to ``ex.reveal(ID, ...)`` either starts with ``ex.hold(...)`` (its
+    output stays hidden until a prediction opens it) or only asks predictions, so nothing it prints
+    is on screen before the commit."""
+    assert unheld_cells(path) == []
+
+
+def unheld_cells(path: Path) -> list[str]:
+    """The code cells between a prediction and its reveal that print on screen before the commit."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    open_cells = []
+    for i, cell in enumerate(cells):
+        for kind, pid in _CALL.findall(_source(cell)) if cell["cell_type"] == "code" else []:
+            if kind != "predict":
+                continue
+            r = next(j for j in range(i, len(cells)) if ("reveal", pid) in _CALL.findall(_source(cells[j])))
+            for j in range(i + 1, r + 1):
+                src = _source(cells[j]).strip()
+                if cells[j]["cell_type"] != "code" or src.startswith("ex.hold("):
+                    continue
+                if all(not line.strip() or line.strip().startswith("ex.predict(") for line in src.splitlines()):
+                    continue
+                open_cells.append(f"{pid}: cell {j} prints before the commit: {src[:60]!r}")
+    return open_cells
+
+
+def test_a_measuring_cell_without_hold_is_found(tmp_path):
+    pid = "03-predict-loop-50"
+    nb = {"cells": [{"cell_type": "code", "source": f'ex.predict("{pid}")'},
+                    {"cell_type": "code", "source": "t = 399\nprint(t)"},
+                    {"cell_type": "code", "source": f'ex.hold("{pid}")\nex.reveal("{pid}", t)'}]}
+    path = tmp_path / "03_x.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert len(unheld_cells(path)) == 1
