@@ -5,10 +5,17 @@ Shared by ``tests/test_classroom_hub.py``, ``tests/test_classroom_hub_native.py`
 ``benchmarks/bench_classroom.py`` (not a test
 module itself). Everything talks to 127.0.0.1 only; each hub gets free ports for the proxy, its
 API and the hub itself, so several can run at once.
+
+The students' servers never run as root (one system user per student in class mode,
+``decodelab-demo`` in the demo), so what they must reach lives in folders every user may enter
+(:func:`open_tmp`, not pytest's 0700 temp folders), and their Python is one an unprivileged user
+can execute (:func:`student_python`; this machine's own interpreter may sit in root's home).
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import os
 import shutil
@@ -27,6 +34,73 @@ from decodelab.serving import ServingError, wait_until_ready
 REPO = Path(__file__).resolve().parents[1]
 HUB_START_S = 90
 SPAWN_S = 240
+
+
+def open_tmp(prefix: str) -> Path:
+    """A new folder under /tmp that every user may enter (mode 0755; pytest's own temp folders
+    are 0700), removed when this process exits."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix=f"decodelab-{prefix}-", dir="/tmp"))
+    path.chmod(0o755)
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+def _runs_unprivileged(python: str) -> bool:
+    """Whether user ``nobody`` can start ``python`` (always True when we are not root: then the
+    servers run as ourselves)."""
+    if os.geteuid() != 0:
+        return True
+    try:
+        return subprocess.run([python, "-c", "pass"], user=65534, group=65534, extra_groups=[], cwd="/",
+                              env={"PATH": "/usr/bin:/bin"}, capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def base_python() -> str:
+    """The Python to make the students' virtualenvs from: this one's base interpreter when an
+    unprivileged user can run it, else the system's of the same version (``/usr/bin/python3.X``;
+    the packages come from this Python's site-packages, which need the same X)."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    if _runs_unprivileged(base):
+        return base
+    for folder in ("/usr/local/bin", "/usr/bin"):
+        other = f"{folder}/python{sys.version_info.major}.{sys.version_info.minor}"
+        if Path(other).is_file() and _runs_unprivileged(other):
+            return other
+    return base  # `classroom init` refuses it and says why
+
+
+def _linked_venv(venv: Path, line: str, base: str | None = None) -> Path:
+    """A virtualenv without pip at ``venv`` from ``base`` (default :func:`base_python`) whose
+    site-packages holds a .pth with ``line`` (this Python's packages) and whose Jupyter data/config
+    folders link to this Python's; returns its purelib."""
+    subprocess.run([base or base_python(), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    purelib = Path(subprocess.check_output([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                           text=True).strip())
+    (purelib / "zz-test-packages.pth").write_text(line + "\n", encoding="utf-8")
+    # and Jupyter's data and config files of those packages (server extensions such as JupyterLab,
+    # lab extensions such as ipywidgets'), found under sys.prefix as a real install puts them
+    for sub in ("etc/jupyter", "share/jupyter"):
+        if (Path(sys.prefix) / sub).is_dir():
+            (venv / sub).parent.mkdir(parents=True, exist_ok=True)
+            (venv / sub).symlink_to(Path(sys.prefix) / sub)
+    return purelib
+
+
+@functools.lru_cache(maxsize=None)
+def student_python() -> str:
+    """A Python for the students' servers that runs this checkout's decodelab (this Python's
+    site-packages, editable install included, through ``site.addsitedir``) and that an unprivileged
+    user can execute: a virtualenv in an :func:`open_tmp` folder, made once per process."""
+    import sysconfig
+
+    venv = open_tmp("students") / "venv"
+    _linked_venv(venv, f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})")
+    return str(venv / "bin" / "python")
 
 
 def free_port() -> int:
@@ -83,15 +157,23 @@ class Hub:
                 p.kill()
             except psutil.NoSuchProcess:
                 pass
+        from decodelab.classroom.hub import demo_homes
+
+        shutil.rmtree(demo_homes(self.course), ignore_errors=True)  # a demo's homes are outside the course
 
 
 def init_course(course: Path, students: list[str] | None, *, lecturer: str = "lecturer", args: list[str] = ()) -> None:
     """``decodelab classroom init course --demo-users ...`` (class mode when ``students`` is None)
-    with this Python; raises on failure."""
+    with this Python, the students' servers on :func:`student_python` unless ``args`` has
+    ``--python``; raises on failure (with init's message)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     demo = ["--demo-users", ",".join(students)] if students else []
-    subprocess.run([sys.executable, "-m", "decodelab", "classroom", "init", str(course), *demo,
-                    "--lecturer", lecturer, *args], check=True, env=env, capture_output=True)
+    if not any(a == "--python" or a.startswith("--python=") for a in args):
+        args = [*args, "--python", student_python()]
+    r = subprocess.run([sys.executable, "-m", "decodelab", "classroom", "init", str(course), *demo,
+                        "--lecturer", lecturer, *args], env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"classroom init failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
 
 
 def start_hub(course: Path, password: str | None = None, admin_password: str | None = None, *, extra_args: list[str] = (),
@@ -111,10 +193,12 @@ def start_hub(course: Path, password: str | None = None, admin_password: str | N
     env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
                PYTHONHASHSEED="0", PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
     env.pop("DECODELAB_ANSWERS_DIR", None)
-    env["NBGRADER_EXCHANGE_ROOT"] = str(course / "exchange")  # never the machine's /srv/nbgrader
+    # never the machine's /srv/nbgrader; a folder the students' users can reach (not the 0700 course)
+    env["NBGRADER_EXCHANGE_ROOT"] = str(open_tmp("exchange") / "exchange")
     env.update(env_extra or {})
     log = course / "hub.log"
-    cmd = [sys.executable, "-m", "decodelab", "classroom", "hub", str(course), "--port", str(port), "--ip=127.0.0.1",
+    # no --ip: the hub's own default (127.0.0.1) is what a lecturer gets, and what the tests check
+    cmd = [sys.executable, "-m", "decodelab", "classroom", "hub", str(course), "--port", str(port),
            f"--JupyterHub.hub_port={hub_port}", f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{api_port}",
            f"--ConfigurableHTTPProxy.command={proxy_command()}", *extra_args]
     fh = open(log, "wb")
@@ -270,21 +354,13 @@ def singleuser_env(tmp: Path) -> SingleUserEnv:
     import sysconfig
 
     wheel = build_wheel(tmp)
-    venv = tmp / "venv"
-    base = getattr(sys, "_base_executable", sys.executable)
-    # no pip or setuptools of its own: this Python's (newer) ones come through the .pth line below
-    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    # where the students' users can run it (pytest's tmp is root's only), from a Python they can run
+    venv = open_tmp("singleuser") / "venv"
+    # no pip or setuptools of its own: this Python's (newer) ones come through the .pth line (a plain
+    # path: the checkout's editable decodelab, a .pth of that folder, stays out; the wheel's is used)
+    purelib = _linked_venv(venv, sysconfig.get_paths()["purelib"])
     py = venv / "bin" / "python"
-    purelib = Path(subprocess.check_output([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                           text=True).strip())
-    (purelib / "zz-test-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
-    # and Jupyter's data and config files of those packages (server extensions such as JupyterLab,
-    # lab extensions such as ipywidgets'), found under sys.prefix as a real install puts them
-    for sub in ("etc/jupyter", "share/jupyter"):
-        if (Path(sys.prefix) / sub).is_dir():
-            (venv / sub).parent.mkdir(parents=True, exist_ok=True)
-            (venv / sub).symlink_to(Path(sys.prefix) / sub)
-    dest = tmp / "srv" / "notebooks"
+    dest = venv.parent / "srv" / "notebooks"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")}
     env.update(DECODELAB_TORCH="", PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     proc = subprocess.run(["bash", str(REPO / "classroom" / "install-singleuser.sh"), str(py), str(wheel), str(dest)],

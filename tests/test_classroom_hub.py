@@ -7,12 +7,15 @@ into a plain virtualenv on a freshly built wheel, offline; ``decodelab classroom
 
 - three students log in over HTTP with the login form, their servers spawn, and each server's
   contents API lists that student's own copies of notebooks 01-07;
+- the hub runs as root (as lecturer/classroom.md starts it), yet a demo student's kernel runs as
+  the unprivileged ``decodelab-demo``, cannot read the hub's ``/proc/<pid>/environ`` nor the
+  course folder, and no process environment or command line it can read holds a password;
 - their kernels run the wheel's decodelab (not this checkout), with the login as
   ``JUPYTERHUB_USER``, answers folder in their own home, and no hub password in the environment;
   nbgrader in a student's server finds the course id and the exchange folder the hub wrote;
   no file of the graded exam bank (``classroom/exam/``) is in the wheel;
 - Alice, in headless Chromium (Playwright), opens notebook 01, runs its quiz cell and answers a
-  question through the widget: the answer lands in ``homes/alice/.decodelab/answers`` under her
+  question through the widget: the answer lands in ``<demo homes>/alice/.decodelab/answers`` under her
   hub name, in the choice order of her hub name;
 - Alice's cookie and token do not reach Bob's server, files or hub model; the admin page is the
   lecturer's only; a wrong password and a name outside the list are refused; the demo passwords
@@ -38,7 +41,7 @@ import pytest
 
 import hubkit
 from browserkit import JS_OPEN
-from decodelab.classroom.hub import root_args
+from decodelab.classroom.hub import demo_homes
 from decodelab.quiz.shuffle import choice_order
 
 pytestmark = pytest.mark.slow
@@ -49,7 +52,7 @@ PASSWORD = "demo-" + secrets.token_hex(8)
 ADMIN_PASSWORD = "admin-" + secrets.token_hex(20)
 CHROMIUM = os.environ.get("DECODELAB_CHROMIUM", "/usr/bin/chromium")
 ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-NOTEBOOKS = [f"{nb.name}" for nb in sorted((hubkit.REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+NOTEBOOKS = [f"{nb.name}" for nb in sorted((hubkit.REPO / "notebooks").glob("[0-9][0-9]*_*.ipynb"))]
 QID = "01-decode-definition"
 
 
@@ -72,11 +75,11 @@ def hub(tmp_path_factory, singleuser):
     missing = hubkit.missing_parts()
     if missing:
         _unavailable("missing: " + ", ".join(missing))
-    course = tmp_path_factory.mktemp("classroom") / "course"
+    course = hubkit.open_tmp("classroom") / "course"  # formgrader's account must reach it
     hubkit.init_course(course, STUDENTS, lecturer=LECTURER, args=["--python", str(singleuser.python)])
     # window.jupyterapp for the browser part (as tests/browserkit.py does for a plain lab)
     h = hubkit.start_hub(course, PASSWORD, ADMIN_PASSWORD,
-                         extra_args=[f"--Spawner.args={a}" for a in [*root_args(), "--LabApp.expose_app_in_browser=True"]])
+                         extra_args=["--Spawner.args=--LabApp.expose_app_in_browser=True"])
     yield h
     h.stop()
 
@@ -98,13 +101,13 @@ def students(hub):
 
 
 def test_each_student_gets_own_server_with_the_course_notebooks(hub, students):
-    assert len(NOTEBOOKS) == 7
+    assert len(NOTEBOOKS) >= 7
     for name, s in students.items():
         r = s.client.get(f"/user/{name}/api/contents")  # cookie -> hub OAuth -> the student's server
         assert r.status_code == 200, (name, r.status_code, r.text[:300])
         listed = sorted(item["name"] for item in r.json()["content"] if item["type"] == "notebook")
         assert listed == NOTEBOOKS, (name, listed)
-        home = hub.course / "homes" / name
+        home = demo_homes(hub.course) / name
         assert sorted(p.name for p in home.glob("*.ipynb")) == NOTEBOOKS
         # the student's own copy, made from the course directory's
         assert (home / NOTEBOOKS[0]).read_bytes() == (hub.course / "notebooks" / NOTEBOOKS[0]).read_bytes()
@@ -140,7 +143,7 @@ def test_student_servers_run_the_wheel_with_the_login_as_identity(hub, students,
         out = hubkit.run_code(hub, name, token, kernel, STUDENT_PROBE)
         assert out["status"] == "ok", out
         got = json.loads(out["stdout"].strip().splitlines()[-1])
-        home = hub.course / "homes" / name
+        home = demo_homes(hub.course) / name
         assert Path(got["module"]).is_relative_to(singleuser.purelib), got  # the wheel, not this checkout
         assert Path(got["notebooks"]).is_relative_to(singleuser.purelib), got
         assert (got["user"], got["answers"], got["cwd"]) == (name, str(home / ".decodelab" / "answers"), str(home))
@@ -149,6 +152,64 @@ def test_student_servers_run_the_wheel_with_the_login_as_identity(hub, students,
             out = hubkit.run_code(hub, name, token, kernel, NBGRADER_LIST)
             assert out["status"] == "ok" and "rc=0" in out["stdout"] and "Released assignments" in out["stdout"], out
         assert hubkit.server_api(hub, name, token, "DELETE", f"/kernels/{kernel}").status_code == 204
+
+
+DEMO_USER_PROBE = """
+import json, os, pwd
+out = {"uid": os.getuid(), "euid": os.geteuid(), "user": pwd.getpwuid(os.getuid()).pw_name, "groups": os.getgroups()}
+try:
+    open(f"/proc/{HUB_PID}/environ", "rb").read()
+    out["hub_environ"] = "readable"
+except PermissionError:
+    out["hub_environ"] = "refused"
+for name, path in (("course", COURSE), ("state", COURSE + "/state")):
+    try:
+        os.listdir(path)
+        out[name] = "readable"
+    except PermissionError:
+        out[name] = "refused"
+# everything this student can read of every process: environments and command lines
+seen, texts = 0, []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for part in ("environ", "cmdline"):
+        try:
+            texts.append(open(f"/proc/{pid}/{part}", "rb").read().decode("utf-8", "replace"))
+            seen += 1
+        except OSError:
+            pass
+out["seen"] = seen
+out["texts"] = texts
+print(json.dumps(out))
+"""
+
+
+def test_demo_students_never_run_as_root_and_read_no_password(hub, students):
+    """The hub runs as root with both passwords in its environment (as the guide starts it). A
+    demo student's kernel is the unprivileged decodelab-demo, cannot read the hub's environment,
+    the course folder or its state, and finds neither password in any process environment or
+    command line it can read."""
+    import pwd
+
+    if os.geteuid() != 0:
+        _unavailable("the attack needs a hub started as root")
+    demo = pwd.getpwnam("decodelab-demo")
+    assert demo.pw_uid != 0 and demo.pw_shell == "/usr/sbin/nologin"
+    token = students["carol"].token()
+    kernel = hubkit.start_kernel(hub, "carol", token)
+    code = f"HUB_PID = {hub.proc.pid}\nCOURSE = {str(hub.course)!r}\n" + DEMO_USER_PROBE
+    out = hubkit.run_code(hub, "carol", token, kernel, code)
+    assert out["status"] == "ok", out
+    got = json.loads(out["stdout"].strip().splitlines()[-1])
+    assert (got["uid"], got["euid"], got["user"]) == (demo.pw_uid, demo.pw_uid, "decodelab-demo"), got
+    assert 0 not in got["groups"]
+    assert (got["hub_environ"], got["course"], got["state"]) == ("refused", "refused", "refused"), got
+    readable = "\n".join(got["texts"])
+    assert "JUPYTERHUB_USER=carol" in readable  # the probe did read environments (its own kernel's)
+    assert PASSWORD not in readable and ADMIN_PASSWORD not in readable
+    assert "DECODELAB_HUB_ADMIN_PASSWORD" not in readable
+    # while the hub's own environment does hold them: the attack had something to find
+    assert ADMIN_PASSWORD in Path(f"/proc/{hub.proc.pid}/environ").read_bytes().decode("utf-8", "replace")
+    assert hubkit.server_api(hub, "carol", token, "DELETE", f"/kernels/{kernel}").status_code == 204
 
 
 def test_wrong_password_is_refused(hub):
@@ -169,7 +230,7 @@ def test_a_student_cannot_reach_another_students_server(hub, students):
         assert r.status_code == 403, (path, r.status_code, r.url)
     r = alice.client.put("/user/bob/api/contents/evil.txt", json={"type": "file", "format": "text", "content": "x"})
     assert r.status_code == 403
-    assert not (hub.course / "homes" / "bob" / "evil.txt").exists()
+    assert not (demo_homes(hub.course) / "bob" / "evil.txt").exists()
     # and on the hub: Bob's model, starting/stopping his server, a token for him
     # (403 or 404: the hub does not even say whether the name exists)
     assert alice.hub_api("GET", "/users/bob").status_code in (403, 404)
@@ -230,7 +291,7 @@ def test_quiz_answer_in_the_browser_lands_in_the_students_home(hub, students):
     answers question 1 by clicking option "1" and 제출: the record is in her home, with her hub
     name, and option "1" is the first option in her hub name's order."""
     sync_playwright = _browser()
-    answers = _answers(hub.course / "homes" / "alice")
+    answers = _answers(demo_homes(hub.course) / "alice")
     assert not (answers / f"{QID}.json").exists()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -266,7 +327,7 @@ def test_quiz_answer_in_the_browser_lands_in_the_students_home(hub, students):
     assert student["shuffle_key"] == "alice"
     # nothing in the other students' homes
     for name in ("bob", "carol"):
-        assert not _answers(hub.course / "homes" / name).exists()
+        assert not _answers(demo_homes(hub.course) / name).exists()
 
 
 def _answers(home: Path) -> Path:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import types
 from pathlib import Path
 
 import pytest
 
+import hubkit
 from decodelab.classroom import hub
 from decodelab.classroom.cli import main as classroom
 from decodelab.quiz import quiz_widget
@@ -18,7 +20,7 @@ from decodelab.quiz.shuffle import choice_order
 from decodelab.quiz.store import AnswerStore
 
 REPO = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 
 
 def _load(config: Path):
@@ -29,34 +31,62 @@ def _load(config: Path):
     return app.config
 
 
+def _init(argv: list[str]) -> int:
+    """``decodelab classroom init *argv`` with a students' Python an unprivileged user can run
+    (``init`` refuses one it cannot: this machine's own Python may sit in root's home)."""
+    return classroom(["init", *argv, "--python", hubkit.student_python()])
+
+
 def test_init_demo_writes_a_config_jupyterhub_loads(tmp_path, monkeypatch, capsys):
     course = tmp_path / "course"
-    assert classroom(["init", str(course), "--demo-users", "alice,bob,carol"]) == 0
+    assert _init([str(course), "--demo-users", "alice,bob,carol"]) == 0
     out = capsys.readouterr().out
     assert "데모 모드입니다" in out and "실제 수업에 쓰지 마세요" in out
-    assert sorted(p.name for p in (course / "notebooks").glob("*.ipynb")) == NOTEBOOKS == [
-        "01_decode_phase.ipynb", "02_prefill_vs_decode.ipynb", "03_agent_loops.ipynb", "04_speculative_decoding.ipynb",
-        "05_chips.ipynb", "06_review.ipynb", "07_real_server.ipynb"]
-    assert (course / "homes").is_dir()
+    assert sorted(p.name for p in (course / "notebooks").glob("*.ipynb")) == NOTEBOOKS
+    assert {"01_decode_phase.ipynb", "02_prefill_vs_decode.ipynb", "03_agent_loops.ipynb", "04_speculative_decoding.ipynb",
+            "05_chips.ipynb", "06_review.ipynb", "07_real_server.ipynb"} <= set(NOTEBOOKS)
+    assert not (course / "homes").exists()  # the demo homes are outside the course folder...
+    assert course.stat().st_mode & 0o007 == 0  # ...which no student's server can look into
     monkeypatch.setenv(hub.PASSWORD_ENV, "class-pw-1234")
     monkeypatch.setenv(hub.ADMIN_PASSWORD_ENV, "L" * 40)
+    monkeypatch.setattr(hub.os, "geteuid", lambda: 0)  # a demo hub starts as root only
     cfg = _load(course / "jupyterhub_config.py")
     assert cfg.JupyterHub.authenticator_class == "shared-password"
     assert cfg.SharedPasswordAuthenticator.user_password == "class-pw-1234"
     assert cfg.SharedPasswordAuthenticator.admin_password == "L" * 40
     assert cfg.Authenticator.allowed_users == {"alice", "bob", "carol"}
     assert cfg.Authenticator.admin_users == {"lecturer"}
-    assert cfg.JupyterHub.spawner_class == "simple"
-    assert cfg.SimpleLocalProcessSpawner.home_dir_template == str(course / "homes" / "{username}")
+    # every demo server as the unprivileged decodelab-demo, never root nor the hub's user
+    assert cfg.JupyterHub.spawner_class == "decodelab.classroom.spawner.DemoSpawner"
+    homes = hub.demo_homes(course)
+    assert homes.parent == Path("/home/decodelab-demo") and homes.name.startswith("course-")
+    assert cfg.DemoSpawner.home_dir_template == str(homes / "{username}")
+    assert "Spawner.args" not in (course / "jupyterhub_config.py").read_text()  # no --allow-root
+    from decodelab.classroom.spawner import DEMO_USER, DemoSpawner
+
+    assert DEMO_USER == hub.DEMO_USER and DemoSpawner.system_user.default_value == "decodelab-demo"
     assert cfg.JupyterHub.ip == "127.0.0.1"
     assert cfg.Spawner.default_url == "/lab/tree/01_decode_phase.ipynb"
     assert cfg.JupyterHub.services[0]["command"][1:3] == ["-m", "jupyterhub_idle_culler"]
     assert "class-pw-1234" not in (course / "jupyterhub_config.py").read_text()
 
 
+def test_demo_hub_refuses_to_start_unless_root_so_students_never_run_as_the_hub(tmp_path, monkeypatch):
+    """A demo hub of a plain user would run the students' code as itself (its environment with the
+    passwords, its database and cookie secret readable): it refuses, in Korean, saying to use sudo."""
+    course = tmp_path / "course"
+    assert _init([str(course), "--demo-users", "alice"]) == 0
+    monkeypatch.setenv(hub.PASSWORD_ENV, "class-pw-1234")
+    monkeypatch.setattr(hub.os, "geteuid", lambda: 1000)
+    with pytest.raises(SystemExit, match="데모 모드 허브는 root로 시작해야 합니다") as e:
+        _load(course / "jupyterhub_config.py")
+    assert "decodelab-demo" in str(e.value) and "sudo" in str(e.value)
+
+
 def test_demo_hub_refuses_to_start_without_a_good_password(tmp_path, monkeypatch):
     course = tmp_path / "course"
-    assert classroom(["init", str(course), "--demo-users", "alice"]) == 0
+    assert _init([str(course), "--demo-users", "alice"]) == 0
+    monkeypatch.setattr(hub.os, "geteuid", lambda: 0)
     monkeypatch.delenv(hub.PASSWORD_ENV, raising=False)
     with pytest.raises(SystemExit, match=hub.PASSWORD_ENV):
         _load(course / "jupyterhub_config.py")
@@ -70,7 +100,7 @@ def test_init_class_mode_with_a_roster(tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text("username,name\nminji,김민지\njunho,박준호\n", encoding="utf-8")
     course = tmp_path / "course"
-    assert classroom(["init", str(course), "--roster", str(roster), "--lecturer", "prof"]) == 0
+    assert _init([str(course), "--roster", str(roster), "--lecturer", "prof"]) == 0
     cfg = _load(course / "jupyterhub_config.py")
     assert cfg.JupyterHub.authenticator_class == "decodelab.classroom.auth.NativeAuthenticator"
     assert cfg.NativeAuthenticator.open_signup is False
@@ -78,8 +108,18 @@ def test_init_class_mode_with_a_roster(tmp_path):
     assert cfg.Authenticator.admin_users == {"prof"}
     assert cfg.JupyterHub.spawner_class == "localprocess"
     assert not (course / "homes").exists()
-    assert course.stat().st_mode & 0o077 == 0  # students (other system users) cannot look inside
+    assert course.stat().st_mode & 0o007 == 0  # students (other system users) cannot look inside
+    assert cfg.JupyterHub.ip == "127.0.0.1"  # loopback unless `classroom hub --ip` says otherwise
 
+
+def test_init_message_says_how_students_are_approved(tmp_path, capsys):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("username\nminji\n", encoding="utf-8")
+    assert _init([str(tmp_path / "a"), "--roster", str(roster)]) == 0
+    out = capsys.readouterr().out
+    assert "명단의 이름은 가입하는 즉시 승인되고" in out and "/hub/authorize" not in out
+    assert _init([str(tmp_path / "b")]) == 0
+    assert "강의자가 /hub/authorize 에서 한 명씩 승인합니다" in capsys.readouterr().out
 
 @pytest.mark.parametrize("args, message", [
     (["--demo-users", "alice,Bob!"], "쓸 수 없는 사용자 이름 ['Bob!']"),
@@ -88,7 +128,7 @@ def test_init_class_mode_with_a_roster(tmp_path):
     (["--idle-timeout", "5"], "--idle-timeout은 60초 이상"),
 ])
 def test_init_refuses_bad_options_in_korean(tmp_path, capsys, args, message):
-    assert classroom(["init", str(tmp_path / "c"), *args]) == 2
+    assert _init([str(tmp_path / "c"), *args]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "c").exists()
 
@@ -96,11 +136,11 @@ def test_init_refuses_bad_options_in_korean(tmp_path, capsys, args, message):
 def test_init_refuses_a_roster_without_username_column_and_keeps_an_existing_config(tmp_path, capsys):
     roster = tmp_path / "r.csv"
     roster.write_text("학번,이름\n1,가\n", encoding="utf-8")
-    assert classroom(["init", str(tmp_path / "c"), "--roster", str(roster)]) == 2
+    assert _init([str(tmp_path / "c"), "--roster", str(roster)]) == 2
     assert "username 열이 있어야 합니다" in capsys.readouterr().err
-    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "alice"]) == 0
+    assert _init([str(tmp_path / "c"), "--demo-users", "alice"]) == 0
     before = (tmp_path / "c" / "jupyterhub_config.py").read_text()
-    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "bob"]) == 2
+    assert _init([str(tmp_path / "c"), "--demo-users", "bob"]) == 2
     assert "--force" in capsys.readouterr().err
     assert (tmp_path / "c" / "jupyterhub_config.py").read_text() == before
 
@@ -108,11 +148,11 @@ def test_init_refuses_a_roster_without_username_column_and_keeps_an_existing_con
 def test_init_says_in_korean_why_the_course_folder_cannot_be_made(tmp_path, capsys):
     afile = tmp_path / "afile"
     afile.write_text("x")
-    assert classroom(["init", str(afile), "--demo-users", "a"]) == 2
+    assert _init([str(afile), "--demo-users", "a"]) == 2
     assert "폴더가 아니라 파일이라 강좌 폴더를 만들 수 없습니다" in capsys.readouterr().err
-    assert classroom(["init", str(afile / "sub"), "--demo-users", "a"]) == 2
+    assert _init([str(afile / "sub"), "--demo-users", "a"]) == 2
     assert "폴더가 아닌 파일이 있습니다" in capsys.readouterr().err
-    assert classroom(["init", "/proc/decodelab-x", "--demo-users", "a"]) == 2
+    assert _init(["/proc/decodelab-x", "--demo-users", "a"]) == 2
     err = capsys.readouterr().err
     assert "강좌 폴더 /proc/decodelab-x을(를) 만들 수 없습니다" in err and "Traceback" not in err
 
@@ -132,7 +172,7 @@ def test_roster_from_korean_excel_and_unreadable_rosters(tmp_path, capsys):
                           (tmp_path / "none.csv", "을(를) 읽을 수 없습니다 (없는 경로입니다"),
                           (tmp_path, "을(를) 읽을 수 없습니다 (파일이 아니라 폴더입니다"),
                           (header_only, "username 열 아래에 학생 이름이 하나도 없습니다")]:
-        assert classroom(["init", str(tmp_path / "c"), "--roster", str(path)]) == 2
+        assert _init([str(tmp_path / "c"), "--roster", str(path)]) == 2
         err = capsys.readouterr().err
         assert message in err and "Errno" not in err and "Traceback" not in err
 
@@ -161,7 +201,7 @@ def test_classroom_usage_errors_and_help_are_korean(argv, message, capsys):
 
 @pytest.mark.parametrize("port", ["99999", "0", "-1"])
 def test_hub_refuses_a_port_outside_1_to_65535_before_starting(tmp_path, capsys, monkeypatch, port):
-    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "alice"]) == 0
+    assert _init([str(tmp_path / "c"), "--demo-users", "alice"]) == 0
     monkeypatch.setattr(hub.os, "execv", lambda *a: pytest.fail("jupyterhub started"))
     monkeypatch.setattr(hub.subprocess, "call", lambda *a: pytest.fail("jupyterhub started"))
     assert classroom(["hub", str(tmp_path / "c"), f"--port={port}"]) == 2
@@ -175,7 +215,7 @@ def test_hub_started_with_sigint_ignored_gives_jupyterhub_the_default(tmp_path, 
     default one."""
     import signal
 
-    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "alice"]) == 0
+    assert _init([str(tmp_path / "c"), "--demo-users", "alice"]) == 0
     monkeypatch.chdir(tmp_path)  # hub_main changes into the course folder
     seen = []
 
@@ -194,6 +234,50 @@ def test_hub_started_with_sigint_ignored_gives_jupyterhub_the_default(tmp_path, 
     assert seen == [(signal.SIG_DFL, ["-m", "jupyterhub"])]
 
 
+def test_init_refuses_a_students_python_an_unprivileged_user_cannot_run(tmp_path, capsys):
+    """The students' servers run as unprivileged users: a virtualenv whose Python lies in (or links
+    into) a folder only root can enter made every spawn fail with HTTP 500 PermissionError. init
+    refuses it in Korean, naming the closed folder and how to build one that works."""
+    import sysconfig
+
+    top = hubkit.open_tmp("closed")
+    private = top / "private"  # as /root/.pyenv/...: the Python the virtualenv is made from
+    private.mkdir(mode=0o700)
+    (private / "python3").symlink_to(hubkit.base_python())
+    site = f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})"
+    hubkit._linked_venv(private / "venv", site, base=str(private / "python3"))  # inside the closed folder
+    hubkit._linked_venv(top / "venv", site, base=str(private / "python3"))  # open, but links into it
+    link = top / "venv" / "bin" / "python"
+    assert Path(os.readlink(link.parent / "python3")).parent == private
+    for python in (private / "venv" / "bin" / "python", link):
+        assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", str(python)]) == 2
+        err = capsys.readouterr().err
+        assert f"--python {python}: 권한 없는 사용자는 이 Python을 실행할 수 없습니다 ({private}에는 root" in err, err
+        assert "/usr/bin/python3 -m venv /opt/decodelab-students" in err and "install-singleuser.sh" in err
+        assert not (tmp_path / "c").exists()
+    private.chmod(0o755)  # the same environment, opened: accepted
+    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", str(link)]) == 0
+
+
+def test_hub_binds_loopback_unless_ip_is_given(tmp_path, monkeypatch, capsys):
+    assert _init([str(tmp_path / "c"), "--demo-users", "alice"]) == 0
+    monkeypatch.chdir(tmp_path)
+    seen = []
+
+    def execv(exe, cmd):
+        seen.append(cmd)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(hub.os, "execv", execv)
+    monkeypatch.setattr(hub.subprocess, "call", lambda cmd: execv(None, cmd))
+    for extra in ([], ["--ip", "0.0.0.0"]):
+        with pytest.raises(SystemExit):
+            classroom(["hub", str(tmp_path / "c"), "--ConfigurableHTTPProxy.command=/bin/true", *extra])
+    assert not any(a.startswith("--ip") for a in seen[0])  # the config's 127.0.0.1
+    assert "--ip=0.0.0.0" in seen[1]
+    assert "HTTPS 리버스 프록시" in capsys.readouterr().err
+
+
 def test_init_checks_the_python_of_the_students_servers(tmp_path, capsys):
     script = tmp_path / "notpython"
     script.write_text("#!/bin/sh\nexit 1\n")
@@ -210,12 +294,12 @@ def test_init_checks_the_python_of_the_students_servers(tmp_path, capsys):
         assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", python]) == 2
         assert f"--python {python}: {message}" in capsys.readouterr().err
         assert not (tmp_path / "c").exists()
-    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", sys.executable]) == 0
+    assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", hubkit.student_python()]) == 0
 
 
 def test_variant_refuses_names_the_hub_never_has_and_warns_on_unknown_students(tmp_path, capsys):
     course = tmp_path / "c"
-    assert classroom(["init", str(course), "--demo-users", "alice,bob"]) == 0
+    assert _init([str(course), "--demo-users", "alice,bob"]) == 0
     assert hub.course_students(course) == {"alice", "bob"}
     capsys.readouterr()
     assert classroom(["variant", str(course), "--list"]) == 0
@@ -233,7 +317,7 @@ def test_variant_refuses_names_the_hub_never_has_and_warns_on_unknown_students(t
     assert "학생 carol" in out and "'carol'은(는) 이 강좌의 학생 명단에 없습니다 (명단: alice, bob)" in err
     roster = tmp_path / "r.csv"
     roster.write_text("username\nminji\n", encoding="utf-8")
-    assert classroom(["init", str(tmp_path / "k"), "--roster", str(roster)]) == 0
+    assert _init([str(tmp_path / "k"), "--roster", str(roster)]) == 0
     assert hub.course_students(tmp_path / "k") == {"minji"}
     assert hub.course_students(tmp_path / "none") is None
 

@@ -8,14 +8,37 @@ still calls ``self.statsd`` (gone from JupyterHub's handlers: every login is an 
 ``c.NativeAuthenticator.*``) with only its login handler adapted; sign-up, the lecturer's
 ``/hub/authorize`` page and password changes are the original handlers.
 ``tests/test_classroom_hub_native.py`` drives the real hub with it.
+
+Two rules of the course on top of the original:
+
+- **One spelling per name**: :meth:`NativeAuthenticator.normalize_username` turns every name (at
+  sign-up, login, approval) into Unicode NFC and case-folds it, so the NFC and NFD spellings of one
+  Hangul name (macOS and some input methods send NFD) and ``Minji``/``minji`` are one account
+  (JupyterHub's own rule only lower-cases, which left them two accounts that look identical).
+- **Approval without a roster works**: JupyterHub 5+ lets nobody in unless ``allowed_users`` or
+  ``allow_all`` is set; :meth:`NativeAuthenticator.check_allowed` lets in the admins (the
+  lecturer), the roster's names when there is a roster (``allowed_users``; then the roster alone
+  decides, approval or not), and otherwise every account the lecturer approved at
+  ``/hub/authorize``.
 """
 
 from __future__ import annotations
 
+import unicodedata
+
 from nativeauthenticator import NativeAuthenticator as _Native
 from nativeauthenticator import handlers as _handlers
 
-__all__ = ["NativeAuthenticator"]
+__all__ = ["NativeAuthenticator", "normalize_name"]
+
+
+def normalize_name(name: str) -> str:
+    """``name`` in Unicode NFC, case-folded (then NFC again: folding can leave a decomposed form).
+
+    ``"\u1100\u1175\u11b7"`` (NFD of "김") -> ``"김"``; ``"Minji"`` -> ``"minji"``; ``"Straße"`` ->
+    ``"strasse"``. Unicode Standard Annex #15 (normalization forms) and section 5.18 (case folding).
+    """
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
 
 
 class _NoStats:
@@ -42,6 +65,22 @@ class LoginHandler(_handlers.LoginHandler):
 
 class NativeAuthenticator(_Native):
     """``nativeauthenticator.NativeAuthenticator`` whose ``/hub/login`` works on JupyterHub 6."""
+
+    def normalize_username(self, username: str) -> str:
+        """:func:`normalize_name`, then JupyterHub's ``username_map`` (as the base class does)."""
+        username = normalize_name(username)
+        return self.username_map.get(username, username)
+
+    def check_allowed(self, username: str, authentication=None) -> bool:
+        """Whether the (normalized) ``username`` may log in: an admin (the lecturer); with a roster
+        (``allowed_users``) a name on it; without one, an account approved at ``/hub/authorize``
+        (``allow_all`` still lets everyone in, as in JupyterHub)."""
+        if self.allow_all or username in self.admin_users:
+            return True
+        if self.allowed_users:
+            return username in self.allowed_users
+        info = self.get_user(username)
+        return bool(info is not None and info.is_authorized)
 
     def get_handlers(self, app):
         return [(path, LoginHandler if handler is _handlers.LoginHandler else handler)

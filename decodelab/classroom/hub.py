@@ -5,34 +5,42 @@
     DIR/jupyterhub_config.py   plain JupyterHub configuration (``jupyterhub -f`` reads it)
     DIR/notebooks/             the course notebooks; each student gets their own copy on first spawn
     DIR/state/                 the hub's database, cookie secret and proxy pid file (created by the hub)
-    DIR/homes/<name>/          demo mode only: each demo student's home
     + what :func:`decodelab.classroom.assignments.write_course` adds (nbgrader)
+
+The course directory is made mode 0700 in both modes (the hub's only: no student's server can
+read the database, the cookie secret, the nbgrader sources or the gradebook). The hub listens on
+127.0.0.1 only; ``decodelab classroom hub DIR --ip 0.0.0.0`` opens it to the network, which a
+class should do only behind an HTTPS reverse proxy (lecturer/classroom.md).
 
 Two modes:
 
 - **class** (default): NativeAuthenticator (:mod:`decodelab.classroom.auth`; students sign up, the lecturer approves them at
   ``/hub/authorize``; ``--roster FILE`` limits sign-up to the names of a CSV column ``username``)
   and LocalProcessSpawner with one system user per student (created on first spawn when the hub
-  runs as root, home ``/home/<name>`` mode 0700), so students cannot read each other's files; the
-  course directory itself is made mode 0700 (the hub's only).
+  runs as root, home ``/home/<name>`` mode 0700), so students cannot read each other's files.
+  Without a roster the lecturer approves each sign-up at ``/hub/authorize``; with one, the
+  roster's names are approved at sign-up and no other name can log in. Names are NFC-normalised
+  and case-folded (:func:`decodelab.classroom.auth.normalize_name`).
 - **demo** (``--demo-users alice,bob,carol``): for trying it out and for tests, never for a class.
   JupyterHub's ``SharedPasswordAuthenticator`` (one password for all students, read from
   ``$DECODELAB_HUB_PASSWORD`` when the hub starts, never written to a file; the lecturer's from
-  ``$DECODELAB_HUB_ADMIN_PASSWORD``, >= 32 characters) and ``SimpleLocalProcessSpawner`` (every
-  server runs as the hub's own system user, homes under ``DIR/homes``): anyone with the password
-  can log in as any student.
+  ``$DECODELAB_HUB_ADMIN_PASSWORD``, >= 32 characters) and
+  :class:`decodelab.classroom.spawner.DemoSpawner`: every server runs as the one unprivileged
+  system user ``decodelab-demo`` (created by the hub, which must run as root), never as root or
+  the hub's user, with homes under :func:`demo_homes`. Anyone with the password can log in as any
+  student, and the demo students can read each other's files.
 
 Both modes run the idle culler (``jupyterhub-idle-culler``, servers idle for ``--idle-timeout``
 seconds are stopped; the student's files stay) and give each student, on every spawn, the course
 notebooks that are missing from their home (a student's own edited copy is never overwritten).
 The single-user servers run ``PYTHON -m jupyterhub.singleuser`` (``--python``, default: this
-Python; of the hub's environment they keep only ``LANG``/``LC_ALL``, and ``PATH`` starts at that
+Python; ``init`` checks that an unprivileged user can run it; of the hub's environment they keep only ``LANG``/``LC_ALL``, and ``PATH`` starts at that
 Python's folder, so a student's server uses the students' environment, never the hub's
 ``PYTHONPATH``) and open ``01_decode_phase.ipynb`` in JupyterLab; the quiz and exercise widgets take the
 student's name from ``$JUPYTERHUB_USER`` (set by JupyterHub) and save into
 ``~/.decodelab/answers`` of that student's home.
 
-``hub DIR [--port P] [jupyterhub options...]`` runs ``jupyterhub -f DIR/jupyterhub_config.py``
+``hub DIR [--port P] [--ip IP] [jupyterhub options...]`` runs ``jupyterhub -f DIR/jupyterhub_config.py``
 in DIR; any further options go to ``jupyterhub`` unchanged.
 """
 
@@ -59,7 +67,7 @@ __all__ = [
     "password_from_env",
     "pre_spawn_hook",
     "read_roster",
-    "root_args",
+    "require_root_for_demo",
     "write_config",
 ]
 
@@ -72,8 +80,14 @@ USERNAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 
 DEMO_BANNER = (
     "[decodelab] 데모 모드입니다: 실제 수업에 쓰지 마세요. 비밀번호 하나로 누구나 어느 학생으로든 로그인할 수 "
-    "있고, 모든 학생 서버가 같은 시스템 사용자로 돕니다 (서로의 파일을 읽을 수 있음)."
+    "있고, 모든 학생 서버가 같은 시스템 사용자(decodelab-demo)로 돕니다 (서로의 파일을 읽을 수 있음)."
 )
+#: the system user of every demo student's server (:mod:`decodelab.classroom.spawner`; kept in step)
+DEMO_USER = "decodelab-demo"
+#: the demo homes live under this folder (the home of :data:`DEMO_USER`), one folder per course
+DEMO_HOMES_ROOT = Path("/home") / DEMO_USER
+#: the user id of ``nobody``: ``init`` runs the students' Python as this user to see that it can
+NOBODY = 65534
 
 
 # ------------------------------------------------------------------------------ used by the config
@@ -99,25 +113,77 @@ def password_from_env(name: str, min_length: int, *, required: bool = True) -> s
     return value
 
 
-def root_args() -> list[str]:
-    """``["--allow-root"]`` when the hub runs as root (then the demo's single-user servers run as
-    root too, and Jupyter refuses that without the flag), else ``[]``."""
-    return ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+def require_root_for_demo() -> None:
+    """Refuse to start a demo hub that is not root (called by the demo's ``jupyterhub_config.py``).
+
+    The demo runs every student's server as the unprivileged system user :data:`DEMO_USER`, which
+    only a root hub can switch to; a hub of any other user would run the students' code as
+    itself, and they could read its environment (the passwords), its database and its cookie
+    secret, and so log in as the lecturer.
+
+    Raises:
+        SystemExit: (Korean) the hub is not root; says how to start it.
+    """
+    if os.geteuid() != 0:
+        raise SystemExit(
+            "[decodelab] 데모 모드 허브는 root로 시작해야 합니다: 학생 서버를 권한 없는 전용 시스템 사용자 "
+            f"{DEMO_USER}(으)로 돌려, 학생이 허브의 비밀번호·데이터베이스를 읽지 못하게 하기 위해서입니다. "
+            "'sudo env DECODELAB_HUB_PASSWORD=... DECODELAB_HUB_ADMIN_PASSWORD=... "
+            "PATH=$PATH decodelab classroom hub 강좌폴더'로 다시 시작하세요 "
+            "(혼자 강좌만 써 보려면 허브 없이 'decodelab lab')."
+        )
+
+
+def demo_homes(course_dir: str | os.PathLike) -> Path:
+    """The folder of a demo course's student homes: ``/home/decodelab-demo/<course name>-<8 hex>``
+    (the hex from the course directory's absolute path, so two demo courses never share homes).
+    Outside the course directory, which is the hub's only (mode 0700)."""
+    import hashlib
+
+    course = Path(course_dir).resolve()
+    tag = hashlib.sha256(str(course).encode()).hexdigest()[:8]
+    return DEMO_HOMES_ROOT / f"{course.name}-{tag}"
+
+
+def _ensure_demo_user(name: str, log) -> tuple[int, int]:
+    """The (uid, gid) of the demo's system user ``name``, created if missing (a system user with
+    its own group, home :data:`DEMO_HOMES_ROOT`, no login shell, no password).
+
+    Raises:
+        RuntimeError: (Korean) it is missing and cannot be created (the hub is not root).
+    """
+    import pwd
+
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        if os.geteuid() != 0:
+            raise RuntimeError(f"데모 학생용 시스템 사용자 {name}이(가) 없고 허브가 root가 아니라 만들 수 없습니다: "
+                               "허브를 root로 시작하세요.") from None
+        log.info("decodelab: creating the demo's system user %s", name)
+        r = subprocess.run(["useradd", "--system", "--user-group", "--create-home", "--home-dir", str(DEMO_HOMES_ROOT),
+                            "--shell", "/usr/sbin/nologin", name], capture_output=True, text=True)
+        try:
+            pw = pwd.getpwnam(name)
+        except KeyError:  # not made (and not by a second hub at the same moment either)
+            raise RuntimeError(f"시스템 사용자 {name}을(를) 만들지 못했습니다: {r.stderr.strip()}") from None
+    return pw.pw_uid, pw.pw_gid
+
+
+def _owned_dir(path: Path, owner: tuple[int, int]) -> None:
+    """Make ``path`` a folder owned by ``owner``, mode 0700."""
+    path.mkdir(parents=True, exist_ok=True)
+    os.chown(path, *owner)
+    os.chmod(path, 0o700)
 
 
 def _copy_missing(src: Path, home: Path, owner: tuple[int, int] | None) -> list[str]:
-    """Copy each ``src/*.ipynb`` that ``home`` lacks; returns the names copied."""
-    home.mkdir(parents=True, exist_ok=True)
-    copied = []
-    for nb in sorted(src.glob("*.ipynb")):
-        dest = home / nb.name
-        if dest.exists():
-            continue
-        shutil.copyfile(nb, dest)
-        if owner is not None:
-            os.chown(dest, *owner)
-        copied.append(nb.name)
-    return copied
+    """Copy each course notebook ``src/NN*_*.ipynb`` that ``home`` lacks, unpaired, with its diagrams;
+    a copy already there is kept (a jupytext pairing left in it is removed, so a notebook left newer than
+    its text twin opens): :func:`decodelab.lab.copy_course`. Returns the names copied."""
+    from ..lab import copy_course
+
+    return copy_course(src, home, owner=owner)
 
 
 def _ensure_system_user(name: str, log) -> tuple[int, int, Path]:
@@ -184,7 +250,10 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
             lacks is copied there (an existing copy, possibly edited, is kept).
         system_users: True for LocalProcessSpawner (one system user per student: created when
             missing, copies owned by that user, home mode 0700); False for the demo's
-            SimpleLocalProcessSpawner (home from ``spawner.home_dir``).
+            :class:`~decodelab.classroom.spawner.DemoSpawner` (home from ``spawner.home_dir``;
+            its ``system_user`` is created when missing and owns the home, mode 0700, and its
+            parent folder, the course's demo homes) or a spawner without ``system_user`` (files
+            owned by the hub's user).
 
     The hook also sets ``DECODELAB_ANSWERS_DIR`` to ``<home>/.decodelab/answers`` in the server's
     environment, so answers stay in that student's home whatever the hub's own environment holds,
@@ -201,6 +270,11 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
             owner: tuple[int, int] | None = (uid, gid)
         else:
             home, owner = Path(spawner.home_dir), None
+            run_as = getattr(spawner, "system_user", None)
+            if run_as:
+                owner = _ensure_demo_user(run_as, spawner.log)
+                _owned_dir(home.parent, owner)
+                _owned_dir(home, owner)
         copied = _copy_missing(src, home, owner)
         _write_student_nbgrader(home, owner, course_id)
         if copied:
@@ -321,7 +395,9 @@ STATE.mkdir(exist_ok=True)
 c.JupyterHub.db_url = f"sqlite:///{{STATE / 'jupyterhub.sqlite'}}"
 c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 c.ConfigurableHTTPProxy.pid_file = str(STATE / "jupyterhub-proxy.pid")
-c.JupyterHub.ip = {ip!r}
+# loopback only: `decodelab classroom hub DIR --ip 0.0.0.0` opens it to the network; a class
+# reaches it over HTTPS through a reverse proxy (lecturer/classroom.md)
+c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = 8000
 
 # the lecturer: the only admin (admin page /hub/admin)
@@ -329,14 +405,16 @@ c.Authenticator.admin_users = {{{lecturer}}}
 '''
 
 _DEMO = '''
-# ---- DEMO MODE: not for a class. One shared password; every server runs as the hub's own user.
+# ---- DEMO MODE: not for a class. One shared password; every server runs as the unprivileged
+# system user decodelab-demo (never root, never the hub's user), so the hub must run as root.
 print({banner!r}, flush=True)
+decodelab_hub.require_root_for_demo()
 c.JupyterHub.authenticator_class = "shared-password"
 c.SharedPasswordAuthenticator.user_password = decodelab_hub.password_from_env("{pw_env}", 8)
 c.SharedPasswordAuthenticator.admin_password = decodelab_hub.password_from_env("{admin_env}", 32, required=False)
 c.Authenticator.allowed_users = {{{users}}}
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = str(COURSE / "homes" / "{{username}}")
+c.JupyterHub.spawner_class = "decodelab.classroom.spawner.DemoSpawner"
+c.DemoSpawner.home_dir_template = str(decodelab_hub.demo_homes(COURSE) / "{{username}}")
 c.Spawner.pre_spawn_hook = decodelab_hub.pre_spawn_hook(COURSE / "notebooks", system_users=False)
 '''
 
@@ -370,7 +448,6 @@ c.Spawner.pre_spawn_hook = decodelab_hub.pre_spawn_hook(COURSE / "notebooks", sy
 _COMMON = '''
 # ---- every mode: the single-user server, the course notebooks, the idle culler
 c.Spawner.cmd = [{python!r}, "-m", "jupyterhub.singleuser"]
-c.Spawner.args = decodelab_hub.root_args()
 # the students' own environment (--python), nothing of the hub's: no PYTHONPATH, no virtualenv
 c.Spawner.env_keep = ["LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
 c.Spawner.environment = {{"PATH": {path!r}}}
@@ -401,11 +478,61 @@ def _os_reason(e: OSError) -> str:
     return f"{why}: {e.filename}" if e.filename else why
 
 
+def _closed_path(python: Path) -> str | None:
+    """The first place on the way to ``python`` that a user other than its owner cannot pass,
+    following each symbolic link (a virtualenv's ``bin/python`` links to the Python it was made
+    from): a folder without the others' search (x) bit, or the final file without the others' x
+    bit. None when every step is open to others (ACLs and groups are not looked at)."""
+    seen: list[Path] = []
+    path = Path(os.path.abspath(python))
+    for _ in range(40):  # a link loop stops here
+        seen.append(path)
+        if not path.is_symlink():
+            break
+        path = Path(os.path.normpath(path.parent / os.readlink(path)))
+    for hop in seen:
+        for folder in reversed(hop.parents):
+            try:
+                if not folder.stat().st_mode & 0o001:
+                    return str(folder)
+            except OSError:
+                return str(folder)
+    try:
+        final = Path(os.path.realpath(python))
+        return None if final.stat().st_mode & 0o001 else str(final)
+    except OSError:
+        return str(python)
+
+
+#: run by ``init`` in the students' Python: 3 without decodelab, 4 without JupyterHub's single-user server
+_PROBE = ("import importlib.util as u, sys; sys.exit(3 if not u.find_spec('decodelab') else "
+          "4 if not u.find_spec('jupyterhub') else 0)")
+
+
+def _probe_python(exe: str, unprivileged: bool) -> int | None:
+    """Exit code of :data:`_PROBE` in ``exe``, as this user or (``unprivileged``, root only) as
+    ``nobody`` with an empty environment; None when it cannot be started at all."""
+    kw: dict = {"cwd": "/"}  # not the current folder: a checkout there would be found by `import`
+    if unprivileged:
+        kw.update(user=NOBODY, group=NOBODY, extra_groups=[],
+                  env={"PATH": "/usr/bin:/bin", "HOME": "/", "LANG": "C.UTF-8"})
+    try:
+        return subprocess.run([exe, "-c", _PROBE], capture_output=True, timeout=60, **kw).returncode
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
 def _check_python(python: str) -> None:
-    """Check that ``python`` (``--python``) is an executable file of a Python that finds ``decodelab``.
+    """Check that ``python`` (``--python``) is an executable file of a Python that finds
+    ``decodelab`` and JupyterHub, also for an unprivileged user: the students' servers never run as
+    root (one system user per student in class mode, ``decodelab-demo`` in the demo). As root the
+    check runs it as ``nobody``; otherwise it looks at the permissions on the way to it
+    (:func:`_closed_path`).
 
     Raises:
-        ValueError: (Korean) no such file, not executable, not a Python, or without decodelab.
+        ValueError: (Korean) no such file, not executable, not a Python, without decodelab or
+            JupyterHub, or not runnable by an unprivileged user (names the closed folder and says
+            how to build a students' environment that is).
     """
     exe = Path(python)
     if not exe.is_file():
@@ -413,16 +540,27 @@ def _check_python(python: str) -> None:
                          f"(예: --python {sys.executable}).")
     if not os.access(exe, os.X_OK):
         raise ValueError(f"--python {python}: 실행할 수 없는 파일입니다 (실행 권한 없음): 실행 파일인 Python의 경로를 주세요.")
-    probe = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('decodelab') else 3)"
-    try:
-        rc = subprocess.run([str(exe), "-c", probe], capture_output=True, timeout=60).returncode
-    except (OSError, subprocess.TimeoutExpired):
-        rc = None
+    rc = _probe_python(str(exe), unprivileged=False)
     if rc == 3:
         raise ValueError(f"--python {python}: 이 Python에는 decodelab이 설치되어 있지 않습니다: "
                          f"'{python} -m pip install decodelab'로 설치하거나 decodelab이 있는 Python을 주세요.")
+    if rc == 4:
+        raise ValueError(f"--python {python}: 이 Python에는 학생 서버를 띄울 JupyterHub가 없습니다: "
+                         f"'{python} -m pip install \"decodelab[classroom]\"'로 설치하세요.")
     if rc != 0:
         raise ValueError(f"--python {python}: Python으로 실행되지 않습니다: 학생 서버를 돌릴 Python 실행 파일의 경로를 주세요.")
+    closed = _closed_path(exe)
+    as_root = os.geteuid() == 0
+    rc = _probe_python(str(exe), unprivileged=True) if as_root else (0 if closed is None else None)
+    if rc != 0:
+        why = (f"{closed}에는 root(또는 그 주인)만 들어갈 수 있습니다" if closed else
+               f"nobody 사용자로 실행하면 실패합니다 (종료 코드 {rc}: 설치 폴더를 읽을 수 없음)")
+        raise ValueError(
+            f"--python {python}: 권한 없는 사용자는 이 Python을 실행할 수 없습니다 ({why}). 학생 서버는 root가 아닌 "
+            "사용자로 돌기 때문에, 모두가 들어갈 수 있는 곳의 Python으로 학생용 환경을 만드세요: 예: "
+            "'/usr/bin/python3 -m venv /opt/decodelab-students' 뒤 'bash classroom/install-singleuser.sh "
+            "/opt/decodelab-students/bin/python dist/decodelab-*.whl /srv/decodelab/notebooks' "
+            "(lecturer/classroom.md 1절), 그리고 --python /opt/decodelab-students/bin/python.")
 
 
 def _names(names: list[str]) -> str:
@@ -436,18 +574,21 @@ def write_config(course_dir: Path, *, demo_users: list[str] | None, lecturer: st
     No password is written: the demo's are read from the environment when the hub starts.
     """
     mode = "demo" if demo_users else "class"
-    text = _HEADER.format(dir=course_dir, config=CONFIG_NAME, mode=mode, lecturer=repr(lecturer),
-                          ip="127.0.0.1" if demo_users else "")
+    text = _HEADER.format(dir=course_dir, config=CONFIG_NAME, mode=mode, lecturer=repr(lecturer))
     if demo_users:
         text += _DEMO.format(banner=DEMO_BANNER, pw_env=PASSWORD_ENV, admin_env=ADMIN_PASSWORD_ENV,
                              users=_names(demo_users))
     else:
         line = (f"# only the roster's names may sign up (and are approved at sign-up)\n"
                 f"c.Authenticator.allowed_users = {{{_names(roster)}}}" if roster else
-                "# no roster: anyone may sign up; the lecturer approves each name at /hub/authorize")
+                "# no roster: anyone may sign up; the lecturer approves each name at /hub/authorize\n"
+                "# (decodelab's NativeAuthenticator lets the approved accounts and the lecturer in)")
         text += _CLASS.format(roster=line)
     path = os.pathsep.join([str(Path(python).parent), "/usr/local/bin", "/usr/bin", "/bin"])
     text += _COMMON.format(python=python, path=path, first=FIRST_NOTEBOOK, idle=int(idle_timeout))
+    from .exchange import hub_config_block  # ngshare + formgrader as hub services (lecturer/grading.md)
+
+    text += hub_config_block(python=python, lecturer=lecturer, system_users=not demo_users)
     config = course_dir / CONFIG_NAME
     config.write_text(text, encoding="utf-8")
     return config
@@ -467,6 +608,10 @@ def init_main(argv: list[str]) -> int:
     p.add_argument("--notebooks-dir", type=Path, default=None, help="강좌 노트북 폴더 (기본: 설치된 decodelab의 노트북)")
     p.add_argument("--idle-timeout", type=int, default=3600, help="이 초만큼 쓰지 않은 학생 서버를 멈춥니다 (기본 3600)")
     p.add_argument("--force", action="store_true", help="이미 있는 jupyterhub_config.py를 덮어씁니다")
+    p.add_argument("--due", action="append", default=[], metavar="[exam-NN=]'YYYY-MM-DD HH:MM'",
+                   help="마감 시각 (한국 시간; 과제 이름 없이 주면 모든 과제). 여러 번 줄 수 있습니다. 기본: 마감 없음")
+    p.add_argument("--late-penalty", type=float, default=100.0, metavar="PERCENT",
+                   help="늦은 제출의 감점: 늦은 하루(24시간)마다 점수의 몇 %%를 뺄지 (기본 100: 늦으면 0점; 0: 감점 없음)")
     args = p.parse_args(argv)
     try:
         demo = _check_names([n.strip() for n in args.demo_users.split(",")], "--demo-users") if args.demo_users else None
@@ -479,8 +624,10 @@ def init_main(argv: list[str]) -> int:
         _check_python(args.python)
         if args.idle_timeout < 60:
             raise ValueError("--idle-timeout은 60초 이상이어야 합니다.")
+        if not 0 <= args.late_penalty <= 100:
+            raise ValueError(f"--late-penalty {args.late_penalty:g}: 0에서 100 사이의 퍼센트로 주세요.")
         src = args.notebooks_dir.resolve() if args.notebooks_dir else course_notebooks_dir()
-        notebooks = sorted(src.glob("[0-9][0-9]_*.ipynb"))
+        notebooks = sorted(src.glob("[0-9][0-9]*_*.ipynb"))
         if not notebooks:
             raise ValueError(f"노트북 폴더 {src}에 NN_*.ipynb가 없습니다: --notebooks-dir를 확인하세요.")
     except (ValueError, FileNotFoundError, OSError) as e:
@@ -496,13 +643,15 @@ def init_main(argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     try:
+        from ..lab import unpair
+
         (course / "notebooks").mkdir(parents=True, exist_ok=True)
         for nb in notebooks:
             shutil.copyfile(nb, course / "notebooks" / nb.name)
-        if demo:
-            (course / "homes").mkdir(exist_ok=True)
-        else:  # students run as their own system users: the course directory (nbgrader sources, the
-            course.chmod(0o700)  # hub's database) is the hub's only; the hook copies notebooks as root
+            unpair(course / "notebooks" / nb.name)  # students' copies are never jupytext-paired
+        # no student's server may read the course directory (nbgrader sources, gradebook, the hub's
+        # database and cookie secret): it is the hub's only; the hook copies notebooks as root
+        course.chmod(0o700)
         path = write_config(course, demo_users=demo, lecturer=args.lecturer, python=args.python,
                             roster=roster, idle_timeout=args.idle_timeout)
     except OSError as e:
@@ -516,14 +665,32 @@ def init_main(argv: list[str]) -> int:
     except assignments.ExamError as e:
         print(f"decodelab classroom init: 허브 설정은 만들었지만 nbgrader 과제는 만들지 못했습니다: {e}", file=sys.stderr)
         return 2
+    from . import exchange
+
+    try:  # who and when: ngshare's exchange, due dates in the gradebook, the late policy
+        dues = exchange.due_options(args.due, sorted(p.name for p in (course / "source").iterdir()))
+        with open(course / "nbgrader_config.py", "a", encoding="utf-8") as fh:
+            fh.write(exchange.course_config_block(args.late_penalty))
+        exchange.set_due_dates(course, dues)
+    except ValueError as e:
+        print(f"decodelab classroom init: {e}", file=sys.stderr)
+        return 2
+    for name, when in sorted(dues.items()):
+        print(f"[decodelab] {name} 마감: {when:%Y-%m-%d %H:%M} UTC")
+    print(f"[decodelab] 늦은 제출: 하루마다 {args.late_penalty:g}% 감점" + (" (늦으면 0점)" if args.late_penalty >= 100 else "")
+          + "; 마감 뒤 다시 낸 것은 마감 전 제출을 바꾸지 않습니다" + ("" if dues else " (마감 없음: --due로 정하세요)"))
     print(f"[decodelab] 강좌 폴더를 만들었습니다: {course} ({path.name}, 노트북 {len(notebooks)}개)")
     if demo:
         print(DEMO_BANNER)
-        print(f"[decodelab] 시작: {PASSWORD_ENV}=<학생 비밀번호, 8자 이상> {ADMIN_PASSWORD_ENV}=<강의자 비밀번호, 32자 이상> "
-              f"decodelab classroom hub {course}")
+        print(f"[decodelab] 시작 (root로, 학생 서버는 {DEMO_USER} 사용자로 돕니다): sudo env "
+              f"{PASSWORD_ENV}=<학생 비밀번호, 8자 이상> {ADMIN_PASSWORD_ENV}=<강의자 비밀번호, 32자 이상> "
+              f"PATH=$PATH decodelab classroom hub {course}")
     else:
-        print(f"[decodelab] 시작 (root로): decodelab classroom hub {course}; 강의자 {args.lecturer!r}이(가) 먼저 "
-              "/hub/signup 에서 가입하고, 학생 가입은 /hub/authorize 에서 승인합니다.")
+        approval = ("명단의 이름은 가입하는 즉시 승인되고 명단 밖의 이름은 로그인할 수 없습니다" if roster else
+                    "학생이 가입하면 강의자가 /hub/authorize 에서 한 명씩 승인합니다")
+        print(f"[decodelab] 시작 (root로): decodelab classroom hub {course} (127.0.0.1에서만 받음: 학생에게는 HTTPS "
+              f"리버스 프록시로 여세요, lecturer/classroom.md). 강의자 {args.lecturer!r}이(가) 먼저 /hub/signup 에서 "
+              f"가입합니다(바로 승인됨). {approval}.")
     return 0
 
 
@@ -537,6 +704,8 @@ def hub_main(argv: list[str]) -> int:
                        description="jupyterhub -f DIR/jupyterhub_config.py 를 실행합니다 (나머지 옵션은 jupyterhub에 그대로).")
     p.add_argument("dir", type=Path, help="decodelab classroom init으로 만든 강좌 폴더")
     p.add_argument("--port", type=int, default=None, help="허브가 받을 포트 (기본: 설정 파일의 8000)")
+    p.add_argument("--ip", default=None,
+                   help="허브가 받을 주소 (기본: 127.0.0.1만. 0.0.0.0이면 모든 네트워크에서: HTTPS 리버스 프록시 뒤에서만)")
     args, rest = p.parse_known_args(argv)
     if args.port is not None:
         from ..lab import _check_port
@@ -558,6 +727,11 @@ def hub_main(argv: list[str]) -> int:
     cmd = [sys.executable, "-m", "jupyterhub", "-f", str(config)]
     if args.port is not None:
         cmd.append(f"--port={args.port}")
+    if args.ip is not None:
+        cmd.append(f"--ip={args.ip}")
+        if args.ip not in ("127.0.0.1", "localhost", "::1"):
+            print(f"[decodelab] 허브가 {args.ip}에서 평문 HTTP로 받습니다: 학생에게는 이 포트를 막고 HTTPS 리버스 "
+                  "프록시(nginx, Caddy: lecturer/classroom.md)로만 여세요.", file=sys.stderr)
     cmd += rest
     os.chdir(config.parent)
     # A hub started with `&` from a script (a shell without job control) inherits SIGINT as
