@@ -135,30 +135,38 @@ def _under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def python_binds(executable: str | None = None, *, packages: bool = True) -> list[str]:
+def python_binds(executable: str | None = None, *, packages: bool = True, exclude: list[str] = ()) -> list[str]:
     """Host folders a sandboxed Python needs, read-only: its prefixes and, with ``packages``, the
-    virtualenv and every ``sys.path`` folder outside them, except that a folder holding the
-    ``decodelab`` package (an editable checkout: the repository root, whose ``classroom/exam/`` is
-    the bank) gives only its ``decodelab/`` folder."""
+    virtualenv, the ``decodelab`` package folder (only that folder: an editable checkout's root holds
+    ``classroom/exam/``, the bank), the user's site-packages and the ``$PYTHONPATH`` folders (a
+    folder holding a ``decodelab/`` package gives only that). Never ``sys.path``'s script or working
+    folder (``python -m nbgrader`` in the course folder puts the course there), never a folder in,
+    or above, one of ``exclude`` (the course folder) or ``/tmp``."""
     exe = os.path.realpath(executable or sys.executable)
     roots = [os.path.realpath(sys.base_prefix), str(Path(exe).parent.parent)]
     if packages:
+        import site
+
         import decodelab
 
         roots.append(os.path.realpath(sys.prefix))
         roots.append(str(Path(decodelab.__file__).resolve().parent))
-        extra = [p for p in sys.path + os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        for p in extra:
-            p = os.path.realpath(p)
-            if not os.path.isdir(p) or _under(p, roots + list(_SYSTEM)) or p == "/":
+        user = site.getusersitepackages() if site.ENABLE_USER_SITE else ""
+        for p in [user, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]:
+            if not p or not os.path.isdir(p):
                 continue
+            p = os.path.realpath(p)
             if os.path.isfile(os.path.join(p, "decodelab", "__init__.py")):
-                continue  # the repository root: its decodelab/ is already there, its classroom/exam/ must not be
+                continue  # the repository root: its decodelab/ is there already, its classroom/exam/ must not be
             roots.append(p)
+    bad = [os.path.realpath(e) for e in exclude] + ["/tmp"]
     out: list[str] = []
     for r in sorted(set(roots), key=len):
-        if not _under(r, out + list(_SYSTEM)) and os.path.exists(r):
-            out.append(r)
+        if r == "/" or _under(r, out + list(_SYSTEM)) or not os.path.exists(r):
+            continue
+        if any(_under(r, [b]) or _under(b, [r]) for b in bad):
+            continue
+        out.append(r)
     return out
 
 
@@ -291,7 +299,8 @@ class SandboxKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, *owner)
         py = kernel_cmd[0]
         limits = Limits(cpu_s=self.cpu_seconds, memory_mb=self.memory_mb)
-        wrapped = command(kernel_cmd, ro=python_binds(py), rw=[(str(run), str(run)), (str(work), cwd)], chdir=cwd,
+        course = [str(Path(cwd).parents[2])] if Path(cwd).parent.parent.name == "autograded" else []
+        wrapped = command(kernel_cmd, ro=python_binds(py, exclude=[cwd, *course]), rw=[(str(run), str(run)), (str(work), cwd)], chdir=cwd,
                           env=_env(kw.get("env") or dict(os.environ), py), limits=limits, how=how, account=owner)
         kw["cwd"] = str(box)
         kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
