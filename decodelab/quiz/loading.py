@@ -24,6 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from .._paths import QUIZZES_DIR
 from .schema import (
+    NOTEBOOK_FILE_GLOB,
     NOTEBOOK_IDS,
     PublicChoice,
     PublicItem,
@@ -227,7 +228,7 @@ def validate_entries(name: str, entries: list, validate: Callable[[dict], Any],
         except ValidationError as e:
             problems += problems_of(e, label)
             continue
-        if isinstance(notebook, str) and obj.notebook != notebook:
+        if isinstance(notebook, str) and obj.notebook != notebook[:2]:  # 04b.yaml holds 04- ids
             problems.append(QuizProblem(name, obj.id, "id", f"id는 이 파일의 notebook {notebook!r}로 시작해야 합니다"))
         if obj.id in seen:
             problems.append(QuizProblem(name, obj.id, "id", f"같은 id가 {seen[obj.id]}에도 있습니다"))
@@ -302,7 +303,7 @@ def quizzes_dir(path: str | os.PathLike | None = None) -> Path:
 
 
 def _quiz_paths(folder: Path) -> list[Path]:
-    paths = sorted(p for p in folder.glob("[0-9][0-9].yaml") if p.is_file())
+    paths = sorted(p for p in folder.glob(NOTEBOOK_FILE_GLOB) if p.is_file() and p.stem in NOTEBOOK_IDS)
     if not paths:
         raise FileNotFoundError(f"퀴즈 파일(01.yaml ... 07.yaml)이 없습니다: {folder}")
     return paths
@@ -376,7 +377,7 @@ def select_notebook(notebook: str | int | None) -> str | None:
             return None
         if nb in NOTEBOOK_IDS:
             return nb
-    raise ValueError(f"notebook={notebook!r}: 노트북 번호는 '01'~'07' 또는 'all'(06 복습: 전체 문항)이어야 합니다.")
+    raise ValueError(f"notebook={notebook!r}: 노트북 번호는 '01'~'07', '04b' 또는 'all'(06 복습: 전체 문항)이어야 합니다.")
 
 
 def load_quizzes(path: str | os.PathLike | None = None, notebook: str | int | None = None) -> list:

@@ -68,8 +68,13 @@ __all__ = [
     "Strict",
 ]
 
-NOTEBOOK_IDS = ("01", "02", "03", "04", "05", "06", "07")
-"""Notebooks that may have quiz and exercise files (06 = review, 07 = real-server measurement)."""
+NOTEBOOK_IDS = ("01", "02", "03", "04", "04b", "05", "06", "07")
+"""Notebooks that may have quiz and exercise files (06 = review, 07 = real-server measurement). ``04b`` is
+the second part of notebook 04 (speculative decoding: alpha, speedup and EAGLE): its questions and
+exercises keep the ``04-`` prefix of their ids (saved answers and the exam name them), so an item's
+:attr:`Identified.notebook` is ``"04"`` while its file is ``04b.yaml``."""
+NOTEBOOK_FILE_GLOB = "[0-9][0-9]*.yaml"
+"""Quiz and exercise files: ``NN.yaml`` and ``04b.yaml`` (filter the stems with :data:`NOTEBOOK_IDS`)."""
 QUESTION_ID = re.compile(r"(0[1-7])-[a-z0-9]+(?:-[a-z0-9]+)*")
 """A question (or exercise) id: ``NN-name`` (NN = 01..07; lowercase letters, digits, hyphens). Also the
 file name of a saved answer and a key of a submission's ``answers``. Always matched whole
@@ -125,7 +130,7 @@ class Source(Strict):
     """
 
     seed: Literal["000", "001"] | None = None
-    notebook: Literal["01", "02", "03", "04", "05", "06", "07"] | None = None
+    notebook: Literal["01", "02", "03", "04", "04b", "05", "06", "07"] | None = None
     facts: Literal["hardware.md", "speculative.md", "tiny-model-feasibility.md"] | None = None
     passage: str = Field(min_length=2)
 
@@ -368,7 +373,7 @@ class QuizHeader(Strict):
     """The fields of a quiz file other than its questions (validated on their own so that a broken
     header and broken questions are all reported at once)."""
 
-    notebook: Literal["01", "02", "03", "04", "05", "06", "07"]
+    notebook: Literal["01", "02", "03", "04", "04b", "05", "06", "07"]
     title: str = Field(min_length=1)
 
     @field_validator("notebook", mode="before")
@@ -433,6 +438,6 @@ class ReleaseFile(Strict):
     """One student file of an exam release (``decodelab quiz release``)."""
 
     release: ReleaseInfo
-    notebook: Literal["01", "02", "03", "04", "05", "06", "07"]
+    notebook: Literal["01", "02", "03", "04", "04b", "05", "06", "07"]
     title: str
     questions: list[PublicQuestion] = Field(min_length=1)
