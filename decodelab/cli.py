@@ -1,4 +1,4 @@
-"""The ``decodelab`` command: ``decodelab lab | measure | grade | quiz release | bench | train | classroom | card``.
+"""The ``decodelab`` command: ``decodelab lab | measure | grade | quiz view | bench | train | classroom | card``.
 
 Each subcommand delegates to a ``main(argv)`` function of the module that owns the work, imported
 only when that subcommand runs (so ``decodelab --help`` is instant and needs no torch).
@@ -14,7 +14,7 @@ COMMANDS = {
     "lab": ("decodelab.lab:main", "JupyterLab에서 강좌 첫 노트북을 엽니다 (학생의 시작점; --target/--draft로 내 모델 쌍)"),
     "measure": ("decodelab.serving:main", "OpenAI 호환 서버의 TTFT·TPOT·ITL을 잽니다: decodelab measure --endpoint URL"),
     "grade": ("decodelab.gradebook:main", "연습 답 내보내기 파일 폴더로 연습 보고서 CSV를 만듭니다 (성적이 아님: 성적은 decodelab classroom): decodelab grade DIR -o report.csv"),
-    "quiz": ("decodelab.quiz.cli:quiz_main", "퀴즈 도구: decodelab quiz release OUT_DIR (정답이 보이지 않는 학생용 배포본), decodelab quiz view QID KEY (학생이 본 선택지 순서)"),
+    "quiz": ("decodelab.quiz.cli:quiz_main", "퀴즈 도구: decodelab quiz view QID KEY (학생이 본 선택지 순서와 번호)"),
     "bench": ("decodelab.bench:main", "저장소의 벤치마크를 실행합니다 (decodelab bench --help: 목록)"),
     "train": ("decodelab.train:main", "대상/초안 모델 쌍을 다시 학습합니다 (기본 저장 폴더 ./decodelab-models; beautifulsoup4와 apt-get 필요). decodelab train eagle: EAGLE 초안 머리 (내려받기 없음)"),
     "classroom": ("decodelab.classroom.cli:main", "수업용: JupyterHub와 nbgrader로 강좌를 엽니다 (decodelab classroom init DIR)"),

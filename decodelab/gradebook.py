@@ -64,8 +64,7 @@ from ._atomic import atomic_write_bytes, os_reason
 from ._cli import ArgumentParser, check_quizzes_option, error_text
 from .exercises import Prediction, Written, exercise_kind, load_exercises
 from .quiz.grading import REVIEW, score_response
-from .quiz.loading import QuizError, load_quizzes, release_ids, select_notebook
-from .quiz.release import release_salt
+from .quiz.loading import QuizError, load_quizzes, select_notebook
 from .quiz.submission import MAX_BYTES, Submission, SubmissionError, read_submission
 
 __all__ = [
@@ -118,8 +117,7 @@ class GradeRow:
     Attributes:
         scores: question id -> points earned (score x points) for every **answered** question, or
             ``None`` for an answer awaiting review; an unanswered question has no key.
-        answers: question id -> the response as submitted (choice ids mapped back to the quiz
-            file's ids for an exam release).
+        answers: question id -> the response as submitted.
         exercises: exercise id -> the submission's entry (``kind``, ``response``, ``revealed``, ``passed``).
         total, max: points over the decided answers / over every question graded, minus those
             awaiting review.
@@ -205,44 +203,13 @@ class Gradebook:
 # --------------------------------------------------------------------------------------------
 
 
-def _map_release(q, answer: Any, salt: str = "") -> tuple[Any, bool]:
-    """Map an exam release's opaque option ids back to the quiz file's ids: ``(answer, ok)``;
-    ``ok`` is False when an id belongs neither to this key's release nor to the quiz file."""
-    ids = release_ids(q, salt)
-    if not ids:
-        return answer, True
-    back = {v: k for k, v in ids.items()}
-    own = set(ids)
-
-    def one(x: Any) -> tuple[Any, bool]:
-        if not isinstance(x, str):
-            return x, False
-        key = x.strip()
-        for cand in (key, key.lower(), key.upper()):
-            if cand in back:
-                return back[cand], True
-            if cand in own:
-                return cand, True
-        return x, False
-
-    if isinstance(answer, list):
-        out = [one(x) for x in answer]
-        return [x for x, _ in out], all(ok for _, ok in out)
-    if isinstance(answer, str) and q.kind == "single":
-        return one(answer)
-    return answer, False
-
-
 def _grade_submission(sub: Submission, questions: Sequence, file: str,
-                      known: set[str] | frozenset = frozenset(), salt: str = "") -> tuple[GradeRow, list[Problem], list[str]]:
-    """Grade one submission: ``(row, warnings, ids answered that this key does not have)``."""
+                      known: set[str] | frozenset = frozenset()) -> tuple[GradeRow, list[str]]:
+    """Grade one submission: ``(row, ids answered that this key does not have)``."""
     by_id = {q.id: q for q in questions}
     unknown = [k for k in sub.answers if k not in by_id and k not in known]
-    warnings: list[Problem] = []
-    exam = sub.quiz_set.startswith("exam-")
     scores: dict[str, float | None] = {}
     answers: dict[str, Any] = {}
-    unmapped = []
     notebooks: dict[str, list[float]] = {}
     for q in questions:
         nb = notebooks.setdefault(q.notebook, [0.0, 0.0])
@@ -250,31 +217,19 @@ def _grade_submission(sub: Submission, questions: Sequence, file: str,
             nb[1] += q.points
             continue
         answer = sub.answers[q.id]
-        if exam:
-            answer, ok = _map_release(q, answer, salt)
-            if not ok:
-                unmapped.append(q.id)
-                scores[q.id] = None
-                answers[q.id] = answer
-                continue
         answers[q.id] = answer
         s = score_response(q, answer)
         scores[q.id] = None if s is None else s * q.points
         if s is not None:
             nb[0] += s * q.points
             nb[1] += q.points
-    if unmapped:
-        warnings.append(Problem(file, f"연습 배포본의 선택지 id를 정답 파일로 되돌릴 수 없는 답 {len(unmapped)}개는 "
-                                      f"'{REVIEW}'로 두었습니다 (예: 문항 {unmapped[0]}): 배포본을 만든 퀴즈 파일 전체로 "
-                                      "채점하세요 (key_questions)",
-                                False))
     total = sum(s for s in scores.values() if s is not None)
     review_pts = sum(by_id[q].points for q, s in scores.items() if s is None)
     row = GradeRow(sub.student_id, sub.quiz_set, file, scores, total,
                    sum(q.points for q in questions) - review_pts, sub.exported_at, answers,
                    {k: v.model_dump(exclude_none=True) for k, v in sub.exercises.items()},
                    {nb: (v[0], v[1]) for nb, v in notebooks.items()}, sub.shuffle_key)
-    return row, warnings, unknown
+    return row, unknown
 
 
 def _content_hash(sub: Submission) -> str:
@@ -301,7 +256,6 @@ def grade_folder(
     exercises: dict | None = None,
     other_ids: Iterable[str] = (),
     now: datetime | None = None,
-    key_questions: Sequence | None = None,
 ) -> Gradebook:
     """Grade every ``*.json`` file in ``submissions_dir`` (not recursive).
 
@@ -320,9 +274,6 @@ def grade_folder(
         other_ids: ids of questions that exist but are not graded this time (``--notebook``):
             their answers are left out without a warning.
         now: the grading time (default: now, UTC), against which future ``exported_at`` are judged.
-        key_questions: every keyed question of the quiz files an exam release was made from, for
-            mapping its opaque ids back (:func:`decodelab.quiz.release.release_salt`); default:
-            ``questions`` (pass all of them when ``questions`` is a selection).
 
     Returns:
         :class:`Gradebook`; ``submission_files == 0`` when the folder holds no ``*.json`` file.
@@ -346,13 +297,6 @@ def grade_folder(
     questions = list(questions)
     now = now or datetime.now(timezone.utc)
     book = Gradebook([q.id for q in questions], questions=questions, exercises=dict(exercises))
-    salt_cache: list[str] = []
-
-    def salt() -> str:  # computed once, only when an exam submission needs it
-        if not salt_cache:
-            salt_cache.append(release_salt(key_questions if key_questions is not None else questions))
-        return salt_cache[0]
-
     known = frozenset(other_ids) | frozenset(exercises)
     here = folder.resolve()
     skip = set()
@@ -403,11 +347,11 @@ def grade_folder(
             book.problems.append(Problem(name, f"읽는 중 예상하지 못한 오류: {type(e).__name__}"))
             continue
         try:
-            row, warnings, unknown = _grade_submission(sub, questions, name, known,
-                                                       salt() if sub.quiz_set.startswith("exam-") else "")
+            row, unknown = _grade_submission(sub, questions, name, known)
         except Exception as e:  # noqa: BLE001 - one hostile answer must never stop the run
             book.problems.append(Problem(name, f"채점 중 예상하지 못한 오류: {type(e).__name__} (이 파일만 건너뛰었습니다)"))
             continue
+        warnings: list[Problem] = []
         for k in unknown:
             book.unknown_ids[k] += 1
         for k in sub.exercises:
@@ -675,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         predictions_path = out_path.with_name(f"{out_path.stem}-predictions.md")
         book = grade_folder(args.submissions_dir, questions, max_bytes=args.max_bytes,
                             exclude=[args.output, rubric_path, predictions_path], exercises=exercises,
-                            other_ids=[q.id for q in every], key_questions=every)
+                            other_ids=[q.id for q in every])
         if book.submission_files == 0:
             for p in book.problems:
                 print(str(p), file=err)

@@ -102,7 +102,7 @@ def cli(capsys, monkeypatch):
     (["grade", "x", "--max-bytes", "many"], "대신 정수 값을 주세요"),
     (["quiz"], "하위 명령이 빠졌습니다"),
     (["quiz", "publish"], "알 수 없는 하위 명령 'publish'"),
-    (["quiz", "release"], "필수 인자가 빠졌습니다"),
+    (["quiz", "view"], "필수 인자가 빠졌습니다"),
     (["card", "--bogus"], "알 수 없는 인자입니다"),
     (["lab", "--port", "x"], "대신 정수 값을 주세요"),
     (["bench", "decode", "--tokens", "0"], "1 이상의 정수"),
@@ -209,8 +209,8 @@ def test_bench_outside_a_checkout_says_it_needs_the_checkout(cli, tmp_path):
     assert proc.returncode == 2 and "저장소의 benchmarks/" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_quiz_release_with_a_missing_quiz_folder_names_the_option(cli, tmp_path):
-    proc = cli("quiz", "release", str(tmp_path / "out"), "--quizzes", str(tmp_path / "nosuch"))
+def test_quiz_view_with_a_missing_quiz_folder_names_the_option(cli, tmp_path):
+    proc = cli("quiz", "view", "01-greedy", "s1", "--quizzes", str(tmp_path / "nosuch"))
     assert proc.returncode == 2
     assert "--quizzes" in proc.stderr and "nosuch" in proc.stderr
     assert "인자 path" not in proc.stderr and "install" not in proc.stderr

@@ -256,10 +256,6 @@ def test_duplicate_student_keeps_latest_export(tmp_path):
     assert book.skipped == [] and book.duplicates == 1
     (dup,) = book.warnings
     assert dup.file == "a_old.json" and "b_new.json" in dup.message and "규칙" in dup.message
-    # a practice submission and an exam submission of the same student are separate rows
-    exam = make_submission("alice", {"03-agent-def": "a"}, quiz_set="exam-0123456789ab")
-    _write(d / "c_exam.json", exam)
-    assert len(grade_folder(d, QUESTIONS).rows) == 2
 
 
 def test_read_submission_roundtrip(tmp_path):
@@ -391,3 +387,25 @@ def test_the_output_is_never_a_submission_and_an_existing_gradebook_survives_a_b
     # with no gradebook yet, a folder of broken files still writes a (header-only) gradebook and says so
     fresh = tmp_path / "fresh.csv"
     assert grade_main([str(bad), "-o", str(fresh)]) == 1 and fresh.exists()
+
+
+def test_quiz_main_dispatch_and_decodelab_command(tmp_path, capsys):
+    from decodelab.cli import main  # the lead's dispatcher: `decodelab quiz view`, `decodelab grade`
+    from decodelab.quiz import quiz_widget
+    from decodelab.quiz.cli import quiz_main
+
+    assert quiz_main([]) == 2 and quiz_main(["nope"]) == 2 and quiz_main(["release", str(tmp_path / "r")]) == 2
+    assert "알 수 없는 하위 명령" in capsys.readouterr().err and not (tmp_path / "r").exists()
+    # the lecturer reproduces the order and labels a student saw
+    w = quiz_widget("01", answers_dir=tmp_path / "answers", export_dir=tmp_path, student_id="s-9")
+    v = w.views["01-greedy"]
+    assert main(["quiz", "view", "01-greedy", "s-9"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [ln.split("]")[0].strip() for ln in lines] == [f"{v.labels[o]}. [{o}" for o in v.order]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    assert main(["grade", str(subs), "-o", str(tmp_path / "gb.csv")]) == 2  # no submission files: nothing written
+    assert "제출 파일이 없습니다" in capsys.readouterr().err and not (tmp_path / "gb.csv").exists()
+    (subs / "a.json").write_text(json.dumps(make_submission("alice", {"01-greedy": "a"})), encoding="utf-8")
+    assert main(["grade", str(subs), "-o", str(tmp_path / "gb.csv")]) == 0
+    assert (tmp_path / "gb.csv").read_text(encoding="utf-8-sig").startswith("student_id,quiz_set,file,shuffle_key,01-")

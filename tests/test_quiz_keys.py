@@ -150,6 +150,33 @@ def test_no_question_points_at_a_text_the_student_does_not_have():
     assert found == [], f"학생에게 없는 글을 가리키는 문항: {found}"
 
 
+def test_question_ids_do_not_reveal_their_own_answer():
+    """Ids are seen by the student (the widget's boxes, saved answers, the submission file), so an id
+    must never hold (a folded form of) its own answer."""
+    from decodelab.quiz import normalize_text
+    from decodelab.quiz.normalize import strip_korean_ending
+
+    checked = 0
+    for q in load_quizzes():
+        folded_id = normalize_text(q.id)  # "01-gpu-processor" -> "01gpuprocessor"
+        name_parts = q.id.split("-")[1:]
+        if q.kind == "short":
+            for form in [q.answer, *q.accepted]:
+                for f in {normalize_text(form), strip_korean_ending(normalize_text(form))}:
+                    assert f not in folded_id, (q.id, form)
+                    checked += 1
+        elif q.kind == "numeric":
+            for form in {f"{q.answer:g}", f"{q.answer:g}".replace(".", "")}:
+                assert not re.search(rf"(?<!\d){re.escape(form)}(?!\d)", "-".join(name_parts)), (q.id, form)
+        elif q.kind in ("single", "multiple"):
+            ids = [q.answer] if q.kind == "single" else q.answer
+            assert not any(a in name_parts for a in ids), q.id  # e.g. "05-check-b" would give away b
+            assert "".join(sorted(ids)) not in name_parts, q.id
+        else:  # ordering
+            assert "".join(q.answer).lower() not in folded_id, q.id
+    assert checked >= 25  # 5 short questions, every accepted form
+
+
 if __name__ == "__main__":  # pragma: no cover
     import json
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from decodelab.gradebook import grade_folder
-from decodelab.quiz import AnswerStore, build_release, load_quizzes, quiz_widget, read_submission
+from decodelab.quiz import AnswerStore, load_quizzes, quiz_widget, read_submission
 from decodelab.quiz.widget import QuizWidget
 
 
@@ -26,7 +26,7 @@ def _widget(tmp_path, nb="01", **kw) -> QuizWidget:
 
 def test_answer_feedback_retry_score_and_persistence(tmp_path, capsys):
     w = _widget(tmp_path)
-    assert len(w.views) == 17 and not w.exam
+    assert len(w.views) == 17
     assert "점수: <b>0 / 17</b>" in w.score_label.value
 
     v = w.views["01-decode-definition"]
@@ -129,31 +129,6 @@ def test_export_writes_one_gradable_submission(tmp_path, capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_exam_mode_saves_without_feedback(tmp_path):
-    rel = build_release(tmp_path / "exam")
-    w = _widget(tmp_path, "02", quizzes_dir=rel.out_dir)
-    assert w.exam and w.store.quiz_set == rel.quiz_set
-    v = w.views["02-tpot-calc"]
-    v.set_response("100 ms")
-    v.submit()
-    assert v.score is None and "연습 배포본이라 채점은 강사가" in v.feedback.value
-    assert "정답" not in v.feedback.value and "틀렸" not in v.feedback.value
-    assert "답한 문항: <b>1 / 18</b>" in w.score_label.value
-    bad = w.views["02-e2e-calc"]
-    bad.set_response("백구십이")
-    bad.submit()
-    assert "숫자로 읽을 수 없습니다" in bad.feedback.value
-    # reload in exam mode shows the saved answer
-    w2 = _widget(tmp_path, "02", quizzes_dir=rel.out_dir)
-    assert w2.views["02-tpot-calc"].input.value == "100 ms"
-    assert "저장된 답입니다" in w2.views["02-tpot-calc"].feedback.value
-    # practice answers live apart from exam answers
-    assert AnswerStore("course", tmp_path / "answers").load() == {}
-    path = w2.export("s1")
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    assert data["quiz_set"] == rel.quiz_set and data["answers"]["02-tpot-calc"] == "100 ms"
-
-
 def test_bad_notebook_id_and_corrupted_answer_file(tmp_path):
     with pytest.raises(ValueError, match="노트북 번호"):
         quiz_widget("08")
@@ -204,15 +179,6 @@ def test_an_answer_over_the_submission_limits_is_never_saved(tmp_path):
     assert f"{_number(w, '01-topk-prob')}번 문항" in num.feedback.value and "숫자와 단위만" in num.feedback.value
     assert num.input.value == pasted and not num.saved
     assert AnswerStore("course", tmp_path / "answers").get("01-topk-prob") is None
-
-    # exam mode checks the same limits
-    rel = build_release(tmp_path / "exam")
-    e = _widget(tmp_path, "02", quizzes_dir=rel.out_dir)
-    ev = e.views["02-tpot-calc"]
-    ev.set_response("9" * 2500)
-    ev.submit()
-    assert f"{_number(e, '02-tpot-calc')}번 문항" in ev.feedback.value and not ev.saved
-    assert AnswerStore(rel.quiz_set, tmp_path / "answers").load() == {}
 
     # the student can still hand everything in
     w.student.value = "s1"

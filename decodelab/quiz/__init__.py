@@ -1,4 +1,4 @@
-"""Comprehension quizzes: schema, loading, grading one answer, exam release, the widget.
+"""Comprehension quizzes: schema, loading, grading one answer, the widget.
 
 Entry points:
 
@@ -11,8 +11,6 @@ Entry points:
 - :func:`student_view` ``(question, shuffle_key)``: the order and labels in which a student saw the
   choices (the widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
 - :func:`quiz_widget` ``("01")`` -> the notebook widget (``"all"`` for the review notebook).
-- :func:`build_release`: ``decodelab quiz release OUT_DIR`` (opaque option ids, see
-  :func:`release_ids` / :func:`decodelab.quiz.release.release_salt`).
 - The exercises of the notebooks (predict, reveal, written, check) are in :mod:`decodelab.exercises`;
   they are saved with the quiz answers and exported in the same submission file.
 - A folder of submissions (quiz answers and exercises) is graded by :mod:`decodelab.gradebook`
@@ -29,15 +27,12 @@ from .loading import (
     QuizError,
     QuizProblem,
     get_question,
-    load_public,
     load_quiz_file,
     load_quiz_files,
     load_quizzes,
     quizzes_dir,
-    release_ids,
 )
 from .normalize import ResponseError, normalize_text, parse_quantity
-from .release import build_release
 from .shuffle import choice_order, student_view
 from .store import AnswerStore
 from .submission import Submission, SubmissionError, read_submission
@@ -51,13 +46,11 @@ __all__ = [
     "ResponseError",
     "Submission",
     "SubmissionError",
-    "build_release",
     "check",
     "choice_order",
     "get_question",
     "grade",
     "grade_short",
-    "load_public",
     "load_quiz_file",
     "load_quiz_files",
     "load_quizzes",
@@ -67,7 +60,6 @@ __all__ = [
     "quiz_widget",
     "quizzes_dir",
     "read_submission",
-    "release_ids",
     "score_response",
     "short_verdict",
     "student_view",
@@ -78,8 +70,7 @@ def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export
     """The quiz widget at the end of a notebook: ``quiz_widget("01")``; ``"all"`` (or ``"06"``) for the review.
 
     Answers are saved as they are given to ``answers_dir`` (default ``$DECODELAB_ANSWERS_DIR``, else
-    ``~/.decodelab/answers``); ``quizzes_dir`` may point at an exam release (exam mode). See
-    :func:`decodelab.quiz.widget.quiz_widget` for details. ipywidgets is imported on first use.
+    ``~/.decodelab/answers``). See :func:`decodelab.quiz.widget.quiz_widget` for details. ipywidgets is imported on first use.
 
     Raises:
         ValueError: (Korean) bad ``notebook_id``. QuizError / FileNotFoundError: quiz files invalid or missing.

@@ -6,14 +6,10 @@ Where the quizzes are (first that applies):
 2. the environment variable ``DECODELAB_QUIZZES`` (a folder);
 3. the practice quiz bank bundled in the package (:data:`decodelab._paths.QUIZZES_DIR`, read with
    ``importlib.resources``): the same files in a checkout, an editable install and a wheel.
-
-A folder made by ``decodelab quiz release`` (an exam release, no keys) loads with
-:func:`load_public`; :func:`load_quizzes` refuses it, since it has no answers to grade with.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +28,6 @@ from .schema import (
     Question,
     QuizFile,
     QuizHeader,
-    ReleaseFile,
 )
 
 __all__ = [
@@ -49,7 +44,6 @@ __all__ = [
     "public_question",
     "quizzes_dir",
     "read_yaml",
-    "release_ids",
     "select_notebook",
 ]
 
@@ -236,8 +230,8 @@ def validate_entries(name: str, entries: list, validate: Callable[[dict], Any],
     return problems
 
 
-def load_quiz_file(path: str | os.PathLike) -> QuizFile | ReleaseFile:
-    """Load and validate one quiz file (canonical ``QuizFile`` or exam-release ``ReleaseFile``).
+def load_quiz_file(path: str | os.PathLike) -> QuizFile:
+    """Load and validate one quiz file.
 
     Raises:
         QuizError: every problem found, each naming file, question id and field.
@@ -249,15 +243,6 @@ def load_quiz_file(path: str | os.PathLike) -> QuizFile | ReleaseFile:
     if not isinstance(raw, dict):
         raise QuizError([QuizProblem(name, None, None, "최상위는 notebook, title, questions 키를 가진 매핑이어야 합니다")])
     problems: list[QuizProblem] = []
-    if "release" in raw:
-        try:
-            rf = ReleaseFile.model_validate(raw)
-        except ValidationError as e:
-            raise QuizError(_problems_from(e, name, None, drop_tag=False)) from None
-        if path.stem != rf.notebook:
-            raise QuizError([QuizProblem(name, None, "notebook", f"파일 이름 {name}과 notebook {rf.notebook!r}이 다릅니다")])
-        return rf
-
     header = {k: v for k, v in raw.items() if k != "questions"}
     questions = raw.get("questions")
     try:
@@ -312,12 +297,12 @@ def _quiz_paths(folder: Path) -> list[Path]:
 _CACHE: dict[tuple, list] = {}
 
 
-def _load_folder(folder: Path) -> list[QuizFile | ReleaseFile]:
+def _load_folder(folder: Path) -> list[QuizFile]:
     paths = _quiz_paths(folder)
     key = (str(folder.resolve()),) + tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
     if key in _CACHE:
         return list(_CACHE[key])
-    files: list[QuizFile | ReleaseFile] = []
+    files: list[QuizFile] = []
     problems: list[QuizProblem] = []
     for p in paths:
         try:
@@ -326,17 +311,12 @@ def _load_folder(folder: Path) -> list[QuizFile | ReleaseFile]:
             problems += e.problems
     if problems:
         raise QuizError(problems)
-    kinds = {isinstance(f, ReleaseFile) for f in files}
-    if len(kinds) > 1:
-        raise QuizError([QuizProblem(str(folder), None, None, "강사용 파일과 학생용 배포본 파일이 섞여 있습니다")])
     owner: dict[str, str] = {}
     for f in files:
         for q in f.questions:
             if q.id in owner:
                 problems.append(QuizProblem(f"{f.notebook}.yaml", q.id, "id", f"{owner[q.id]}에도 같은 id가 있습니다"))
             owner[q.id] = f"{f.notebook}.yaml"
-    if isinstance(files[0], ReleaseFile) and len({f.release.id for f in files}) > 1:
-        problems.append(QuizProblem(str(folder), None, "release.id", "배포본 파일들의 release id가 서로 다릅니다"))
     if problems:
         raise QuizError(problems)
     _CACHE.clear()
@@ -345,19 +325,13 @@ def _load_folder(folder: Path) -> list[QuizFile | ReleaseFile]:
 
 
 def load_quiz_files(path: str | os.PathLike | None = None) -> list[QuizFile]:
-    """All canonical quiz files (with keys), sorted by notebook.
+    """All quiz files (with keys), sorted by notebook.
 
     Raises:
-        QuizError: an invalid file (every problem, naming file/question/field), or the folder is an
-            exam release (no keys).
+        QuizError: an invalid file (every problem, naming file/question/field).
         FileNotFoundError: no quiz folder / no quiz files.
     """
-    folder = quizzes_dir(path)
-    files = _load_folder(folder)
-    if isinstance(files[0], ReleaseFile):
-        raise QuizError([QuizProblem(str(folder), None, None,
-                                     "학생용 연습 배포본이라 정답이 없습니다: 채점에는 강사용 quizzes/ 폴더를 쓰세요")])
-    return files  # type: ignore[return-value]
+    return _load_folder(quizzes_dir(path))
 
 
 def select_notebook(notebook: str | int | None) -> str | None:
@@ -416,57 +390,22 @@ def get_question(question_id: str, path: str | os.PathLike | None = None):
 # --------------------------------------------------------------------------------------------
 
 
-def release_ids(q, salt: str = "") -> dict[str, str]:
-    """The opaque ids an exam release gives the options of keyed question ``q``: option id -> opaque id
-    (6 hex digits; lower case for choices, upper case for ordering items); ``{}`` for other kinds.
-
-    Derived from SHA-256 of the whole keyed question (its answer and explanations included) and the
-    release's ``salt`` (:func:`decodelab.quiz.release.release_salt`, itself computed from all the keyed
-    questions), so the grader recomputes the mapping from the lecturer's files while a student, who
-    has only the release, cannot invert it. Editing a question after a release changes its ids: grade
-    a release with the quiz files it was made from.
-    """
-    if q.kind in ("single", "multiple"):
-        ids, upper = [c.id for c in q.choices], False
-    elif q.kind == "ordering":
-        ids, upper = [i.id for i in q.items], True
-    else:
-        return {}
-    base = q.model_dump_json()
-    out: dict[str, str] = {}
-    for oid in ids:
-        n = 0
-        while True:
-            h = hashlib.sha256(f"decodelab-release\0{salt}\0{base}\0{oid}\0{n}".encode()).hexdigest()[:6]
-            h = h.upper() if upper else h
-            if h not in out.values():
-                break
-            n += 1
-        out[oid] = h
-    return out
-
-
-def public_question(q, *, opaque: bool = False, salt: str = "") -> PublicQuestion:
+def public_question(q) -> PublicQuestion:
     """What a student may see of a question: id, kind, prompt, points, choices (without their
     explanations), ordering items, and the unit. Works on keyed questions and (unchanged) on
     :class:`PublicQuestion`.
 
     Args:
-        q: a keyed question (or a :class:`PublicQuestion`, returned as is).
-        opaque: for an exam release: options get the ids of :func:`release_ids` (with ``salt``) and are
-            listed sorted by them (an order unrelated to the key). Otherwise the file's ids and order are kept (the
-            widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
+        q: a keyed question (or a :class:`PublicQuestion`, returned as is). The file's ids and order
+            are kept (the widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
     """
     if isinstance(q, PublicQuestion):
         return q
     data: dict[str, Any] = {"id": q.id, "kind": q.kind, "prompt": q.prompt, "points": q.points}
-    ids = release_ids(q, salt) if opaque else {}
     if q.kind in ("single", "multiple"):
-        data["choices"] = sorted((PublicChoice(id=ids.get(c.id, c.id), text=c.text) for c in q.choices),
-                                 key=lambda c: c.id if opaque else 0)
+        data["choices"] = [PublicChoice(id=c.id, text=c.text) for c in q.choices]
     elif q.kind == "ordering":
-        data["items"] = sorted((PublicItem(id=ids.get(i.id, i.id), text=i.text) for i in q.items),
-                               key=lambda i: i.id if opaque else 0)
+        data["items"] = [PublicItem(id=i.id, text=i.text) for i in q.items]
     elif q.kind == "numeric":
         data["unit"] = q.unit
     return PublicQuestion(**data)
@@ -474,23 +413,17 @@ def public_question(q, *, opaque: bool = False, salt: str = "") -> PublicQuestio
 
 @dataclass
 class QuizSetView:
-    """What the widget shows: ``questions`` (student view, in order), ``keys`` (id -> keyed question;
-    empty for an exam release), ``quiz_set`` (``"course"`` or ``"exam-<release id>"``), ``titles``
-    (notebook -> title)."""
+    """What the widget shows: ``questions`` (student view, in order), ``keys`` (id -> keyed question),
+    ``quiz_set`` (``"course"``), ``titles`` (notebook -> title)."""
 
     questions: list[PublicQuestion]
     keys: dict[str, Any] = field(default_factory=dict)
     quiz_set: str = "course"
     titles: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def exam(self) -> bool:
-        """True for an exam release: no keys, no immediate feedback."""
-        return not self.keys
-
 
 def load_public(path: str | os.PathLike | None = None, notebook: str | int | None = None) -> QuizSetView:
-    """Load a canonical quiz folder or an exam release for display.
+    """Load a quiz folder for display: what the student sees of each question, and its key.
 
     Raises:
         QuizError, FileNotFoundError, ValueError: as :func:`load_quizzes`.
@@ -502,9 +435,6 @@ def load_public(path: str | os.PathLike | None = None, notebook: str | int | Non
         raise ValueError(f"notebook={notebook!r}: 노트북 {nb}의 퀴즈 파일({nb}.yaml)이 없습니다 (있는 노트북: "
                          f"{', '.join(sorted({f.notebook for f in _load_folder(quizzes_dir(path))}))}).")
     titles = {f.notebook: f.title for f in files}
-    if files and isinstance(files[0], ReleaseFile):
-        qs = [q for f in files for q in f.questions]
-        return QuizSetView(qs, {}, f"exam-{files[0].release.id}", titles)
     keyed = [q for f in files for q in f.questions]
     return QuizSetView([public_question(q) for q in keyed], {q.id: q for q in keyed}, "course", titles)
 

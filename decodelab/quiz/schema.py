@@ -28,7 +28,7 @@ Kinds and their answer fields:
 - ``ordering``: ``items`` (>= 3, with ids), ``answer`` = the item ids in the right order.
 
 Every wrong choice needs its own ``explanation``. Unknown fields are errors (typos such as
-``explantion`` are caught). :class:`PublicQuestion` is what a student's exam release holds: no
+``explantion`` are caught). :class:`PublicQuestion` is what the widget shows of a question: no
 answer, no explanation, no source.
 """
 
@@ -60,8 +60,6 @@ __all__ = [
     "Question",
     "QuizFile",
     "QuizHeader",
-    "ReleaseFile",
-    "ReleaseInfo",
     "ShortAnswer",
     "SingleChoice",
     "Source",
@@ -79,8 +77,8 @@ QUESTION_ID = re.compile(r"(0[1-7])-[a-z0-9]+(?:-[a-z0-9]+)*")
 """A question (or exercise) id: ``NN-name`` (NN = 01..07; lowercase letters, digits, hyphens). Also the
 file name of a saved answer and a key of a submission's ``answers``. Always matched whole
 (``fullmatch``; a trailing newline is not allowed)."""
-QUIZ_SET = re.compile(r"course|exam-[0-9a-f]{12}")
-"""A quiz set: ``course`` (practice quizzes) or ``exam-<release id>`` (12 hex digits); matched whole."""
+QUIZ_SET = re.compile(r"course")
+"""The quiz set of saved answers and submissions: ``course`` (the practice quizzes); matched whole."""
 SEEDS = ("000", "001")
 
 
@@ -389,31 +387,26 @@ class QuizFile(QuizHeader):
 
 
 # --------------------------------------------------------------------------------------------
-# Student view (exam release): no answer, no explanation, no source
+# Student view: no answer, no explanation, no source
 # --------------------------------------------------------------------------------------------
 
 
-OPAQUE_CHOICE = r"^(?:[a-h]|[0-9a-f]{6})\z"
-OPAQUE_ITEM = r"^(?:[A-H]|[0-9A-F]{6})\z"
-
-
 class PublicChoice(Strict):
-    """A choice as a student sees it: the file's id (``a``..``h``) in the practice quizzes, an opaque
-    id (6 hex digits) in an exam release (see :func:`decodelab.quiz.loading.release_ids`)."""
+    """A choice as a student sees it: the file's id (``a``..``h``) and its text."""
 
-    id: str = Field(pattern=OPAQUE_CHOICE)
+    id: str = Field(pattern=r"^[a-h]\z")
     text: str
 
 
 class PublicItem(Strict):
-    """An ordering item as a student sees it (``A``..``H``, or 6 upper-case hex digits in a release)."""
+    """An ordering item as a student sees it: the file's id (``A``..``H``) and its text."""
 
-    id: str = Field(pattern=OPAQUE_ITEM)
+    id: str = Field(pattern=r"^[A-H]\z")
     text: str = Field(min_length=1)
 
 
 class PublicQuestion(Identified):
-    """A question as a student sees it in an exam release: no key, no explanation, no source.
+    """A question as the widget shows it: no key, no explanation, no source.
 
     ``choices`` for single/multiple, ``items`` (shuffled) for ordering, ``unit`` for numeric.
     """
@@ -425,19 +418,3 @@ class PublicQuestion(Identified):
     items: list[PublicItem] | None = None
     unit: str | None = None
 
-
-class ReleaseInfo(Strict):
-    """Header of an exam release file: ``id`` names the release; answers saved against it go to
-    their own folder (``exam-<id>``) and submissions carry it as ``quiz_set``."""
-
-    id: str = Field(pattern=r"^[0-9a-f]{12}\z")
-    format: Literal[1] = 1
-
-
-class ReleaseFile(Strict):
-    """One student file of an exam release (``decodelab quiz release``)."""
-
-    release: ReleaseInfo
-    notebook: Literal["01", "02", "03", "04", "04b", "05", "06", "07"]
-    title: str
-    questions: list[PublicQuestion] = Field(min_length=1)

@@ -12,8 +12,6 @@ No structural hint survives into the student's view:
   choices; ``가``, ``나``, ... for ordering items), never with the ids of the quiz file, so a key
   letter ("always a") or an id order ("sort the ids") carries no information. What is saved and
   exported is still the id of the option (what the grader needs).
-- **Opaque ids in an exam release.** See :mod:`decodelab.quiz.release`: the release's ids are
-  derived from the lecturer's keyed question, so they cannot be mapped back without the key.
 """
 
 from __future__ import annotations
@@ -67,10 +65,8 @@ def student_view(question: Any, shuffle_key: str) -> list[tuple[str, str, str]]:
     """What a student saw of a question's options, for the lecturer: ``(label, id, text)`` in the
     shown order (``[]`` for short and numeric questions).
 
-    Works on keyed questions (practice quizzes) and on the questions of an exam release
-    (``load_public(release_dir).questions``: the widget shuffled their opaque ids; map those back
-    with :func:`decodelab.quiz.loading.release_ids` and :func:`decodelab.quiz.release.release_salt`,
-    or run ``decodelab quiz view QID KEY --release DIR``).
+    Works on keyed questions and on what the widget shows of them (``decodelab quiz view QID KEY``
+    prints it).
 
     Example::
 

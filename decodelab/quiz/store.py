@@ -3,13 +3,12 @@
 Layout: ``<root>/<quiz set>/<question id>.json``, one small file per question, each written
 atomically, so a kernel restart, a closed browser tab or two notebooks open at once lose nothing
 (the last answer to a question wins). ``<root>`` is ``$DECODELAB_ANSWERS_DIR`` if set, else
-``~/.decodelab/answers``. ``<quiz set>`` is ``course`` for the practice quizzes and
-``exam-<release id>`` for an exam release, so the two never mix.
+``~/.decodelab/answers``. ``<quiz set>`` is ``course`` (the practice quizzes).
 
 A record: ``{"question_id", "response", "saved_at" (UTC ISO 8601), "attempts", "score"}``;
 ``response`` is exactly what the student gave (a choice id, a list of ids, the raw text of a
 short or numeric answer, even one that could not be read as a number); ``score`` is in [0, 1], or
-``None`` when not graded (exam mode, unreadable input, or a short answer sent to review).
+``None`` when not graded (unreadable input, or a short answer sent to review).
 
 The exercises of :mod:`decodelab.exercises` are saved in the same folder (quiz set ``course``) with
 a ``kind`` field (``prediction``, ``written``, ``task``) and their own fields (``revealed``,
@@ -120,7 +119,7 @@ class AnswerStore:
     """Answers of one quiz set on this computer.
 
     Args:
-        quiz_set: ``"course"`` or ``"exam-<release id>"``.
+        quiz_set: ``"course"``.
         root: answers folder (default: see :func:`answers_root`).
 
     Attributes:
@@ -132,7 +131,7 @@ class AnswerStore:
 
     def __init__(self, quiz_set: str = "course", root: str | os.PathLike | None = None):
         if not QUIZ_SET.fullmatch(quiz_set):
-            raise ValueError(f"quiz_set={quiz_set!r}: 'course' 또는 'exam-<12자리 16진수>'여야 합니다.")
+            raise ValueError(f"quiz_set={quiz_set!r}: 'course'여야 합니다.")
         self.quiz_set = quiz_set
         self.root = answers_root(root)
         self.dir = self.root / quiz_set
@@ -376,7 +375,7 @@ class AnswerStore:
         answers, left_out = self.submission_answers()
         unreadable = dict(zip(self.problem_ids, self.problems))
         self.left_out = left_out
-        exercises = self.exercise_entries() if self.quiz_set == "course" else {}
+        exercises = self.exercise_entries()
         for qid, problem in unreadable.items():  # corrupt records: reported, never silently dropped
             left_out[qid] = problem.split(": ", 1)[-1].rstrip(".") + " (이 기록은 제출 파일에서 뺐습니다)"
         key = self.shuffle_key(sid)

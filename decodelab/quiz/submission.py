@@ -6,7 +6,7 @@ Format (JSON, UTF-8)::
       "format": "decodelab-quiz-submission",
       "version": 1,
       "student_id": "2026-12345",
-      "quiz_set": "course",                 # or "exam-<release id>"
+      "quiz_set": "course",                 # the practice quizzes (the only set)
       "exported_at": "2026-05-01T09:30:00+00:00",
       "answers": {"01-decode-definition": "b", "03-added-latency": "43.2 s", "04-round-order": ["A", "B"]},
       "shuffle_key": "2026-12345",          # optional: the order the student saw (decodelab.quiz.shuffle)
@@ -225,7 +225,7 @@ class Submission(BaseModel):
     @classmethod
     def _set(cls, v: str) -> str:
         if not QUIZ_SET.fullmatch(v):
-            raise ValueError("quiz_set은 'course' 또는 'exam-<12자리 16진수>'여야 합니다")
+            raise ValueError("quiz_set은 'course'여야 합니다")
         return v
 
     @field_validator("exported_at")

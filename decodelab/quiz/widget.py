@@ -8,13 +8,10 @@ running score at the top. Every submitted answer is saved at once to the student
 results. **제출 파일 내보내기** writes one submission file for the lecturer's grader. On a JupyterHub
 (``$JUPYTERHUB_USER``) the id box shows the hub login, locked: the file goes out under that name.
 
-With an exam release (``quizzes_dir`` pointing at ``decodelab quiz release`` output) the widget runs
-in exam mode: it saves and exports answers but shows no right/wrong (it has no keys).
-
 Choices and ordering items appear in a per-student order under positional labels (``1``, ``2``, ...;
 ``가``, ``나``, ...), see :mod:`decodelab.quiz.shuffle`; what is saved is the option's id. A short answer
-the rules cannot decide is saved (it counts in no score until the lecturer reviews it); in practice
-mode the student is not left waiting: the model answer, the explanation and the key ideas a right
+the rules cannot decide is saved (it counts in no score until the lecturer reviews it); the student
+is not left waiting: the model answer, the explanation and the key ideas a right
 answer states are shown at once with a "맞았는지 스스로 확인" row (**맞았다** / **틀렸다**), whose choice
 is saved in the record (``self_check``: ``"right"`` or ``"wrong"``) and never changes a score.
 
@@ -136,7 +133,7 @@ class QuestionView:
         self.reveal_button = W.Button(description="해설 보기", disabled=True, layout=W.Layout(width="90px"),
                                       tooltip="정답과 해설을 봅니다")
         self.feedback = W.HTML("")
-        # practice mode, an answer the rules cannot decide: the student judges it against the model answer
+        # an answer the rules cannot decide: the student judges it against the model answer
         self.self_check: str | None = None
         self.self_right = W.Button(description="맞았다", icon="check", layout=W.Layout(width="90px"),
                                    tooltip="모범 답안과 핵심 개념이 내 답에 모두 있습니다")
@@ -150,7 +147,7 @@ class QuestionView:
         self.submit_button.on_click(lambda _b: self._guard(self.submit))
         self.retry_button.on_click(lambda _b: self._guard(self.retry))
         self.reveal_button.on_click(lambda _b: self._guard(self.reveal))
-        buttons = [self.submit_button, self.retry_button] + ([] if key is None else [self.reveal_button])
+        buttons = [self.submit_button, self.retry_button, self.reveal_button]
         self.box = W.VBox([self.prompt, *inputs, W.HBox(buttons), self.feedback, self.self_row],
                           layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
         self.box.add_class(f"decodelab-quiz-{qid}")
@@ -211,7 +208,7 @@ class QuestionView:
         self.feedback.value = _box(color, body)
 
     def submit(self, *, save: bool = True) -> None:
-        """Grade (practice) or record (exam) the current input, save it, and show the result.
+        """Grade the current input, save it, and show the result.
 
         Bad input (empty, letters in a numeric answer, an ordering with a slot left empty or an item
         twice) shows a Korean message; the input stays in the box, and non-empty input is saved so
@@ -251,40 +248,32 @@ class QuestionView:
             self._show(_BAD, "⚠️ " + _esc(self.message) + "<br><small>입력한 내용은 그대로 두었습니다. 고친 뒤 다시 제출하세요.</small>")
             self._on_change()
             return
-        if self.key is None:  # exam mode
-            self.score = None
-            self.review = False
-            if save:
-                self._save(response, None)
-            self.message = "저장했습니다."
-            self._show(_INFO, "💾 저장했습니다. 연습 배포본이라 채점은 강사가 합니다. 답을 바꾸려면 '다시 풀기'를 누르세요.")
+        result = check(self.key, response, labels=self.labels)
+        self.self_row.layout.display = "none"
+        self.score = result.score
+        self.review = result.review
+        if save:
+            self._save(response, result.score)
+        if result.review:
+            self.message = "검토 필요"
+            self._show(_WARN, "📝 <b>답을 저장했습니다.</b> 자동 채점 규칙으로는 맞는지 틀렸는지 정할 수 없는 "
+                              "답입니다. 아래 모범 답안과 핵심 개념을 내 답과 견주어 <b>맞았는지 스스로 확인</b>해 "
+                              "보세요.<br>" + self._rubric_html() +
+                              "<small>제출 파일을 내면 강사도 읽고 확인합니다. 그때까지 이 문항은 점수에 들어가지 "
+                              "않습니다. '다시 풀기'로 답을 고쳐 쓸 수 있습니다.</small>")
+            self.reveal_button.disabled = True  # everything it would show is shown
+            self._show_self_check(None if save else self.self_check)
+        elif result.correct:
+            self.message = "정답"
+            self._show(_OK, f"✅ <b>정답입니다.</b> {_esc(result.explanation)}")
+            self.reveal_button.disabled = True
         else:
-            result = check(self.key, response, labels=self.labels)
-            self.self_row.layout.display = "none"
-            self.score = result.score
-            self.review = result.review
-            if save:
-                self._save(response, result.score)
-            if result.review:
-                self.message = "검토 필요"
-                self._show(_WARN, "📝 <b>답을 저장했습니다.</b> 자동 채점 규칙으로는 맞는지 틀렸는지 정할 수 없는 "
-                                  "답입니다. 아래 모범 답안과 핵심 개념을 내 답과 견주어 <b>맞았는지 스스로 확인</b>해 "
-                                  "보세요.<br>" + self._rubric_html() +
-                                  "<small>제출 파일을 내면 강사도 읽고 확인합니다. 그때까지 이 문항은 점수에 들어가지 "
-                                  "않습니다. '다시 풀기'로 답을 고쳐 쓸 수 있습니다.</small>")
-                self.reveal_button.disabled = True  # everything it would show is shown
-                self._show_self_check(None if save else self.self_check)
-            elif result.correct:
-                self.message = "정답"
-                self._show(_OK, f"✅ <b>정답입니다.</b> {_esc(result.explanation)}")
-                self.reveal_button.disabled = True
-            else:
-                self.message = "오답"
-                part = f" (부분 점수 {_fmt(result.score)})" if result.score > 0 else ""
-                extra = "".join(f"<br>• {_esc(f)}" for f in result.feedback)
-                self._show(_BAD, f"❌ <b>틀렸습니다{part}.</b>{extra}<br><small>'다시 풀기'로 다시 답하거나 "
-                                 "'해설 보기'로 정답과 해설을 보세요.</small>")
-                self.reveal_button.disabled = False
+            self.message = "오답"
+            part = f" (부분 점수 {_fmt(result.score)})" if result.score > 0 else ""
+            extra = "".join(f"<br>• {_esc(f)}" for f in result.feedback)
+            self._show(_BAD, f"❌ <b>틀렸습니다{part}.</b>{extra}<br><small>'다시 풀기'로 다시 답하거나 "
+                             "'해설 보기'로 정답과 해설을 보세요.</small>")
+            self.reveal_button.disabled = False
         self._lock(True)
         self._on_change()
 
@@ -315,10 +304,10 @@ class QuestionView:
                                                "고쳐 써 보세요.")
 
     def judge_self(self, right: bool) -> None:
-        """The student's own verdict on an answer the rules could not decide (practice mode): saved
+        """The student's own verdict on an answer the rules could not decide: saved
         in the record as ``self_check`` (``"right"`` / ``"wrong"``); no score changes (the lecturer
         still reviews the answer)."""
-        if not self.review or self.key is None:
+        if not self.review:
             return
         verdict = "right" if right else "wrong"
         self.store.update(self.q.id, self_check=verdict)
@@ -342,15 +331,13 @@ class QuestionView:
         self.self_note.value = ""
 
     def reveal(self) -> None:
-        """Show the right answer and the explanation (practice mode only)."""
-        if self.key is None:
-            return
+        """Show the right answer and the explanation."""
         from .grading import answer_text
 
         self._show(_INFO, f"정답: <b>{_esc(answer_text(self.key, labels=self.labels))}</b><br>{_esc(self.key.explanation)}")
 
     def restore(self, record: dict) -> None:
-        """Show a saved record: its response, and (practice) its grade against the current key."""
+        """Show a saved record: its response, and its grade against the current key."""
         response = record.get("response")
         self.set_response(response)
         if response is None:
@@ -358,9 +345,6 @@ class QuestionView:
         self.saved = True
         self.self_check = record.get("self_check") if record.get("self_check") in ("right", "wrong") else None
         self.submit(save=False)
-        if self.key is None and self.message == "저장했습니다.":
-            when = _esc(str(record.get("saved_at", "")))
-            self._show(_INFO, f"💾 저장된 답입니다 ({when}). 연습 배포본이라 채점은 강사가 합니다.")
 
 
 class QuizWidget:
@@ -374,7 +358,6 @@ class QuizWidget:
             of the submission file because they break its limits.
         store: the :class:`~decodelab.quiz.store.AnswerStore` it saves into.
         view: the ``ipywidgets.VBox`` shown in the notebook.
-        exam: True in exam mode (no keys).
     """
 
     def __init__(self, notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLike | None = None,
@@ -383,7 +366,6 @@ class QuizWidget:
         qs = load_public(quizzes_dir, notebook_id)
         self._quizzes_dir = quizzes_dir
         self.left_out: list[str] = []
-        self.exam = qs.exam
         self.store = AnswerStore(qs.quiz_set, answers_dir)
         self.shuffle_key = self.store.shuffle_key(student_id)
         self.export_dir = Path(export_dir) if export_dir is not None else None
@@ -392,13 +374,11 @@ class QuizWidget:
             heading = f"확인 퀴즈 · 노트북 {nb}: {title}"
         else:
             heading = f"복습 퀴즈 · 전체 {len(qs.questions)}문항"
-        if self.exam:
-            heading += " (연습 배포본)"
         self.title = W.HTML(QUIZ_STYLE + f"<h3 style='margin:4px 0'>{_esc(heading)}</h3>")
         self.score_label = W.HTML("")
         self.views: dict[str, QuestionView] = {}
         for n, q in enumerate(qs.questions, start=1):
-            self.views[q.id] = QuestionView(q, qs.keys.get(q.id), self.store, self._update_score, n,
+            self.views[q.id] = QuestionView(q, qs.keys[q.id], self.store, self._update_score, n,
                                             self.shuffle_key)
         on_hub = hub_user()
         self.student = W.Text(value=on_hub or student_id or self.store.student_id(), placeholder="학번 또는 이름",
@@ -431,27 +411,20 @@ class QuizWidget:
     # ---------------------------------------------------------------- score and export
 
     def score(self) -> tuple[float, float]:
-        """(points earned, points possible) over this widget's questions (practice mode)."""
+        """(points earned, points possible) over this widget's questions."""
         earned = sum((v.score or 0.0) * v.q.points for v in self.views.values())
         return earned, sum(v.q.points for v in self.views.values() if not v.review)
 
-    def answered(self) -> int:
-        """How many questions have a saved answer."""
-        return sum(1 for v in self.views.values() if v.saved)
-
     def _update_score(self) -> None:
         n = len(self.views)
-        if self.exam:
-            text = f"답한 문항: <b>{self.answered()} / {n}</b>"
-        else:
-            earned, total = self.score()
-            graded = sum(1 for v in self.views.values() if v.score is not None)
-            pending = sum(1 for v in self.views.values() if v.review)
-            text = f"점수: <b>{_fmt(round(earned, 2))} / {_fmt(total)}</b> (채점된 문항 {graded} / {n})"
-            if pending:
-                mine = sum(1 for v in self.views.values() if v.review and v.self_check == "right")
-                text += f" · 규칙으로 채점하지 못한 문항 {pending}개"
-                text += f" (스스로 확인: 맞음 {mine}개)" if mine else " (문항 아래에서 스스로 확인해 보세요)"
+        earned, total = self.score()
+        graded = sum(1 for v in self.views.values() if v.score is not None)
+        pending = sum(1 for v in self.views.values() if v.review)
+        text = f"점수: <b>{_fmt(round(earned, 2))} / {_fmt(total)}</b> (채점된 문항 {graded} / {n})"
+        if pending:
+            mine = sum(1 for v in self.views.values() if v.review and v.self_check == "right")
+            text += f" · 규칙으로 채점하지 못한 문항 {pending}개"
+            text += f" (스스로 확인: 맞음 {mine}개)" if mine else " (문항 아래에서 스스로 확인해 보세요)"
         self.score_label.value = text
 
     def export(self, student_id: str | None = None, out_dir: str | os.PathLike | None = None) -> Path:
@@ -544,8 +517,7 @@ def quiz_widget(notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLik
     Args:
         notebook_id: ``"01"``...``"05"`` (or 1...5) for that notebook's questions; ``"all"`` or
             ``"06"`` for every question (the review notebook).
-        quizzes_dir: quiz folder or exam release (default: ``$DECODELAB_QUIZZES``, else the repo's
-            ``quizzes/``).
+        quizzes_dir: quiz folder (default: ``$DECODELAB_QUIZZES``, else the repo's ``quizzes/``).
         answers_dir: where answers are saved (default: ``$DECODELAB_ANSWERS_DIR``, else
             ``~/.decodelab/answers``).
         export_dir: where the export button writes the submission (default: current folder).
