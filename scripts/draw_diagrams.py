@@ -326,8 +326,11 @@ def speculative_round():
 
 
 def disaggregated():
-    """Prefill device builds the KV cache, sends it over a link, the decode device writes the answer."""
-    fig, ax = _canvas(10, 3.9, (0, 10.2), (-1.5, 2.9))
+    """Prefill device builds the KV cache, sends it over a link, the decode device writes the answer.
+
+    No time line: which device emits the first token (and so whether the transfer lands in TTFT) is
+    what notebook 05's prediction 05-predict-disagg-ttft asks; the figure stands above it."""
+    fig, ax = _canvas(10, 1.9, (0, 10.2), (0.95, 2.75))
     _box(ax, 0.1, 1.3, 1.9, 1.1, "요청\n(프롬프트 S 토큰)", INK, fill="#ffffff", fs=12)
     _arrow(ax, 2.05, 1.85, 2.45, 1.85)
     _box(ax, 2.5, 1.2, 2.3, 1.3, "프리필 장치\n연산 능력이 큰 GPU", PREFILL)
@@ -337,14 +340,6 @@ def disaggregated():
     _box(ax, 6.9, 1.2, 2.3, 1.3, "디코드 장치\n메모리 대역폭이 큰 칩", DECODE)
     _arrow(ax, 9.25, 1.85, 9.6, 1.85)
     ax.text(9.65, 1.85, "답", va="center", fontsize=FS)
-    # time line of one request (this course's model: the first token comes from the decode device)
-    _box(ax, 2.5, -0.2, 2.3, 0.5, "프리필", PREFILL, fs=12)
-    _box(ax, 4.85, -0.2, 2.0, 0.5, "KV 캐시 전송", KV, fs=12)
-    for i in range(3):
-        _box(ax, 6.9 + i * 0.8, -0.2, 0.72, 0.5, "스텝", DECODE, fs=11)
-    ax.text(9.35, 0.05, "…", fontsize=FS + 2, va="center")
-    _time_axis(ax, 0.1, 0.05, "요청 하나의 시간")
-    _bracket(ax, 2.5, 7.62, -0.5, "이 강좌의 모형: 첫 토큰을 디코드 장치가 내므로 TTFT에 전송 시간이 더해짐", INK, fs=12)
     return fig
 
 
