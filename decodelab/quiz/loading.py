@@ -22,8 +22,6 @@ from .._paths import QUIZZES_DIR
 from .schema import (
     NOTEBOOK_FILE_GLOB,
     NOTEBOOK_IDS,
-    PublicChoice,
-    PublicItem,
     PublicQuestion,
     Question,
     QuizFile,
@@ -399,16 +397,7 @@ def public_question(q) -> PublicQuestion:
         q: a keyed question (or a :class:`PublicQuestion`, returned as is). The file's ids and order
             are kept (the widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
     """
-    if isinstance(q, PublicQuestion):
-        return q
-    data: dict[str, Any] = {"id": q.id, "kind": q.kind, "prompt": q.prompt, "points": q.points}
-    if q.kind in ("single", "multiple"):
-        data["choices"] = [PublicChoice(id=c.id, text=c.text) for c in q.choices]
-    elif q.kind == "ordering":
-        data["items"] = [PublicItem(id=i.id, text=i.text) for i in q.items]
-    elif q.kind == "numeric":
-        data["unit"] = q.unit
-    return PublicQuestion(**data)
+    return q if isinstance(q, PublicQuestion) else q.public()
 
 
 @dataclass

@@ -1,8 +1,10 @@
 """The short-answer matcher: where a Korean answer states a stem, whether that statement is negated,
-and what in the answer no rule accounts for.
+and what in the answer no rule accounts for; and the verdict on a short answer built on it
+(:func:`short_verdict`).
 
-Below :mod:`decodelab.quiz.schema` (which checks accepted forms against misconceptions with it) and
-:mod:`decodelab.quiz.grading` (which grades with it); it imports only :mod:`decodelab.quiz.normalize`.
+Below :mod:`decodelab.quiz.schema` (which checks accepted forms against misconceptions with it, and
+whose :class:`~decodelab.quiz.schema.ShortAnswer` scores with :func:`short_verdict`); it imports only
+:mod:`decodelab.quiz.normalize`.
 
 Texts are folded with :func:`~decodelab.quiz.normalize.normalize_text` word by word, so spacing,
 NFD Hangul, case and punctuation never matter; stems are found inside words, so particles and
@@ -21,9 +23,10 @@ import re
 import unicodedata
 from itertools import islice, product
 
-from .normalize import normalize_text
+from .normalize import normalize_text, strip_korean_ending
 
-__all__ = ["CONTRAST", "FUNCTION_SYLLABLES", "Folded", "NEGATED_ENDING", "PARTICLES", "states"]
+__all__ = ["CONTRAST", "FUNCTION_SYLLABLES", "Folded", "NEGATED_ENDING", "PARTICLES", "SHORT_REASONS", "grade_short",
+           "misconception_of", "short_verdict", "states"]
 
 _NEG_ROOTS = ("않", "아니", "아닌", "아님", "아냐", "아닙", "없", "못")
 """Post-predicate negation roots (folded Hangul syllables)."""
@@ -300,3 +303,108 @@ def states(groups: list[list[str]], text: str, within: int | None = None, *, con
     """
     f = Folded(text)
     return bool(f.text) and f.stated(groups, within, contrast) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# The short-answer verdict (ShortAnswer.score)
+# --------------------------------------------------------------------------------------------
+
+
+SHORT_REASONS = {
+    "accepted": "정답으로 등록된 답과 같습니다.",
+    "concepts": "핵심 개념을 모두 말했고, 규칙이 읽지 못한 말이 없습니다.",
+    "misconception": "등록된 오개념을 말했습니다.",
+    "negation": "핵심 개념을 부정했습니다.",
+    "mixed": "핵심 개념과 오개념을 함께 말해 강사가 검토합니다.",
+    "list": "낱말을 늘어놓았을 뿐 문장으로 설명하지 않아 강사가 검토합니다.",
+    "unexplained": "규칙이 판단하지 못한 말이 있어 강사가 검토합니다.",
+    "undecided": "이 답은 규칙으로 판단할 수 없어 강사가 검토합니다.",
+}
+"""Why :func:`short_verdict` decided as it did (key -> the Korean line the feedback shows)."""
+
+
+def short_verdict(question, text: str) -> tuple[float | None, str]:
+    """Grade a short Korean answer and say why: ``(score, reason)`` with ``score`` 1.0, 0.0 or
+    ``None`` (the lecturer's review) and ``reason`` a key of :data:`SHORT_REASONS`.
+
+    Full credit needs an answer that states the concept and contradicts nothing the rules cannot
+    read. In order (texts folded by :func:`~decodelab.quiz.normalize.normalize_text`; stems found
+    inside words, so particles, endings and spacing never matter):
+
+    1. the answer is ``question.answer`` or one of ``question.accepted`` (optionally followed by a
+       polite ending such as ``입니다``) -> ``(1.0, "accepted")``;
+    2. it states one of ``question.misconceptions`` (every group of its ``match`` hit, not negated
+       nor denied by "아니라"/"않고", within its span; a case particle between two hits does not
+       count) -> ``(0.0, "misconception")``, or ``(None, "mixed")`` when it also states every
+       concept outside the misconception's words ("CPU보다 GPU") and the misconception is not
+       ``decisive`` (a wrong cause: "메모리가 부족해서 시간이 늘어난다" -> 0);
+    3. it names a concept group only in negated form ("메모리 대역폭 때문이 아니다") ->
+       ``(0.0, "negation")``;
+    4. it states every group of ``question.concepts`` (not negated, main predicate not negated):
+       a keyword list rather than a statement -> ``(None, "list")``; words outside the concept
+       hits, the question's ``neutral`` stems, denied misconceptions and particles/endings
+       (:meth:`~decodelab.quiz.matching.Folded.unexplained`) -> ``(None, "unexplained")``;
+       otherwise -> ``(1.0, "concepts")``;
+    5. anything else -> ``(None, "undecided")``.
+
+    Raises:
+        TypeError: ``text`` is not a ``str``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"grade_short: 답은 str여야 합니다 (받은 값의 형식: {type(text).__name__})")
+    f = Folded(text)
+    if not f.text:
+        return None, "undecided"
+    forms = {normalize_text(x) for x in [question.answer, *question.accepted]}
+    if f.text in forms or strip_korean_ending(f.text) in forms:
+        return 1.0, "accepted"
+    wrong: list[tuple[int, int]] = []
+    decisive = False
+    for m in question.misconceptions:
+        spans = f.stated(m.match, m.within, contrast=True) or []
+        wrong += spans
+        decisive = decisive or bool(spans and m.decisive)
+    concepts = list(question.concepts)
+    hits = f.stated(concepts, exclude=wrong) if concepts else None
+    right = hits is not None and not NEGATED_ENDING.search(strip_korean_ending(f.text))
+    if wrong:
+        return (None, "mixed") if right and not decisive else (0.0, "misconception")
+    if concepts and f.negated_group(concepts):
+        return 0.0, "negation"
+    if not right:
+        return None, "undecided"
+    if f.is_keyword_list(concepts):
+        return None, "list"
+    covered = [h for g in concepts for h in f.hits(g)]
+    covered += [o for k in getattr(question, "neutral", ()) for o in f.occurrences([k])]
+    covered += [d for m in question.misconceptions for g in m.match for d in f.denied(g)]
+    if f.unexplained(covered):
+        return None, "unexplained"
+    return 1.0, "concepts"
+
+
+def grade_short(question, text: str) -> float | None:
+    """Grade a short Korean answer: 1.0 right, 0.0 wrong, ``None`` for the lecturer's review.
+
+    The score of :func:`short_verdict` (which also says why; the rules are listed there): full
+    credit only for an accepted form, or for an answer that states every concept and contradicts
+    nothing; 0 for a listed misconception or a negated concept; review for the rest (keyword
+    lists, words the rules cannot read, mixed answers).
+
+    Args:
+        question: a :class:`~decodelab.quiz.schema.ShortAnswer`.
+        text: the student's answer.
+
+    Returns:
+        1.0, 0.0 or None.
+
+    Raises:
+        TypeError: ``text`` is not a ``str``.
+    """
+    return short_verdict(question, text)[0]
+
+
+def misconception_of(question, text: str):
+    """The first :class:`~decodelab.quiz.schema.Misconception` of ``question`` that ``text``
+    states, or ``None`` (for feedback: its ``explanation`` says why the answer is wrong)."""
+    return next((m for m in question.misconceptions if states(m.match, text, m.within, contrast=True)), None)

@@ -1,5 +1,11 @@
 """The quiz file schema (pydantic v2): five question kinds, their sources, and the student view.
 
+Each kind is a class with its own rules, so nothing else switches on ``kind``: ``parse`` (read a
+response, or a Korean :class:`~decodelab.quiz.normalize.ResponseError` saying what to change),
+``score`` (score in [0, 1] or ``None`` for review, and the feedback lines), ``answer_text`` (the
+right answer, readable), ``options`` / ``option_labels`` (what a student picks or orders, and the
+positional labels the widget shows them under) and ``public`` (what a student sees).
+
 A quiz file (``quizzes/NN.yaml``) looks like::
 
     notebook: "01"
@@ -35,15 +41,17 @@ answer, no explanation, no source.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from .matching import states
-from .normalize import UNITS, normalize_text, normalize_unit
+from .matching import SHORT_REASONS, misconception_of, short_verdict, states
+from .normalize import UNITS, ResponseError, normalize_text, normalize_unit, parse_quantity
 
 __all__ = [
+    "CHOICE_LABELS",
+    "ITEM_LABELS",
     "Choice",
     "Identified",
     "Item",
@@ -80,6 +88,13 @@ file name of a saved answer and a key of a submission's ``answers``. Always matc
 QUIZ_SET = re.compile(r"course")
 """The quiz set of saved answers and submissions: ``course`` (the practice quizzes); matched whole."""
 SEEDS = ("000", "001")
+CHOICE_LABELS = ("1", "2", "3", "4", "5", "6", "7", "8")
+"""Labels of the shown choices, by position (see :mod:`decodelab.quiz.shuffle`)."""
+ITEM_LABELS = ("가", "나", "다", "라", "마", "바", "사", "아")
+"""Labels of the shown ordering items, by position."""
+MAX_TEXT = 2000
+"""The longest short answer :meth:`ShortAnswer.parse` reads (characters)."""
+_SEPARATORS = re.compile(r"[\s,;/>→·\-]+")
 
 
 def field_error(field: str, message: str) -> PydanticCustomError:
@@ -153,16 +168,77 @@ class Item(Strict):
     text: str = Field(min_length=1)
 
 
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def _label(labels: dict[str, str] | None, oid: str) -> str:
+    return labels.get(oid, oid) if labels else oid
+
+
+def _split_ids(response: Any, valid: list[str], upper: bool) -> list[str]:
+    if isinstance(response, str):
+        s = response.strip()
+        s = s.upper() if upper else s.lower()
+        parts = [p for p in _SEPARATORS.split(s) if p]
+        if len(parts) == 1 and len(parts[0]) > 1 and all(ch in valid for ch in parts[0]):
+            parts = list(parts[0])
+        return parts
+    if isinstance(response, (list, tuple)) and all(isinstance(x, str) for x in response):
+        return [x.strip().upper() if upper else x.strip().lower() for x in response]
+    raise ResponseError("선택한 항목의 id 목록을 주세요 (예: ['a', 'c']).")
+
+
 class _Base(Identified):
+    """What every kind has (prompt, explanation, source, points) and does (the kind's rules)."""
+
     prompt: str = Field(min_length=5)
     explanation: str = Field(min_length=5)
     source: list[Source] = Field(min_length=1)
     points: float = Field(default=1.0, gt=0, le=100)
 
+    option_labels: ClassVar[tuple[str, ...]] = ()
+    """The positional labels the widget shows the options under (empty: a question without options)."""
+
     @field_validator("source", mode="before")
     @classmethod
     def _one_or_many(cls, v: Any) -> Any:
         return [v] if isinstance(v, dict) else v
+
+    @property
+    def options(self) -> list:
+        """The options a student picks or orders (``choices`` or ``items``), in file order; ``[]`` for none."""
+        return []
+
+    def parse(self, response: Any) -> Any:
+        """``response`` read for this kind (see :func:`decodelab.quiz.grading.parse_response`).
+
+        Raises:
+            ResponseError: (Korean) empty, or not an answer of this kind; the message says what to change.
+        """
+        if response is None or (isinstance(response, str) and not response.strip()):
+            raise ResponseError("답이 비어 있습니다: 답을 입력하거나 고르세요.")
+        return self._parse(response)
+
+    def _parse(self, response: Any) -> Any:  # pragma: no cover - every kind overrides it
+        raise NotImplementedError
+
+    def score(self, value: Any, labels: dict[str, str] | None = None) -> tuple[float | None, list[str]]:
+        """``(score, feedback)`` for a parsed ``value``: score in [0, 1] (``None``: the lecturer's review),
+        feedback lines that name options under ``labels`` (option id -> shown label)."""
+        raise NotImplementedError  # pragma: no cover - every kind overrides it
+
+    def answer_text(self, labels: dict[str, str] | None = None) -> str:
+        """The right answer, readable by a student (options under ``labels``)."""
+        raise NotImplementedError  # pragma: no cover - every kind overrides it
+
+    def public(self) -> "PublicQuestion":
+        """What a student sees of this question: no key, no explanation, no source."""
+        return PublicQuestion(id=self.id, kind=self.kind, prompt=self.prompt, points=self.points,  # type: ignore[attr-defined]
+                              **self._public_fields())
+
+    def _public_fields(self) -> dict[str, Any]:
+        return {}
 
 
 def _check_choices(choices: list[Choice], answer_ids: list[str]) -> None:
@@ -177,8 +253,22 @@ def _check_choices(choices: list[Choice], answer_ids: list[str]) -> None:
             raise field_error(f"choices.{c.id}.explanation", "오답 선택지마다 왜 틀렸는지 설명이 필요합니다")
 
 
-class SingleChoice(_Base):
-    """One right option among ``choices``."""
+class _Choices(_Base):
+    """A question whose options are ``choices`` (labelled ``1``, ``2``, ... in the widget)."""
+
+    option_labels: ClassVar[tuple[str, ...]] = CHOICE_LABELS
+
+    @property
+    def options(self) -> list:
+        """The ``choices``, in file order."""
+        return list(self.choices)  # type: ignore[attr-defined]
+
+    def _public_fields(self) -> dict[str, Any]:
+        return {"choices": [PublicChoice(id=c.id, text=c.text) for c in self.choices]}  # type: ignore[attr-defined]
+
+
+class SingleChoice(_Choices):
+    """One right option among ``choices``: 1 for it, else 0 (with the chosen option's explanation)."""
 
     kind: Literal["single"]
     choices: list[Choice] = Field(min_length=2, max_length=8)
@@ -189,9 +279,30 @@ class SingleChoice(_Base):
         _check_choices(self.choices, [self.answer])
         return self
 
+    def _parse(self, response: Any) -> str:
+        ids = [c.id for c in self.choices]
+        if isinstance(response, (list, tuple)) and len(response) == 1:
+            response = response[0]
+        if not isinstance(response, str) or response.strip().lower() not in ids:
+            raise ResponseError(f"선택지 {', '.join(ids)} 중 하나를 고르세요.")
+        return response.strip().lower()
 
-class MultipleChoice(_Base):
-    """Several right options; the student picks all that apply."""
+    def score(self, value: str, labels: dict[str, str] | None = None) -> tuple[float, list[str]]:
+        """1 for the answer; else 0 and why the chosen option is wrong."""
+        if value == self.answer:
+            return 1.0, []
+        c = next(c for c in self.choices if c.id == value)
+        return 0.0, [f"{_label(labels, c.id)}: {c.explanation}"]
+
+    def answer_text(self, labels: dict[str, str] | None = None) -> str:
+        """``"<label>. <text>"`` of the right option."""
+        c = next(c for c in self.choices if c.id == self.answer)
+        return f"{_label(labels, c.id)}. {c.text}"
+
+
+class MultipleChoice(_Choices):
+    """Several right options; the student picks all that apply:
+    ``max(0, (right picks - wrong picks) / number of right options)``."""
 
     kind: Literal["multiple"]
     choices: list[Choice] = Field(min_length=3, max_length=8)
@@ -203,6 +314,30 @@ class MultipleChoice(_Base):
             raise field_error("answer", "정답 id가 겹칩니다")
         _check_choices(self.choices, self.answer)
         return self
+
+    def _parse(self, response: Any) -> list[str]:
+        ids = [c.id for c in self.choices]
+        picked = _split_ids(response, ids, upper=False)
+        bad = [p for p in picked if p not in ids]
+        if bad or not picked:
+            raise ResponseError(f"선택지 {', '.join(ids)} 중에서 하나 이상 고르세요 (알 수 없는 선택: {bad}).")
+        return sorted(set(picked))
+
+    def score(self, value: list[str], labels: dict[str, str] | None = None) -> tuple[float, list[str]]:
+        """Partial credit; why each wrongly picked option is wrong, and the right ones missed."""
+        right, picked = set(self.answer), set(value)
+        hits, wrong = len(picked & right), len(picked - right)
+        feedback = [f"{_label(labels, c.id)} (고르지 말아야 할 것): {c.explanation}"
+                    for c in self.choices if c.id in picked - right]
+        missed = sorted(_label(labels, m) for m in right - picked)
+        if missed:
+            feedback.append(f"빠뜨린 정답: {', '.join(missed)}")
+        return max(0.0, (hits - wrong) / len(right)), feedback
+
+    def answer_text(self, labels: dict[str, str] | None = None) -> str:
+        """The right options, ``"<label>. <text>"`` joined by ``" / "`` in label order."""
+        picked = sorted((_label(labels, c.id), c.text) for c in self.choices if c.id in self.answer)
+        return " / ".join(f"{lab}. {text}" for lab, text in picked)
 
 
 def _groups(v: Any) -> Any:
@@ -270,7 +405,7 @@ class ShortAnswer(_Base):
     - ``neutral``: stems a right answer may add that neither state nor contradict the concept
       (``토큰``, ``모델``, ``계속``). An answer that states every concept gets full credit only when
       the rest of it is neutral stems, denied misconceptions, particles and endings; anything else
-      goes to review (:func:`decodelab.quiz.grading.short_verdict`).
+      goes to review (:func:`decodelab.quiz.matching.short_verdict`).
 
     Everything else (an answer the rules cannot decide) goes to the lecturer's review. The old
     names ``keywords`` / ``forbidden`` are rejected with a message naming the new field.
@@ -319,6 +454,28 @@ class ShortAnswer(_Base):
                     raise field_error(f"misconceptions.{i}.match", f"정답 형태 {form!r}도 이 오개념에 걸립니다: 표현을 좁히세요")
         return self
 
+    def _parse(self, response: Any) -> str:
+        if not isinstance(response, str):
+            raise ResponseError("글로 답하세요 (문자열).")
+        if len(response) > MAX_TEXT:
+            raise ResponseError(f"답이 너무 깁니다 ({len(response)}자): {MAX_TEXT}자 이내로 짧게 쓰세요.")
+        if not normalize_text(response):
+            raise ResponseError("답이 비어 있습니다: 글자로 답하세요.")
+        return response
+
+    def score(self, value: str, labels: dict[str, str] | None = None) -> tuple[float | None, list[str]]:
+        """:func:`~decodelab.quiz.matching.short_verdict`'s score; the misconception's explanation, or
+        the reason when not full credit."""
+        score, reason = short_verdict(self, value)
+        m = misconception_of(self, value) if reason == "misconception" else None
+        if m is not None:
+            return score, [m.explanation]
+        return score, [] if score == 1.0 else [SHORT_REASONS[reason]]
+
+    def answer_text(self, labels: dict[str, str] | None = None) -> str:
+        """The model answer."""
+        return self.answer
+
 
 class NumericQuestion(_Base):
     """A number with a unit; right when ``|response - answer| <= tolerance`` (both in ``unit``)."""
@@ -342,13 +499,58 @@ class NumericQuestion(_Base):
             raise ValueError(f"알 수 없는 단위 {v!r} (decodelab.quiz.normalize.UNITS에 있는 것을 쓰세요)")
         return v
 
+    def _parse(self, response: Any) -> float:
+        return parse_quantity(response, self.unit or "")
+
+    def score(self, value: float, labels: dict[str, str] | None = None) -> tuple[float, list[str]]:
+        """1 within the tolerance (and a relative 1e-9 for rounding), else 0 and how far off."""
+        diff = abs(value - self.answer)
+        if diff <= self.tolerance + 1e-9 * max(1.0, abs(self.answer)):
+            return 1.0, []
+        return 0.0, [f"입력한 값 {_fmt(value)} {self.unit}".rstrip() + f"은(는) 정답과 {_fmt(diff)} {self.unit}".rstrip()
+                     + " 차이가 납니다."]
+
+    def answer_text(self, labels: dict[str, str] | None = None) -> str:
+        """``"<answer> <unit>"`` and the tolerance."""
+        tol = f" (허용 오차 ±{_fmt(self.tolerance)})" if self.tolerance else ""
+        return f"{_fmt(self.answer)} {self.unit}".rstrip() + tol
+
+    def _public_fields(self) -> dict[str, Any]:
+        return {"unit": self.unit}
+
 
 class OrderingQuestion(_Base):
-    """Put ``items`` in the right order; ``answer`` lists every item id once."""
+    """Put ``items`` in the right order; ``answer`` lists every item id once. 1 for exactly that order."""
 
     kind: Literal["ordering"]
     items: list[Item] = Field(min_length=3, max_length=8)
     answer: list[str]
+
+    option_labels: ClassVar[tuple[str, ...]] = ITEM_LABELS
+
+    @property
+    def options(self) -> list:
+        """The ``items``, in file order."""
+        return list(self.items)
+
+    def _parse(self, response: Any) -> list[str]:
+        ids = [i.id for i in self.items]
+        order = _split_ids(response, ids, upper=True)
+        if sorted(order) != sorted(ids):
+            raise ResponseError(f"항목 {', '.join(sorted(ids))}를 한 번씩 모두 써서 순서를 정하세요 (예: {' '.join(ids)}).")
+        return order
+
+    def score(self, value: list[str], labels: dict[str, str] | None = None) -> tuple[float, list[str]]:
+        """1 for exactly the right order, else 0."""
+        return (1.0 if list(value) == list(self.answer) else 0.0), []
+
+    def answer_text(self, labels: dict[str, str] | None = None) -> str:
+        """The items in the right order, ``"<label>. <text>"`` joined by arrows."""
+        text = {i.id: i.text for i in self.items}
+        return " → ".join(f"{_label(labels, a)}. {text[a]}" for a in self.answer)
+
+    def _public_fields(self) -> dict[str, Any]:
+        return {"items": [PublicItem(id=i.id, text=i.text) for i in self.items]}
 
     @model_validator(mode="after")
     def _permutation(self) -> "OrderingQuestion":
@@ -417,4 +619,14 @@ class PublicQuestion(Identified):
     choices: list[PublicChoice] | None = None
     items: list[PublicItem] | None = None
     unit: str | None = None
+
+    @property
+    def options(self) -> list:
+        """The ``choices`` or ``items`` shown, in file order; ``[]`` for none."""
+        return list(self.choices or self.items or [])
+
+    @property
+    def option_labels(self) -> tuple[str, ...]:
+        """The positional labels of :attr:`options` (choices ``1``.., items ``가``..)."""
+        return ITEM_LABELS if self.items else CHOICE_LABELS if self.choices else ()
 

@@ -20,12 +20,9 @@ import hashlib
 import random
 from typing import Any, Sequence
 
-__all__ = ["CHOICE_LABELS", "ITEM_LABELS", "choice_order", "labels_for", "student_view"]
+from .schema import CHOICE_LABELS, ITEM_LABELS
 
-CHOICE_LABELS = ("1", "2", "3", "4", "5", "6", "7", "8")
-"""Labels of the shown choices, by position."""
-ITEM_LABELS = ("가", "나", "다", "라", "마", "바", "사", "아")
-"""Labels of the shown ordering items, by position."""
+__all__ = ["CHOICE_LABELS", "ITEM_LABELS", "choice_order", "labels_for", "student_view"]
 
 
 def choice_order(question_id: str, shuffle_key: str, ids: Sequence[str]) -> list[str]:
@@ -52,12 +49,7 @@ def choice_order(question_id: str, shuffle_key: str, ids: Sequence[str]) -> list
 def labels_for(question: Any, shuffle_key: str) -> dict[str, str]:
     """Option id -> the positional label the student saw (choices ``1``.., items ``가``..);
     ``{}`` for a question without options."""
-    if question.kind in ("single", "multiple"):
-        ids, labels = [c.id for c in question.choices], CHOICE_LABELS
-    elif question.kind == "ordering":
-        ids, labels = [i.id for i in question.items], ITEM_LABELS
-    else:
-        return {}
+    ids, labels = [o.id for o in question.options], question.option_labels
     return {oid: labels[k] for k, oid in enumerate(choice_order(question.id, shuffle_key, ids))}
 
 
@@ -74,12 +66,7 @@ def student_view(question: Any, shuffle_key: str) -> list[tuple[str, str, str]]:
         >>> student_view(get_question("01-decode-definition"), "2026-12345")  # doctest: +SKIP
         [('1', 'c', '...'), ('2', 'a', '...'), ('3', 'd', '...'), ('4', 'b', '...')]
     """
-    if question.kind in ("single", "multiple"):
-        opts, labels = question.choices, CHOICE_LABELS
-    elif question.kind == "ordering":
-        opts, labels = question.items, ITEM_LABELS
-    else:
-        return []
+    opts, labels = question.options, question.option_labels
     text = {o.id: o.text for o in opts}
     order = choice_order(question.id, shuffle_key, [o.id for o in opts])
     return [(labels[k], oid, text[oid]) for k, oid in enumerate(order)]

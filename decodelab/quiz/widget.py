@@ -31,7 +31,7 @@ import ipywidgets as W
 from .grading import check, parse_response
 from .loading import load_public
 from .normalize import ResponseError
-from .shuffle import CHOICE_LABELS, ITEM_LABELS, choice_order
+from .shuffle import choice_order
 from .store import AnswerStore, hub_user
 from .submission import answer_problem
 
@@ -68,6 +68,105 @@ QUIZ_STYLE = """<style>
 </style>"""
 
 
+class _Input:
+    """How a student answers one kind of question in the widget: ``control`` (the input widget, or a
+    list of them), ``rows`` (what the question box shows), :meth:`get` and :meth:`set` (the response
+    as the grader reads it), ``hint`` (what to do, under the prompt) and ``fix`` (added to the message
+    about an answer over the submission limits)."""
+
+    hint = ""
+    fix = ""
+
+    def __init__(self, question, order: list[str], labels: dict[str, str]):
+        self.order = order
+        self.control: Any = W.Text(placeholder="짧게 답하세요", layout=W.Layout(width="70%"))
+        self.rows: list = [self.control]
+
+    def get(self) -> Any:
+        """The raw text, or None when blank."""
+        text = self.control.value
+        return text if text.strip() else None
+
+    def set(self, response: Any) -> None:
+        """Put ``response`` into the box (as text)."""
+        self.control.value = "" if response is None else str(response)
+
+
+class _Number(_Input):
+    fix = " 숫자와 단위만 입력하세요 (예: 150 s)."
+
+    def __init__(self, question, order: list[str], labels: dict[str, str]):
+        self.order = order
+        self.control = W.Text(placeholder="숫자 (예: 150)", layout=W.Layout(width="220px"))
+        self.rows = [W.HBox([self.control, W.HTML(f"&nbsp;{_esc(question.unit or '')}")])]
+
+
+class _OneChoice(_Input):
+    hint = "하나를 고르세요"
+
+    def __init__(self, question, order: list[str], labels: dict[str, str]):
+        self.order = order
+        self.control = W.ToggleButtons(options=[(labels[c], c) for c in order], value=None,
+                                       style={"button_width": "48px"})
+        self.rows = [self.control]
+
+    def get(self) -> Any:
+        """The chosen id, or None."""
+        return self.control.value
+
+    def set(self, response: Any) -> None:
+        """Select ``response`` when it is one of the ids (else nothing)."""
+        self.control.value = response if isinstance(response, str) and response in self.order else None
+
+
+class _Ticks(_Input):
+    hint = "맞는 것을 모두 고르세요"
+
+    def __init__(self, question, order: list[str], labels: dict[str, str]):
+        self.order = order
+        self.control = [W.Checkbox(value=False, description=labels[c], indent=False, layout=W.Layout(width="70px"))
+                        for c in order]
+        self.rows = [W.HBox(self.control)]
+
+    def get(self) -> Any:
+        """The ticked ids in shown order, or None."""
+        return [c for c, box in zip(self.order, self.control) if box.value] or None
+
+    def set(self, response: Any) -> None:
+        """Tick the ids in ``response`` (a list), untick the rest."""
+        chosen = set(response or []) if isinstance(response, list) else set()
+        for c, box in zip(self.order, self.control):
+            box.value = c in chosen
+
+
+class _Slots(_Input):
+    hint = "일어나는 순서대로 자리마다 항목을 고르세요"
+
+    def __init__(self, question, order: list[str], labels: dict[str, str]):
+        self.order = order
+        opts = [("—", None)] + [(labels[i], i) for i in order]
+        self.control = [W.Dropdown(options=opts, value=None, description=f"{k + 1}번째", layout=W.Layout(width="150px"))
+                        for k in range(len(order))]
+        self.rows = [W.HBox(self.control)]
+
+    def get(self) -> Any:
+        """The ids slot by slot (``""`` for an empty slot), or None when every slot is empty."""
+        seq = [d.value or "" for d in self.control]
+        return seq if any(seq) else None
+
+    def set(self, response: Any) -> None:
+        """Fill the slots from ``response`` (a list of ids; unknown ids leave a slot empty)."""
+        seq = list(response or [])
+        for k, d in enumerate(self.control):
+            v = seq[k] if k < len(seq) else None
+            d.value = v if v in self.order else None
+
+
+_INPUTS: dict[str, type[_Input]] = {"single": _OneChoice, "multiple": _Ticks, "ordering": _Slots, "numeric": _Number,
+                                    "short": _Input}
+"""The input of each question kind (the one place the widget looks at ``kind``)."""
+
+
 class QuestionView:
     """One question: its input widgets, buttons and feedback.
 
@@ -90,44 +189,18 @@ class QuestionView:
         self.number = number
         qid = question.id
         # the shown order and labels (decodelab.quiz.shuffle): option id -> label
-        if question.kind in ("single", "multiple"):
-            opts, names = {c.id: c for c in question.choices}, CHOICE_LABELS
-        elif question.kind == "ordering":
-            opts, names = {i.id: i for i in question.items}, ITEM_LABELS
-        else:
-            opts, names = {}, ()
+        opts = {o.id: o for o in question.options}
         self.order: list[str] = choice_order(qid, shuffle_key, list(opts)) if opts else []
-        self.labels: dict[str, str] = {oid: names[k] for k, oid in enumerate(self.order)}
+        self.labels: dict[str, str] = {oid: question.option_labels[k] for k, oid in enumerate(self.order)}
+        self._input = _INPUTS[question.kind](question, self.order, self.labels)
+        self.input: Any = self._input.control
+        inputs = self._input.rows
         lines = [f"<b>{number}. {_esc(question.prompt)}</b>"]
-        if question.kind in ("single", "multiple"):
-            hint = "하나를 고르세요" if question.kind == "single" else "맞는 것을 모두 고르세요"
-            lines.append(f"<i>({hint})</i><ul style='list-style:none;padding-left:8px;margin:4px 0'>")
-            lines += [f"<li><b>{self.labels[c]}.</b> {_esc(opts[c].text)}</li>" for c in self.order]
-            lines.append("</ul>")
-        elif question.kind == "ordering":
-            lines.append("<i>(일어나는 순서대로 자리마다 항목을 고르세요)</i><ul style='list-style:none;padding-left:8px;margin:4px 0'>")
-            lines += [f"<li><b>{self.labels[i]}.</b> {_esc(opts[i].text)}</li>" for i in self.order]
+        if self.order:
+            lines.append(f"<i>({self._input.hint})</i><ul style='list-style:none;padding-left:8px;margin:4px 0'>")
+            lines += [f"<li><b>{self.labels[o]}.</b> {_esc(opts[o].text)}</li>" for o in self.order]
             lines.append("</ul>")
         self.prompt = W.HTML("".join(lines))
-        if question.kind == "single":
-            self.input: Any = W.ToggleButtons(options=[(self.labels[c], c) for c in self.order], value=None,
-                                              style={"button_width": "48px"})
-            inputs = [self.input]
-        elif question.kind == "multiple":
-            self.input = [W.Checkbox(value=False, description=self.labels[c], indent=False,
-                                     layout=W.Layout(width="70px")) for c in self.order]
-            inputs = [W.HBox(self.input)]
-        elif question.kind == "ordering":
-            opts = [("—", None)] + [(self.labels[i], i) for i in self.order]
-            self.input = [W.Dropdown(options=opts, value=None, description=f"{k + 1}번째",
-                                     layout=W.Layout(width="150px")) for k in range(len(question.items))]
-            inputs = [W.HBox(self.input)]
-        elif question.kind == "numeric":
-            self.input = W.Text(placeholder="숫자 (예: 150)", layout=W.Layout(width="220px"))
-            inputs = [W.HBox([self.input, W.HTML(f"&nbsp;{_esc(question.unit or '')}")])]
-        else:  # short
-            self.input = W.Text(placeholder="짧게 답하세요", layout=W.Layout(width="70%"))
-            inputs = [self.input]
         self.submit_button = W.Button(description="제출", button_style="primary", layout=W.Layout(width="90px"))
         self.retry_button = W.Button(description="다시 풀기", disabled=True, layout=W.Layout(width="90px"))
         self.reveal_button = W.Button(description="해설 보기", disabled=True, layout=W.Layout(width="90px"),
@@ -160,35 +233,11 @@ class QuestionView:
     def get_response(self) -> Any:
         """What the student entered: a choice id, a list of ids, an ordering (``""`` for an empty
         slot), or the raw text (short and numeric). None when nothing was entered."""
-        kind = self.q.kind
-        if kind == "single":
-            return self.input.value
-        if kind == "multiple":
-            picked = [c for c, box in zip(self.order, self.input) if box.value]
-            return picked or None
-        if kind == "ordering":
-            order = [d.value or "" for d in self.input]
-            return order if any(order) else None
-        text = self.input.value
-        return text if text.strip() else None
+        return self._input.get()
 
     def set_response(self, response: Any) -> None:
         """Put a response into the input widgets (restoring a saved answer, or from a test)."""
-        kind = self.q.kind
-        if kind == "single":
-            self.input.value = response if isinstance(response, str) and response in self.order else None
-        elif kind == "multiple":
-            chosen = set(response or []) if isinstance(response, list) else set()
-            for c, box in zip(self.order, self.input):
-                box.value = c in chosen
-        elif kind == "ordering":
-            ids = {i.id for i in self.q.items}
-            seq = list(response or [])
-            for k, d in enumerate(self.input):
-                v = seq[k] if k < len(seq) else None
-                d.value = v if v in ids else None
-        else:
-            self.input.value = "" if response is None else str(response)
+        self._input.set(response)
 
     def _lock(self, locked: bool) -> None:
         for w in self._widgets():
@@ -223,7 +272,7 @@ class QuestionView:
             return
         problem = answer_problem(response)
         if problem is not None:
-            hint = " 숫자와 단위만 입력하세요 (예: 150 s)." if self.q.kind == "numeric" else ""
+            hint = self._input.fix
             if save:
                 kept = " 전에 저장한 답은 그대로 남아 있고, 제출 파일에는 그 답이 들어갑니다." if self.saved else ""
                 self.message = f"{self.number}번 문항: {problem}.{hint} 이 답은 저장하지 않았습니다.{kept}"
@@ -238,7 +287,7 @@ class QuestionView:
             self._on_change()
             return
         try:
-            parse_response(self.q, response)
+            parse_response(self.key, response)
         except ResponseError as e:
             self.message = str(e)
             self.score = None
