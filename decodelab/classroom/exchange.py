@@ -1,0 +1,349 @@
+"""Who submitted and when, decided by the hub: ngshare as a JupyterHub service, formgrader as a
+grader service, due dates and the late policy. Used by the ``jupyterhub_config.py`` and the course
+``nbgrader_config.py`` that ``decodelab classroom init`` writes (lecturer/grading.md,
+"누가, 언제 냈는가").
+
+- **ngshare** (0.6.0, a JupyterHub service that stores nbgrader's exchange; managed by the hub,
+  its database and files in ``DIR/state/``, the hub's only): every request carries a hub API token
+  and ngshare asks the hub whose token it is. A student's server holds only that student's token,
+  so ``nbgrader submit --student OTHER`` is refused and an edited ``~/.jupyter/nbgrader_config.py``
+  cannot change whose submission it is; the submission's time is ngshare's clock (UTC) when it
+  receives it, and :mod:`.exchange_plugin` drops any ``timestamp.txt`` the student adds.
+  Students are enrolled in ngshare's course by the spawn hook (:func:`pre_spawn_hook`).
+- **formgrader**: ``jupyterhub-singleuser`` as a JupyterHub service (nbgrader's documented
+  "shared grader account" set-up) in the course folder, at ``/services/formgrader/formgrader``.
+  Only the lecturer (and hub admins) may open it. When the hub runs as root it runs as the system
+  user ``decodelab-formgrader`` (created when missing), which may read and write nbgrader's files of
+  the course but not the hub's state (``DIR/state`` stays 0700 root; the course folder becomes
+  root:decodelab-formgrader 1770, so the grader can add files but never replace the root-owned
+  ``jupyterhub_config.py`` or ``nbgrader_config.py``). Its API token (``DIR/state/grader-token``,
+  root only) is ngshare's admin: release, collect and feedback go through it, also for the
+  lecturer's own ``nbgrader`` commands run as root in the course folder.
+- **due dates** (``init --due``) are nbgrader's own (the gradebook's assignment due dates, also
+  shown and editable in formgrader); the **late policy** (``init --late-penalty``, default 100 %
+  per started day = nbgrader's ``zero``) is :class:`.exchange_plugin.LatePenalty`; a resubmission
+  after the due date never replaces an on-time one (``ExchangeCollect.before_duedate = True``; the
+  ignored late one is named in collect's output).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["FORMGRADER", "GRADER_USER", "NGSHARE", "course_config_block", "due_options", "hub_config_block", "hub_services", "lecturer_side",
+           "parse_due", "pre_spawn_hook", "set_due_dates", "student_config_text"]
+
+NGSHARE = "ngshare"
+FORMGRADER = "formgrader"
+#: not the autograde sandbox's user (that one must never read the gradebook; this one owns it)
+GRADER_USER = "decodelab-formgrader"
+#: ports of the two services on 127.0.0.1 (``$DECODELAB_NGSHARE_PORT`` / ``$DECODELAB_FORMGRADER_PORT``
+#: of the hub override them)
+NGSHARE_PORT, FORMGRADER_PORT = 10101, 10102
+KST = timezone(timedelta(hours=9))
+#: nbgrader's files in the course folder that the grader account owns (created when missing)
+GRADER_DIRS = ("source", "release", "submitted", "autograded", "feedback")
+
+
+def _service_url(name: str, port: int) -> str:
+    return f"http://127.0.0.1:{port}/services/{name}"
+
+
+def _token(path: Path) -> str:
+    """The grader service's API token, made once (``secrets.token_hex``) and kept mode 0600."""
+    if path.is_file():
+        return path.read_text(encoding="ascii").strip()
+    token = secrets.token_hex(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(token)
+    return token
+
+
+def _grader_account(course: Path, user: str) -> None:
+    """Create system user ``user`` when missing and give it nbgrader's part of ``course`` (root only).
+
+    Raises:
+        RuntimeError: (Korean) ``useradd`` failed.
+    """
+    import grp
+    import pwd
+
+    try:
+        pw = pwd.getpwnam(user)
+    except KeyError:
+        home = Path("/var/lib") / user
+        r = subprocess.run(["useradd", "--system", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
+                            "--user-group", user], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"채점 계정 {user}을(를) 만들지 못했습니다 ({r.stderr.strip()}): "
+                               f"'useradd --system --create-home --user-group {user}'로 직접 만들어 두세요.") from None
+        pw = pwd.getpwnam(user)
+    gid = grp.getgrgid(pw.pw_gid).gr_gid
+    os.chown(course, 0, gid)
+    os.chmod(course, 0o1770)  # the grader adds files; the sticky bit keeps root's files root's
+    (course / "state").mkdir(exist_ok=True)
+    os.chmod(course / "state", 0o700)
+    for name in GRADER_DIRS:
+        (course / name).mkdir(exist_ok=True)
+    owned = [course / n for n in GRADER_DIRS] + [course / n for n in ("gradebook.db", ".nbgrader.log")]
+    for top in owned:
+        if not top.exists():
+            continue
+        paths = [top] + (list(top.rglob("*")) if top.is_dir() else [])
+        for p in paths:
+            os.lchown(p, pw.pw_uid, pw.pw_gid)
+
+
+def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngshare_python: str = sys.executable,
+                 grader_user: str | None = GRADER_USER) -> dict:
+    """The hub's part of the exchange, for ``jupyterhub_config.py``.
+
+    Args:
+        course: the course folder. ``state/`` gets ``ngshare.db``, ``ngshare-files/``,
+            ``grader-token`` and ``services.json`` (the ngshare URL, for the lecturer's commands).
+        python: the Python formgrader runs on (the students' ``--python``: one an unprivileged
+            user can run, with nbgrader, ngshare-exchange and decodelab).
+        ngshare_python: the Python ngshare runs on, as the hub's user (default: the hub's).
+        lecturer: the hub user who may open formgrader.
+        grader_user: the system user formgrader runs as when the hub runs as root (None: the
+            hub's own user, as in demo mode).
+
+    Returns:
+        ``{"services": [...], "roles": [...], "ngshare_url": str, "token": str, "blocked": set}``:
+        JupyterHub's ``services`` and ``load_roles`` entries, ngshare's URL, the grader token and
+        the service names no one may sign up as (ngshare identifies a token by its name).
+    """
+    course = Path(course).resolve()
+    state = course / "state"
+    state.mkdir(exist_ok=True)
+    os.chmod(state, 0o700)
+    ng_port = int(os.environ.get("DECODELAB_NGSHARE_PORT") or NGSHARE_PORT)
+    fg_port = int(os.environ.get("DECODELAB_FORMGRADER_PORT") or FORMGRADER_PORT)
+    token = _token(state / "grader-token")
+    ngshare_url = _service_url(NGSHARE, ng_port)
+    (state / "services.json").write_text(json.dumps({"ngshare_url": ngshare_url}), encoding="utf-8")
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    formgrader = {
+        "name": FORMGRADER,
+        "url": f"http://127.0.0.1:{fg_port}",
+        "command": [python, "-m", "jupyterhub.singleuser", f"--ServerApp.root_dir={course}",
+                    "--ServerApp.default_url=/formgrader"],
+        "cwd": str(course),
+        "api_token": token,
+        "oauth_no_confirm": True,
+        "environment": {"DECODELAB_NGSHARE_URL": ngshare_url, "PATH": os.pathsep.join(
+            [str(Path(python).parent), "/usr/local/bin", "/usr/bin", "/bin"])},
+    }
+    if root and grader_user:
+        _grader_account(course, grader_user)
+        formgrader["user"] = grader_user
+    elif root:
+        formgrader["command"].append("--allow-root")
+    ngshare = {
+        "name": NGSHARE,
+        "url": f"http://127.0.0.1:{ng_port}",
+        "command": [ngshare_python, "-m", "ngshare", f"--admins={FORMGRADER}",
+                    f"--database=sqlite:///{state / 'ngshare.db'}", f"--storage={state / 'ngshare-files'}"],
+        "cwd": str(state),
+    }
+    roles = [{
+        "name": "decodelab-formgrader",
+        "users": [lecturer],
+        "scopes": [f"access:services!service={FORMGRADER}", "list:services", f"read:services!service={FORMGRADER}"],
+    }]
+    return {"services": [ngshare, formgrader], "roles": roles, "ngshare_url": ngshare_url, "token": token,
+            "blocked": {NGSHARE, FORMGRADER, grader_user or FORMGRADER}}
+
+
+HUB_BLOCK = '''
+# ---- who submitted and when: ngshare (nbgrader's exchange behind the hub's login) and formgrader
+# (/services/formgrader/formgrader, the lecturer only) as hub services: decodelab/classroom/exchange.py
+import sys
+
+from decodelab.classroom import exchange as decodelab_exchange
+
+EXCHANGE = decodelab_exchange.hub_services(COURSE, python={python!r}, ngshare_python=sys.executable,
+                                           lecturer={lecturer!r})
+c.JupyterHub.services += EXCHANGE["services"]
+c.JupyterHub.load_roles += EXCHANGE["roles"]
+c.Authenticator.blocked_users = EXCHANGE["blocked"]  # ngshare knows a token by its name only
+c.Spawner.pre_spawn_hook = decodelab_exchange.pre_spawn_hook(c.Spawner.pre_spawn_hook, EXCHANGE,
+                                                             system_users={system_users!r})
+'''
+
+
+def hub_config_block(*, python: str, lecturer: str, system_users: bool) -> str:
+    """The part of ``jupyterhub_config.py`` that :func:`decodelab.classroom.hub.write_config` appends
+    (after ``c.JupyterHub.services``, ``load_roles`` and ``Spawner.pre_spawn_hook`` are set)."""
+    return HUB_BLOCK.format(python=python, lecturer=lecturer, system_users=bool(system_users))
+
+
+# ------------------------------------------------------------------------------ the student side
+
+STUDENT_CONFIG = """\
+# nbgrader, student side: written by the decodelab hub at every spawn (lecturer/grading.md).
+# Who submitted and when is decided by the hub (ngshare): editing this file changes neither.
+from decodelab.classroom.exchange_plugin import configure
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = {course_id!r}
+configure(c, {url!r})
+"""
+
+
+def student_config_text(course_id: str, ngshare_url: str) -> str:
+    """The student's ``~/.jupyter/nbgrader_config.py``: course id and the ngshare exchange."""
+    return STUDENT_CONFIG.format(course_id=course_id, url=ngshare_url)
+
+
+async def _ngshare_post(url: str, token: str, log) -> bool:
+    from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+
+    try:
+        r = await AsyncHTTPClient().fetch(url, method="POST", body="", headers={"Authorization": f"token {token}"},
+                                          raise_error=False, request_timeout=30)
+    except (OSError, HTTPClientError) as e:
+        log.error("decodelab: ngshare %s: %s", url, e)
+        return False
+    try:
+        return bool(json.loads(r.body or b"{}").get("success"))
+    except ValueError:
+        log.error("decodelab: ngshare %s answered %s", url, r.code)
+        return False
+
+
+def pre_spawn_hook(inner: Callable, services: dict, *, system_users: bool, course_id: str = "decodelab") -> Callable:
+    """Wrap the course's spawn hook (:func:`decodelab.classroom.hub.pre_spawn_hook`): after it,
+    enroll the student in ngshare's course (made on first use; failures are logged) and write
+    :func:`student_config_text` into the student's home, replacing the file-exchange config."""
+    url, token = services["ngshare_url"], services["token"]
+
+    async def hook(spawner) -> None:
+        inner(spawner)
+        name = spawner.user.name
+        if system_users:
+            import pwd
+
+            pw = pwd.getpwnam(name)
+            home, owner = Path(pw.pw_dir), (pw.pw_uid, pw.pw_gid)
+        else:
+            home, owner = Path(spawner.home_dir), None
+        await _ngshare_post(f"{url}/course/{course_id}", token, spawner.log)  # False once it exists
+        if not await _ngshare_post(f"{url}/student/{course_id}/{name}", token, spawner.log):
+            spawner.log.error("decodelab: %s is not enrolled in ngshare's course %s: fetch and submit will fail",
+                              name, course_id)
+        conf = home / ".jupyter"
+        conf.mkdir(exist_ok=True)
+        path = conf / "nbgrader_config.py"
+        path.write_text(student_config_text(course_id, url), encoding="utf-8")
+        if owner is not None:
+            os.chown(conf, *owner)
+            os.chown(path, *owner)
+
+    return hook
+
+
+# ------------------------------------------------------------------------------ the lecturer side
+
+
+def lecturer_side(c, course_root: str | os.PathLike) -> None:
+    """Point the course's nbgrader config ``c`` at ngshare, for formgrader (the grader service's
+    environment names the URL and holds the token) and for ``nbgrader`` run as root in the course
+    folder (URL and token from ``state/``, root's only). Does nothing while the hub has never
+    started (no URL known): nbgrader then says the exchange is not reachable."""
+    from .exchange_plugin import configure
+
+    state = Path(course_root) / "state"
+    url = os.environ.get("DECODELAB_NGSHARE_URL")
+    if not url:
+        try:
+            url = json.loads((state / "services.json").read_text(encoding="utf-8"))["ngshare_url"]
+        except (OSError, ValueError, KeyError):
+            url = _service_url(NGSHARE, NGSHARE_PORT)
+    if not os.environ.get("JUPYTERHUB_API_TOKEN"):
+        try:
+            os.environ["JUPYTERHUB_API_TOKEN"] = (state / "grader-token").read_text(encoding="ascii").strip()
+        except OSError:
+            pass
+    configure(c, url)
+
+
+COURSE_BLOCK = '''
+# ---- 누가, 언제 냈는가: decodelab classroom init (lecturer/grading.md). The exchange is ngshare behind
+# the hub (identity = the hub login of the token, time = the server's); due dates are the gradebook's.
+from decodelab.classroom.exchange import lecturer_side as _lecturer_side
+
+_lecturer_side(c, c.CourseDirectory.root)
+# a resubmission after the due date never replaces an on-time one (collect names the late one)
+c.ExchangeCollect.before_duedate = True
+# late policy: this percent of the score per started day late (100 = a late submission scores 0)
+c.AssignLatePenalties.plugin_class = "decodelab.classroom.exchange_plugin.LatePenalty"
+c.LatePenalty.percent_per_day = {percent!r}
+'''
+
+
+def course_config_block(percent_per_day: float) -> str:
+    """The part of the course's ``nbgrader_config.py`` that :func:`decodelab.classroom.hub.init_main` appends."""
+    return COURSE_BLOCK.format(percent=float(percent_per_day))
+
+
+# ------------------------------------------------------------------------------ due dates
+
+
+def parse_due(text: str) -> datetime:
+    """``YYYY-MM-DD HH:MM`` (or ISO 8601 with an offset) as naive UTC, nbgrader's form. Without an
+    offset the time is Korea Standard Time (UTC+9).
+
+    Raises:
+        ValueError: (Korean) not a date and time.
+    """
+    try:
+        when = datetime.fromisoformat(text.strip().replace(" ", "T", 1) if "T" not in text else text.strip())
+    except ValueError:
+        raise ValueError(f"마감 시각 {text!r}을(를) 읽을 수 없습니다: '2026-12-20 23:59'처럼 적으세요 "
+                         "(한국 시간; 다른 시간대는 '2026-12-20T23:59+00:00').") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=KST)
+    return when.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def due_options(values: list[str], assignments: list[str]) -> dict[str, datetime]:
+    """``--due`` values (``DATE`` for every assignment, or ``exam-NN=DATE``) as {assignment: naive UTC}.
+
+    Raises:
+        ValueError: (Korean) an unknown assignment or an unreadable date.
+    """
+    out: dict[str, datetime] = {}
+    for v in values:
+        m = re.fullmatch(r"(exam-\d\d)=(.+)", v.strip())
+        if m:
+            if m[1] not in assignments:
+                raise ValueError(f"--due {v}: 과제 {m[1]}이(가) 없습니다 (있는 과제: {', '.join(assignments)}).")
+            out[m[1]] = parse_due(m[2])
+        else:
+            when = parse_due(v)
+            out.update({a: when for a in assignments if a not in out})
+    return out
+
+
+def set_due_dates(course: str | os.PathLike, dues: dict[str, datetime], course_id: str = "decodelab") -> None:
+    """Record each assignment's due date (naive UTC) in the course's nbgrader gradebook."""
+    from nbgrader.api import Gradebook
+
+    # nbgrader makes a new gradebook with the `alembic` command: the one beside this Python
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
+    with Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}", course_id) as gb:
+        for name, when in dues.items():
+            gb.update_or_create_assignment(name, duedate=when)
+
