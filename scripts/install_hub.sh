@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Install what `decodelab classroom hub` needs besides the Python packages: Node.js and
-# configurable-http-proxy (the proxy JupyterHub starts), from the npm registry, into the
-# virtualenv's own prefix: VENV/bin/configurable-http-proxy (no root needed for that part).
+# Install what `decodelab classroom hub` needs besides the classroom extra: ngshare-exchange (pip,
+# without its dependencies: see below), Node.js and configurable-http-proxy (the proxy JupyterHub
+# starts), from the npm registry, into the virtualenv's own prefix: VENV/bin/configurable-http-proxy
+# (no root needed for that part).
 # Idempotent: does nothing when the pinned version is already there.
 #
 # Usage: scripts/install_hub.sh [VENV]      (default: .venv)
 # Env:   DECODELAB_CHP_VERSION   configurable-http-proxy version (default 5.3.0, needs Node.js >= 20)
+#        DECODELAB_NGSHARE_EXCHANGE_VERSION  ngshare-exchange version (default 0.5.3)
 #        CI=true                 a missing piece that cannot be installed is an error (exit 1);
 #                                elsewhere it is a warning and tests/test_classroom_hub.py skips.
 # Node.js itself: when `node`/`npm` are missing and system packages are wanted (CI=true or
@@ -28,6 +30,20 @@ give_up() {
 }
 
 [[ -d "$VENV" ]] || give_up "no virtualenv at $VENV (run 'bash course.sh setup' first)"
+
+# ngshare-exchange (nbgrader's side of the hub's ngshare service, decodelab/classroom/exchange_plugin.py):
+# with --no-deps, since its metadata pins jupyter-core<4.11.2, which JupyterLab 4 and nbgrader 0.9
+# cannot use (pip would backtrack for ever); its code runs on jupyter-core 5, its other needs
+# (nbgrader, rapidfuzz, traitlets) come with decodelab[classroom].
+NGX_VERSION="${DECODELAB_NGSHARE_EXCHANGE_VERSION:-0.5.3}"
+if [[ "$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("ngshare-exchange"))' 2>/dev/null)" == "$NGX_VERSION" ]]; then
+  echo "install_hub.sh: ngshare-exchange $NGX_VERSION present in $VENV"
+else
+  echo "install_hub.sh: pip install --no-deps ngshare-exchange==$NGX_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install -q --no-deps "ngshare-exchange==$NGX_VERSION" \
+    || give_up "pip install --no-deps ngshare-exchange==$NGX_VERSION failed"
+fi
+
 CHP="$VENV/bin/configurable-http-proxy"
 if [[ -x "$CHP" ]] && [[ "$("$CHP" --version 2>/dev/null)" == "$VERSION" ]]; then
   echo "install_hub.sh: configurable-http-proxy $VERSION present in $VENV/bin"
