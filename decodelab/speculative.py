@@ -57,7 +57,6 @@ from .models import format_prompt
 from .models import vocab_size as _rows  # the parameter name vocab_size is taken
 from .proposers import DraftModelProposer, NGramProposer, Proposal, Proposer
 from .rejection import same_width, verify_probabilities
-from .rejection import acceptance_probabilities, residual_distribution  # noqa: F401  TEMP: notebook 04 reads spec.*; moved at the end
 from .sampling import SamplingConfig, choose, make_generator, probabilities
 
 __all__ = [

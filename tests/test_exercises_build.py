@@ -17,6 +17,7 @@ from decodelab import build
 from decodelab import latency as lat
 from decodelab import profiles
 from decodelab import speculative as spec
+from decodelab.rejection import acceptance_probabilities
 
 REPO = Path(__file__).resolve().parents[1]
 MARK = "# 🛠️ 직접 구현하세요"
@@ -151,7 +152,7 @@ def test_the_rule_cases_exercise_every_branch():
     assert any(torch.equal(q, p[:3]) for p, q, _, _ in cases)
     # the library's rule with the same uniforms is verify_step's: same k on every case
     for p, q, drafts, u in cases[:20]:
-        a = spec.acceptance_probabilities(p, q, torch.tensor(drafts))
+        a = acceptance_probabilities(p, q, torch.tensor(drafts))
         rejected = (u >= a).nonzero()
         k = len(drafts) if rejected.numel() == 0 else int(rejected[0, 0])
         assert build._library_rule(p, q, drafts, u)[0] == k
@@ -225,12 +226,12 @@ def test_verify_pass_and_rollback(pair):
 
 
 # --------------------------------------------------------------------------------------------
-# End-of-notebook problems: 3-5 per notebook 01-05, answered in the lecturer guide and, folded
+# End-of-notebook problems: 3-5 per notebook 01-05 (and 04b), answered in the lecturer guide and, folded
 # ("풀이 보기", a <details> block under each problem), in the notebook (issue 32: a student alone checks
 # their own answer after trying)
 
 
-@pytest.mark.parametrize("nb", ["01", "02", "03", "04", "05"])
+@pytest.mark.parametrize("nb", ["01", "02", "03", "04", "04b", "05"])
 def test_end_of_notebook_problems_have_answers_in_the_lecturer_guide(nb):
     (source,) = (REPO / "notebooks" / "src").glob(f"{nb}_*.md")
     text = source.read_text(encoding="utf-8")

@@ -284,7 +284,7 @@ REPO = MODELS_DIR.parents[2]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["01_decode_phase.ipynb", "04_speculative_decoding.ipynb"])
+@pytest.mark.parametrize("name", ["01_decode_phase.ipynb", "04_speculative_decoding.ipynb", "04b_speculative_speedup.ipynb"])
 def test_environment_switch_reaches_the_notebooks(name, tok, tmp_path, monkeypatch):
     """Run a whole notebook (as nbval does) with DECODELAB_TARGET/DRAFT set to a random-weight pair."""
     nbformat = pytest.importorskip("nbformat")

@@ -96,8 +96,8 @@ def test_table_rows_are_well_formed_and_point_at_existing_questions():
 
 
 NOTEBOOKS_SRC = REPO / "notebooks" / "src"
-#: one section reference: ``NN §heading`` (several may be joined with ``;``)
-SECTION_REF = re.compile(r"^(\d{2}) §(.+)$")
+#: one section reference: ``NN §heading`` or ``04b §heading`` (several may be joined with ``;``)
+SECTION_REF = re.compile(r"^(\d{2}[a-z]?) §(.+)$")
 
 
 def _headings(nn: str) -> set[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "-"}
 MIN_SLIDES = 15
 #: calls that put a live widget on screen

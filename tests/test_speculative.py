@@ -343,6 +343,21 @@ def test_widget_views_follow_the_sliders(pair):
     assert html.count("<span title=") == len(COLOURS) + 1 + n_chips
 
 
+def test_explorer_without_speed_and_alpha_shows_the_counters_only(pair):
+    """Notebook 04 comes before notebook 04b's predictions of alpha against the rate and of the
+    speedup: its explorer shows vLLM's counters, never alpha or a speedup (greedy, where the full
+    view adds the speedup)."""
+    from decodelab.widgets.speculative import SpeculativeExplorer, metrics_html
+
+    t, d, tok = pair.target, pair.draft, pair.tokenizer
+    full = SpeculativeExplorer(t, d, tok, prompt="국회는 법률을", max_new_tokens=10, gamma=3)
+    brief = SpeculativeExplorer(t, d, tok, prompt="국회는 법률을", max_new_tokens=10, gamma=3, speed_and_alpha=False)
+    assert "α" in full.metrics.value and "배</b>" in full.metrics.value
+    assert "α" not in brief.metrics.value and "배" not in brief.metrics.value
+    assert f"{brief.result.acceptance_rate:.2f}" in brief.metrics.value and "평균 수락 길이" in brief.metrics.value
+    assert "α" not in metrics_html(brief.result, alpha=False) and "α" in metrics_html(brief.result)
+
+
 def test_huge_gamma_is_capped_by_what_can_be_drafted(pair):
     from decodelab.speculative import speculative_generate
 

@@ -1,4 +1,4 @@
-"""Notebook 04's change-the-code task: the check fails on the notebook's unmodified cell and
+"""Notebook 04b's change-the-code task (its id keeps the 04- prefix): the check fails on the notebook's unmodified cell and
 passes on a reference solution kept here.
 
 The task cell (the one marked ``# ✏️ 여기를 바꾸세요``) and the check cell are read from the
@@ -19,8 +19,8 @@ from conftest import assert_task_defined
 from decodelab import speculative as spec
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCE = REPO / "notebooks" / "src" / "04_speculative_decoding.md"
-EXERCISES = REPO / "quizzes" / "exercises" / "04.yaml"
+SOURCE = REPO / "notebooks" / "src" / "04b_speculative_speedup.md"  # the task is in 04b since the split
+EXERCISES = REPO / "quizzes" / "exercises" / "04b.yaml"
 TASK_ID = "04-task-low-acceptance"
 MARK = "# ✏️ 여기를 바꾸세요"
 

@@ -69,15 +69,20 @@ def rounds_html(result: spec.SpeculativeResult, tokenizer, max_rounds: int | Non
     )
 
 
-def metrics_html(result: spec.SpeculativeResult, base_ms_per_token: float | None = None) -> str:
-    """One line of vLLM-named metrics (and the speedup, if a target-only ms/token is given)."""
+def metrics_html(result: spec.SpeculativeResult, base_ms_per_token: float | None = None, *,
+                 alpha: bool = True) -> str:
+    """One line of vLLM-named metrics (and the speedup, if a target-only ms/token is given).
+
+    ``alpha=False`` leaves out Leviathan's acceptance probability alpha (notebook 04 shows only the
+    counters vLLM reports; notebook 04b asks the student to predict alpha against the rate first)."""
     per_pos = ", ".join(f"{a:.2f}" for a in result.per_position_acceptance_rate)
     speed = ""
     if base_ms_per_token:
         speed = f" · 대상 모델만 {base_ms_per_token:.2f} ms/토큰 → <b>{base_ms_per_token / result.ms_per_token:.2f}배</b>"
+    shown_alpha = f"수락 확률 α <b>{result.alpha:.2f}</b> · " if alpha else ""
     return (
         f"수락률(acceptance rate) <b>{result.acceptance_rate:.2f}</b> · 평균 수락 길이(mean acceptance length) "
-        f"<b>{result.mean_acceptance_length:.2f}</b> · 수락 확률 α <b>{result.alpha:.2f}</b> · "
+        f"<b>{result.mean_acceptance_length:.2f}</b> · {shown_alpha}"
         f"위치별 수락률 [{per_pos}] · 대상 모델 호출 "
         f"{result.target_forward_calls}회 · 초안 모델 호출 {result.draft_forward_calls}회 · "
         f"{result.ms_per_token:.2f} ms/토큰{speed}"
@@ -94,14 +99,17 @@ class SpeculativeExplorer(W.VBox):
         target, draft, tokenizer: e.g. ``decodelab.models.bundled()``'s members.
         prompt: the prompt; max_new_tokens: tokens per run (keep it short: each release re-runs).
         seed: sampling seed (temperature > 0).
+        speed_and_alpha: show the speedup over target-only decoding and alpha (``False`` in notebook 04,
+            which comes before the predictions of notebook 04b on them: the counters only).
     """
 
     def __init__(self, target, draft, tokenizer, prompt: str = "문서를 저장하려면", max_new_tokens: int = 24,
-                 seed: int = 0, gamma: int = 4):
+                 seed: int = 0, gamma: int = 4, speed_and_alpha: bool = True):
         from ..decoding import generate
 
         self.target, self.draft, self.tokenizer = target, draft, tokenizer
         self.prompt, self.max_new_tokens, self.seed = prompt, max_new_tokens, seed
+        self.speed_and_alpha = bool(speed_and_alpha)
         style = {"description_width": "11.5em"}   # em: grows with the slide's widget font
         self.gamma = W.IntSlider(value=gamma, min=1, max=8, description="초안 토큰 수 γ", continuous_update=False,
                                  style=style, layout=W.Layout(width="32em"))
@@ -125,7 +133,8 @@ class SpeculativeExplorer(W.VBox):
                                       num_speculative_tokens=int(self.gamma.value), temperature=t, seed=self.seed,
                                       stop_at_eos=False)
         self.result = r
-        self.metrics.value = metrics_html(r, self.base_ms_per_token if t == 0 else None)
+        self.metrics.value = metrics_html(r, self.base_ms_per_token if t == 0 and self.speed_and_alpha else None,
+                                          alpha=self.speed_and_alpha)
         self.text.value = (f"<div><b>출력</b>: <span style='font-family:monospace'>{html.escape(self.prompt)}"
                            f"<u>{html.escape(r.text)}</u></span></div>")
         self.table.value = rounds_html(r, self.tokenizer)
