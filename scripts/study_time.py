@@ -38,7 +38,7 @@ class Counts:
 
 
 def count(notebook: str, root: Path = ROOT) -> Counts:
-    """``notebook`` ("01"…"07")의 글자 수·코드 셀·문항·예측·실습·서술 수를 셉니다.
+    """``notebook`` ("01"…"07", "04b")의 글자 수·코드 셀·문항·예측·실습·서술 수를 셉니다.
 
     Raises FileNotFoundError: 그 번호의 .ipynb가 ``root/notebooks``에 없을 때.
     """
@@ -57,6 +57,6 @@ def count(notebook: str, root: Path = ROOT) -> Counts:
 
 
 if __name__ == "__main__":
-    for n in ["01", "02", "03", "04", "05", "06", "07"]:
+    for n in ["01", "02", "03", "04", "04b", "05", "06", "07"]:
         c = count(n)
         print(f"{n}: {c.chars:,}자 · {c.code_cells} · {c.questions} · {c.predictions} · {c.tasks} · {c.written}  → {c.minutes:.0f}분")
