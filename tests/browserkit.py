@@ -780,7 +780,9 @@ def run_notebook_once(browser, server: LabServer, name: str) -> Report:
 
 
 def shot_name(nb: Path) -> str:
-    m = re.match(r"(\d+)", nb.stem)
+    """The screenshot name of a notebook: its number, with the letter of a second part ("04b"), so that
+    04b's screenshots do not overwrite 04's."""
+    m = re.match(r"(\d+[a-z]?)(?=_)", nb.stem)
     return m.group(1) if m else nb.stem
 
 
