@@ -2,7 +2,7 @@
 # The install steps of the single-user image (classroom/Dockerfile runs this script; so does
 # tests/test_classroom_hub.py, into a plain virtualenv its hub then spawns the students' servers
 # from; lecturer/classroom.md uses it for the students' environment on one server): the decodelab
-# wheel with its classroom extra (JupyterLab, the hub's single-user server, nbgrader), then the
+# wheel with its classroom extra (JupyterLab, the hub's single-user server, nbgrader), ngshare-exchange, then the
 # course notebooks copied out of the installed package.
 #
 # Usage: install-singleuser.sh PYTHON WHEEL NOTEBOOKS_DEST
@@ -21,6 +21,9 @@ fi
 # the hub's single-user server, nbgrader (the Assignments tab)
 "$PY" -m pip install --no-cache-dir --no-deps --force-reinstall "$WHEEL"
 "$PY" -m pip install --no-cache-dir "${WHEEL}[classroom]"
+# nbgrader's side of the hub's ngshare exchange (each student's nbgrader_config.py uses it): without
+# its dependencies, whose jupyter-core<4.11.2 pin JupyterLab 4 cannot meet (scripts/install_hub.sh)
+"$PY" -m pip install --no-cache-dir --no-deps "ngshare-exchange==0.5.3"
 "$PY" - "$DEST" <<'PY'
 import shutil, sys
 from decodelab.classroom.hub import course_notebooks_dir

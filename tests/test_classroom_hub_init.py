@@ -164,6 +164,10 @@ def test_roster_from_korean_excel_and_unreadable_rosters(tmp_path, capsys):
     bom = tmp_path / "bom.csv"
     bom.write_bytes("username,이름\nminji,김민지\n".encode("utf-8-sig"))
     assert hub.read_roster(bom) == ["minji"]
+    # Moodle's participants export writes "Username": the header's case does not matter
+    moodle = tmp_path / "moodle.csv"
+    moodle.write_text("First name, Username ,Email address\n민지,minji,m@example.ac.kr\n", encoding="utf-8")
+    assert hub.read_roster(moodle) == ["minji"]
     broken = tmp_path / "broken.csv"
     broken.write_bytes(b"username\n\xff\xfe\xff\n")
     header_only = tmp_path / "empty.csv"
@@ -285,12 +289,19 @@ def test_init_checks_the_python_of_the_students_servers(tmp_path, capsys):
     plain.write_text("")
     bare = tmp_path / "bare"  # a Python that cannot find decodelab
     bare.write_text(f"#!/bin/sh\nexec env -u PYTHONPATH {sys.executable} -I -S \"$@\"\n")
-    for f in (script, bare):
+    # decodelab and JupyterHub but no ngshare-exchange (each student's nbgrader submits through it):
+    # importlib.util.find_spec answers None for a name whose sys.modules entry is None
+    no_exchange = tmp_path / "no-exchange"
+    no_exchange.write_text(f"#!/bin/sh\nexec {sys.executable} -c \"import sys; sys.modules['ngshare_exchange'] = None; "
+                           "exec(sys.argv[-1])\" \"$@\"\n")
+    for f in (script, bare, no_exchange):
         f.chmod(0o755)
     for python, message in [("/nonexist/python", "그런 파일이 없습니다"),
                             (str(plain), "실행할 수 없는 파일입니다"),
                             (str(script), "Python으로 실행되지 않습니다"),
-                            (str(bare), "이 Python에는 decodelab이 설치되어 있지 않습니다")]:
+                            (str(bare), "이 Python에는 decodelab이 설치되어 있지 않습니다"),
+                            (str(no_exchange), "이 Python에는 과제를 받고 내는 데 쓰는 ngshare-exchange가 없습니다: "
+                                               f"'{no_exchange} -m pip install --no-deps ngshare-exchange==0.5.3'")]:
         assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", python]) == 2
         assert f"--python {python}: {message}" in capsys.readouterr().err
         assert not (tmp_path / "c").exists()

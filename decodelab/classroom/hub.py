@@ -304,7 +304,8 @@ def course_notebooks_dir() -> Path:
 
 
 def read_roster(path: str | os.PathLike) -> list[str]:
-    """User names of a roster CSV (a header row with a ``username`` column; other columns ignored).
+    """User names of a roster CSV (a header row with a ``username`` column, matched without regard to
+    case: ``Username`` of a Moodle participants export is the same; other columns ignored).
 
     Raises:
         ValueError: (Korean) no ``username`` column, no names, a name JupyterHub/useradd cannot
@@ -312,11 +313,14 @@ def read_roster(path: str | os.PathLike) -> list[str]:
             or a name listed twice.
     """
     header, rows = read_csv(path, "명단")
-    if "username" not in [h.strip() for h in header]:
-        raise ValueError(f"명단 {path}: 첫 줄에 username 열이 있어야 합니다 (예: username,name).")
+    # the header without regard to case or spaces: Moodle's participants export writes "Username"
+    column = next((h for h in header if (h or "").strip().casefold() == "username"), None)
+    if column is None:
+        raise ValueError(f"명단 {path}: 첫 줄에 username 열이 있어야 합니다 (예: username,name; 찾은 열: "
+                         f"{', '.join(header) or '없음'}).")
     if not rows:
         raise ValueError(f"명단 {path}: username 열 아래에 학생 이름이 하나도 없습니다: 한 줄에 한 명씩 적으세요.")
-    return _check_names([(r.get("username") or "").strip() for r in rows], f"명단 {path}")
+    return _check_names([(r.get(column) or "").strip() for r in rows], f"명단 {path}")
 
 
 def read_csv(path: str | os.PathLike, what: str) -> tuple[list[str], list[dict[str, str]]]:
@@ -504,9 +508,10 @@ def _closed_path(python: Path) -> str | None:
         return str(python)
 
 
-#: run by ``init`` in the students' Python: 3 without decodelab, 4 without JupyterHub's single-user server
+#: run by ``init`` in the students' Python: 3 without decodelab, 4 without JupyterHub's single-user server,
+#: 5 without ngshare-exchange (each student's nbgrader submits through it)
 _PROBE = ("import importlib.util as u, sys; sys.exit(3 if not u.find_spec('decodelab') else "
-          "4 if not u.find_spec('jupyterhub') else 0)")
+          "4 if not u.find_spec('jupyterhub') else 5 if not u.find_spec('ngshare_exchange') else 0)")
 
 
 def _probe_python(exe: str, unprivileged: bool) -> int | None:
@@ -547,6 +552,10 @@ def _check_python(python: str) -> None:
     if rc == 4:
         raise ValueError(f"--python {python}: 이 Python에는 학생 서버를 띄울 JupyterHub가 없습니다: "
                          f"'{python} -m pip install \"decodelab[classroom]\"'로 설치하세요.")
+    if rc == 5:
+        raise ValueError(f"--python {python}: 이 Python에는 과제를 받고 내는 데 쓰는 ngshare-exchange가 없습니다: "
+                         f"'{python} -m pip install --no-deps ngshare-exchange==0.5.3'로 설치하세요 "
+                         "(--no-deps: 그 패키지가 요구하는 옛 jupyter-core는 JupyterLab 4와 맞지 않습니다).")
     if rc != 0:
         raise ValueError(f"--python {python}: Python으로 실행되지 않습니다: 학생 서버를 돌릴 Python 실행 파일의 경로를 주세요.")
     closed = _closed_path(exe)
