@@ -4,7 +4,8 @@ grader service, due dates and the late policy. Used by the ``jupyterhub_config.p
 "누가, 언제 냈는가").
 
 - **ngshare** (0.6.0, a JupyterHub service that stores nbgrader's exchange; managed by the hub,
-  its database and files in ``DIR/state/``, the hub's only): every request carries a hub API token
+  its database and files in ``DIR/state/``, the hub's only; run through
+  :mod:`.ngshare_service`, which makes it store rows under SQLAlchemy 2 and listen on loopback only): every request carries a hub API token
   and ngshare asks the hub whose token it is. A student's server holds only that student's token,
   so ``nbgrader submit --student OTHER`` is refused and an edited ``~/.jupyter/nbgrader_config.py``
   cannot change whose submission it is; the submission's time is ngshare's clock (UTC) when it
@@ -151,7 +152,7 @@ def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngsha
     ngshare = {
         "name": NGSHARE,
         "url": f"http://127.0.0.1:{ng_port}",
-        "command": [ngshare_python, "-m", "ngshare", f"--admins={FORMGRADER}",
+        "command": [ngshare_python, "-m", "decodelab.classroom.ngshare_service", f"--admins={FORMGRADER}",
                     f"--database=sqlite:///{state / 'ngshare.db'}", f"--storage={state / 'ngshare-files'}"],
         "cwd": str(state),
     }
@@ -205,20 +206,29 @@ def student_config_text(course_id: str, ngshare_url: str) -> str:
     return STUDENT_CONFIG.format(course_id=course_id, url=ngshare_url)
 
 
-async def _ngshare_post(url: str, token: str, log) -> bool:
+async def _ngshare_post(url: str, token: str, log, **fields: str) -> bool:
+    """POST ``fields`` (form-encoded) to ngshare's ``url`` with the grader ``token``; True when ngshare
+    says ``success`` (False, logged, otherwise: also for a course that already exists)."""
+    from urllib.parse import urlencode
+
     from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 
     try:
-        r = await AsyncHTTPClient().fetch(url, method="POST", body="", headers={"Authorization": f"token {token}"},
+        r = await AsyncHTTPClient().fetch(url, method="POST", body=urlencode(fields),
+                                          headers={"Authorization": f"token {token}",
+                                                   "Content-Type": "application/x-www-form-urlencoded"},
                                           raise_error=False, request_timeout=30)
     except (OSError, HTTPClientError) as e:
         log.error("decodelab: ngshare %s: %s", url, e)
         return False
     try:
-        return bool(json.loads(r.body or b"{}").get("success"))
+        answer = json.loads(r.body or b"{}")
     except ValueError:
         log.error("decodelab: ngshare %s answered %s", url, r.code)
         return False
+    if not answer.get("success") and r.code != 409:  # 409: the course is there already
+        log.error("decodelab: ngshare %s answered %s: %s", url, r.code, answer.get("message"))
+    return bool(answer.get("success"))
 
 
 def pre_spawn_hook(inner: Callable, services: dict, *, system_users: bool, course_id: str = "decodelab") -> Callable:
@@ -238,7 +248,9 @@ def pre_spawn_hook(inner: Callable, services: dict, *, system_users: bool, cours
         else:
             home, owner = Path(spawner.home_dir), None
         await _ngshare_post(f"{url}/course/{course_id}", token, spawner.log)  # False once it exists
-        if not await _ngshare_post(f"{url}/student/{course_id}/{name}", token, spawner.log):
+        # ngshare 0.6 refuses an enrollment without these three fields (HTTP 400); the hub knows none
+        if not await _ngshare_post(f"{url}/student/{course_id}/{name}", token, spawner.log,
+                                   first_name="", last_name="", email=""):
             spawner.log.error("decodelab: %s is not enrolled in ngshare's course %s: fetch and submit will fail",
                               name, course_id)
         conf = home / ".jupyter"

@@ -1,0 +1,327 @@
+"""Who submitted and when: nbgrader's exchange behind the hub (ngshare), due dates, the late policy,
+formgrader for the lecturer, and the LMS roster's headers.
+
+One class-mode hub on loopback (``decodelab classroom init --roster ... --due ...``, run as root:
+three real system users are created for the students, ``decodelab-grader`` for formgrader). The
+students' servers are really spawned; each student runs nbgrader in their own kernel, as their own
+system user, with their own hub token, as the Assignments tab would. The lecturer runs nbgrader as
+root in the course folder (release, collect), as lecturer/grading.md says.
+
+- ``nbgrader submit --student OTHER`` and an edited ``~/.jupyter/nbgrader_config.py`` (another
+  student id, another ``$JUPYTERHUB_USER``) never produce a submission in the other student's name;
+- a resubmission after the due date does not replace the on-time one, and collect names it;
+- a late submission carrying a backdated ``timestamp.txt`` is collected with the server's time and
+  nbgrader counts it late (and the course's late policy takes the whole score);
+- formgrader, reached through the hub as the lecturer, lists the collected submissions; a student
+  is refused.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+import hubkit
+
+pytestmark = pytest.mark.slow
+
+A = "exam-02"
+PW = "exchange-pw-5d1c9e7a"
+LATE_PERCENT = 100.0
+
+
+def _root_or_skip():
+    missing = hubkit.missing_parts()
+    ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+    if missing:
+        if ci:
+            pytest.fail("exchange test cannot run under CI: missing " + ", ".join(missing))
+        pytest.skip("missing: " + ", ".join(missing))
+    if os.geteuid() != 0:
+        pytest.skip("class mode creates system users: run as root")
+    _needs_ngshare_exchange()
+
+
+def _needs_ngshare_exchange():
+    """Skip without ngshare-exchange (scripts/install_hub.sh installs it); never import it here:
+    decodelab.classroom.exchange_plugin must be what imports it first (it sets $USER for it)."""
+    import importlib.util
+
+    if importlib.util.find_spec("ngshare_exchange") is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("ngshare-exchange missing under CI: bash scripts/install_hub.sh")
+        pytest.skip("ngshare-exchange missing: bash scripts/install_hub.sh")
+
+
+def _signup_login(hub, name: str) -> hubkit.Student:
+    s = hubkit.Student(hub, name)
+    s.client.get("/hub/signup")
+    r = s.client.post("/hub/signup", data={"username": name, "signup_password": PW,
+                                           "signup_password_confirmation": PW, "_xsrf": s._xsrf()})
+    assert r.status_code == 200, r.text[-2000:]
+    s.login(PW)
+    assert "jupyterhub-session-id" in s.client.cookies, f"{name} could not log in"
+    return s
+
+
+def _lecturer_nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """``nbgrader ARGS`` as root in the course folder (the lecturer's own commands)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTERHUB_API_TOKEN", "JUPYTERHUB_USER")}
+    env.update(PYTHONPATH=str(hubkit.REPO), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+class Seat:
+    """A student at their own spawned server: nbgrader runs in their kernel (their system user,
+    their hub token, their home)."""
+
+    def __init__(self, hub, name):
+        self.hub, self.name = hub, name
+        self.s = _signup_login(hub, name)
+        self.token = self.s.token()
+        assert self.s.spawn().status_code in (201, 202), hub.log_text()[-3000:]
+        self.s.wait_ready()
+        self.kernel = hubkit.start_kernel(hub, name, self.token)
+        self.run(textwrap.dedent("""
+            import os, subprocess, sys
+            from pathlib import Path
+            HOME = Path.home()
+            def nb(*args, env=None):
+                r = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=HOME, capture_output=True,
+                                   text=True, env=env)
+                print(f"rc={r.returncode}")
+                print(r.stdout[-3000:] + r.stderr[-3000:])
+        """))
+
+    def run(self, code: str) -> str:
+        out = hubkit.run_code(self.hub, self.name, self.token, self.kernel, code, timeout_s=300)
+        assert out["status"] == "ok", out
+        return out["stdout"]
+
+    def mark(self, text: str, timestamp: str | None = None) -> None:
+        """Write ``mark.txt`` (and, for a backdating attempt, ``timestamp.txt``) into the fetched assignment."""
+        code = f"(HOME / {A!r} / 'mark.txt').write_text({text!r})\n"
+        if timestamp:
+            code += f"(HOME / {A!r} / 'timestamp.txt').write_text({timestamp!r})\n"
+        self.run(code)
+
+    def nbgrader(self, *args: str, env: dict | None = None) -> str:
+        extra = f", env={{**os.environ, **{env!r}}}" if env else ""
+        return self.run(f"nb(*{list(args)!r}{extra})")
+
+
+@pytest.fixture(scope="module")
+def klass():
+    _root_or_skip()
+    base = hubkit.open_tmp("exchange")
+    tag = uuid.uuid4().hex[:5]
+    alice, bob, carol, prof = (f"{n}{tag}" for n in ("alice", "bob", "carol", "prof"))
+    roster = base / "roster.csv"
+    roster.write_text(f"username\n{alice}\n{bob}\n{carol}\n", encoding="utf-8")
+    course = base / "course"
+    hubkit.init_course(course, None, lecturer=prof,
+                       args=["--roster", str(roster), "--due", "2099-01-01 00:00", "--late-penalty", str(LATE_PERCENT)])
+    ports = {"DECODELAB_NGSHARE_PORT": str(hubkit.free_port()), "DECODELAB_FORMGRADER_PORT": str(hubkit.free_port())}
+    hub = hubkit.start_hub(course, env_extra=ports)
+    try:
+        for step in (("generate_assignment", A), ("release_assignment", A)):
+            r = _lecturer_nbgrader(course, *step)
+            assert r.returncode == 0 and "ERROR" not in r.stdout + r.stderr, r.stdout + r.stderr
+        seats = {n: Seat(hub, n) for n in (alice, bob, carol)}
+        for seat in seats.values():
+            out = seat.nbgrader("fetch_assignment", A)
+            fetched = seat.run(f"print((HOME / {A!r} / '{A}.ipynb').is_file())")
+            assert "rc=0" in out and "True" in fetched, out + hub.log_text()[-4000:]
+        yield {"hub": hub, "course": course, "alice": seats[alice], "bob": seats[bob], "carol": seats[carol],
+               "prof": prof}
+    finally:
+        hub.stop()
+        for n in (alice, bob, carol):
+            subprocess.run(["userdel", "--remove", n], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def collected(klass):
+    """The whole story up to collect: on-time work, the attacks, the due date passing, late work."""
+    alice, bob, carol, course = klass["alice"], klass["bob"], klass["carol"], klass["course"]
+    bob.mark("bob on time")
+    assert "rc=0" in bob.nbgrader("submit", A)
+    alice.mark("written by alice")
+    attempts = [alice.nbgrader("submit", A, "--student", bob.name)]
+    # an edited config: another student id, and the hub user name faked in the environment too
+    edit = f"\nc.CourseDirectory.student_id = {bob.name!r}\nimport os\nos.environ['JUPYTERHUB_USER'] = {bob.name!r}\n"
+    alice.run(f"with (HOME / '.jupyter' / 'nbgrader_config.py').open('a') as fh: fh.write({edit!r})")
+    attempts.append(alice.nbgrader("submit", A, env={"JUPYTERHUB_USER": bob.name}))
+    # the due date passes (the lecturer moves it to now, in nbgrader's gradebook)
+    time.sleep(1.0)
+    due = datetime.now(timezone.utc).replace(tzinfo=None)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "decodelab") as gb:
+        gb.update_or_create_assignment(A, duedate=due)
+    time.sleep(1.0)
+    bob.mark("bob late resubmission")
+    assert "rc=0" in bob.nbgrader("submit", A)
+    carol.mark("carol late", timestamp="2020-01-01 00:00:00.000000 UTC")  # backdated by hand
+    assert "rc=0" in carol.nbgrader("submit", A)
+    r = _lecturer_nbgrader(course, "collect", A)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return {**klass, "due": due, "attempts": attempts, "collect_log": r.stdout + r.stderr}
+
+
+def _mark(course: Path, student: str) -> str | None:
+    p = course / "submitted" / student / A / "mark.txt"
+    return p.read_text() if p.is_file() else None
+
+
+def test_another_students_name_cannot_be_used(collected):
+    course, alice, bob = collected["course"], collected["alice"], collected["bob"]
+    assert _mark(course, bob.name) == "bob on time"  # bob's own work, never alice's
+    for out in collected["attempts"]:
+        assert "written by alice" not in (_mark(course, bob.name) or "")
+        assert "Submitted as" not in out or bob.name not in out.split("Submitted as")[-1].split("\n")[0], out
+    # whatever alice's attempts did, anything they left is hers (the hub login of her token)
+    assert _mark(course, alice.name) in (None, "written by alice")
+
+
+def test_late_resubmission_does_not_replace_the_on_time_one(collected):
+    course, bob = collected["course"], collected["bob"]
+    assert _mark(course, bob.name) == "bob on time"
+    log = collected["collect_log"]
+    assert "Late resubmission" in log and bob.name in log, log  # named, not silent
+
+
+def test_backdated_submission_is_late_and_penalised(collected):
+    from nbgrader.api import Gradebook
+    from nbgrader.utils import parse_utc
+
+    from decodelab.classroom.exchange_plugin import LatePenalty
+
+    course, carol, due = collected["course"], collected["carol"], collected["due"]
+    assert _mark(course, carol.name) == "carol late"
+    stamp = parse_utc((course / "submitted" / carol.name / A / "timestamp.txt").read_text().strip())
+    assert stamp > due and stamp.year >= 2026  # the server's clock, not the student's 2020
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "decodelab") as gb:
+        gb.update_or_create_student(carol.name)
+        sub = gb.update_or_create_submission(A, carol.name, timestamp=stamp)  # what autograde records
+        late = sub.total_seconds_late
+    assert late > 0
+    assert LatePenalty(percent_per_day=LATE_PERCENT).late_submission_penalty(carol.name, 7.0, late) == 7.0
+    text = (course / "nbgrader_config.py").read_text()
+    assert "c.ExchangeCollect.before_duedate = True" in text and f"percent_per_day = {LATE_PERCENT!r}" in text
+
+
+def test_formgrader_through_the_hub_lists_the_submissions(collected):
+    hub, prof, alice = collected["hub"], collected["prof"], collected["alice"]
+    lecturer = _signup_login(hub, prof)
+    page = lecturer.client.get("/services/formgrader/formgrader")
+    assert page.status_code == 200, page.text[-2000:]
+    r = lecturer.client.get(f"/services/formgrader/formgrader/api/submissions/{A}")
+    assert r.status_code == 200, r.text[-2000:]
+    listed = {s["student"]: s for s in r.json()}
+    for seat in (collected["bob"], collected["carol"]):
+        assert listed[seat.name]["submitted"] is True
+    assert alice.s.client.get(f"/services/formgrader/formgrader/api/submissions/{A}").status_code in (403, 404)
+
+
+def test_late_penalty_per_started_day():
+    _needs_ngshare_exchange()
+    from decodelab.classroom.exchange_plugin import LatePenalty
+
+    p = LatePenalty(percent_per_day=10.0)
+    assert p.late_submission_penalty("s", 8.0, 0) is None
+    assert p.late_submission_penalty("s", 8.0, 1) == pytest.approx(0.8)  # 1 s late: one started day
+    assert p.late_submission_penalty("s", 8.0, 86400 * 2 + 1) == pytest.approx(2.4)  # three started days
+    assert p.late_submission_penalty("s", 8.0, 86400 * 30) == 8.0  # never more than the score
+
+
+def test_due_dates_are_korean_time_unless_an_offset_is_given():
+    from decodelab.classroom.exchange import due_options, parse_due
+
+    assert parse_due("2026-12-20 23:59") == datetime(2026, 12, 20, 14, 59)
+    assert parse_due("2026-12-20T23:59+00:00") == datetime(2026, 12, 20, 23, 59)
+    both = due_options(["exam-03=2026-12-21 09:00", "2026-12-20 09:00"], ["exam-02", "exam-03"])
+    assert both == {"exam-03": datetime(2026, 12, 21, 0, 0), "exam-02": datetime(2026, 12, 20, 0, 0)}
+    with pytest.raises(ValueError, match="마감 시각 '내일'"):
+        parse_due("내일")
+    with pytest.raises(ValueError, match="과제 exam-09이\\(가\\) 없습니다"):
+        due_options(["exam-09=2026-12-20 09:00"], ["exam-02"])
+
+
+def test_moodle_roster_headers_match_without_regard_to_case(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("nbgrader")
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")  # alembic
+    from nbgrader.api import Gradebook
+
+    from decodelab.classroom.lms import export_main
+
+    course = tmp_path / "course"
+    course.mkdir()
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "decodelab") as gb:
+        gb.update_or_create_assignment(A)
+        for sid in ("minji", "junho"):
+            gb.update_or_create_student(sid)
+    roster = tmp_path / "participants.csv"  # Moodle's participants export: "Username", "ID number"
+    roster.write_text("First name,Username,Email address\n민지,minji,m@example.ac.kr\n준호,junho,j@example.ac.kr\n",
+                      encoding="utf-8")
+    out = tmp_path / "moodle.csv"
+    assert export_main([str(course), "--lms", "moodle", "-o", str(out), "--roster", str(roster)]) == 0
+    assert "내보낸 학생: 2명" in capsys.readouterr().err
+    rows = list(csv.reader(out.open(encoding="utf-8")))
+    assert rows[0] == ["username", "idnumber", A] and sorted(r[0] for r in rows[1:]) == ["junho", "minji"]
+    # a roster whose names match nobody is an error, not an empty file with exit 0
+    other = tmp_path / "other.csv"
+    other.write_text("USERNAME\nsomeone\n", encoding="utf-8")
+    assert export_main([str(course), "--lms", "moodle", "-o", str(out), "--roster", str(other)]) == 1
+    assert "한 명도 찾지 못했습니다" in capsys.readouterr().err
+    # no column that names a student: said, with the headers found
+    bad = tmp_path / "bad.csv"
+    bad.write_text("이름,이메일\n민지,m@example.ac.kr\n", encoding="utf-8")
+    assert export_main([str(course), "--lms", "moodle", "-o", str(out), "--roster", str(bad)]) == 2
+    assert "학생을 알아볼 열이 없습니다 (찾은 열: 이름, 이메일)" in capsys.readouterr().err
+
+
+
+def test_ngshare_stores_what_it_builds_through_back_references_under_sqlalchemy_2():
+    """ngshare 0.6.0 makes ``Assignment(name, course)`` and ``Submission(user, assignment)``; under
+    SQLAlchemy 2 neither was stored (a release listed no assignment). With the service module's
+    adaptation both are, with their files."""
+    pytest.importorskip("ngshare")
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import sessionmaker
+
+    from ngshare.database.database import Assignment, Base, Course, File, Submission, User
+
+    from decodelab.classroom.ngshare_service import adopt_backref_objects
+
+    adopt_backref_objects(Base)
+    engine = create_engine("sqlite://")
+    Base.metadata.create_all(engine)
+    session = sessionmaker(bind=engine)
+    db = session()
+    db.add(User("minji"))
+    db.add(Course("decodelab", [User("prof")]))
+    db.commit()
+    db = session()
+    course = db.query(Course).one()
+    released = Assignment(A, course)  # what ngshare's release handler does
+    released.files.append(File("exam-02.ipynb", b"{}"))
+    db.commit()
+    db = session()
+    (stored,) = db.query(Assignment).all()
+    assert stored.id == A and [f.filename for f in stored.files] == ["exam-02.ipynb"]
+    sub = Submission(db.query(User).filter(User.id == "minji").one(), stored)  # ngshare's submit handler
+    sub.files.append(File("exam-02.ipynb", b"{1}"))
+    db.commit()
+    db = session()
+    assert [(s.student.id, len(s.files)) for s in db.query(Submission)] == [("minji", 1)]
