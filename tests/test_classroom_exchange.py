@@ -2,7 +2,7 @@
 formgrader for the lecturer, and the LMS roster's headers.
 
 One class-mode hub on loopback (``decodelab classroom init --roster ... --due ...``, run as root:
-three real system users are created for the students, ``decodelab-grader`` for formgrader). The
+three real system users are created for the students, ``decodelab-formgrader`` for formgrader). The
 students' servers are really spawned; each student runs nbgrader in their own kernel, as their own
 system user, with their own hub token, as the Assignments tab would. The lecturer runs nbgrader as
 root in the course folder (release, collect), as lecturer/grading.md says.
@@ -143,7 +143,7 @@ def klass():
             fetched = seat.run(f"print((HOME / {A!r} / '{A}.ipynb').is_file())")
             assert "rc=0" in out and "True" in fetched, out + hub.log_text()[-4000:]
         yield {"hub": hub, "course": course, "alice": seats[alice], "bob": seats[bob], "carol": seats[carol],
-               "prof": prof}
+               "prof": prof, "ngshare_port": int(ports["DECODELAB_NGSHARE_PORT"])}
     finally:
         hub.stop()
         for n in (alice, bob, carol):
@@ -232,6 +232,15 @@ def test_formgrader_through_the_hub_lists_the_submissions(collected):
     for seat in (collected["bob"], collected["carol"]):
         assert listed[seat.name]["submitted"] is True
     assert alice.s.client.get(f"/services/formgrader/formgrader/api/submissions/{A}").status_code in (403, 404)
+
+
+def test_ngshare_listens_on_loopback_only(klass):
+    """ngshare 0.6.0 binds 0.0.0.0; the course's service binds 127.0.0.1 (only the hub's proxy reaches it)."""
+    import psutil
+
+    port = klass["ngshare_port"]
+    listening = [c.laddr.ip for c in psutil.net_connections("inet") if c.status == psutil.CONN_LISTEN and c.laddr.port == port]
+    assert listening == ["127.0.0.1"], listening
 
 
 def test_late_penalty_per_started_day():
