@@ -27,7 +27,7 @@ At autograde the notebook's kernel runs in :mod:`decodelab.classroom.sandbox` (n
 the course folder).
 
 Commands: ``decodelab classroom variant DIR ITEM STUDENT`` / ``--list`` (:func:`variant_main`) and
-``decodelab classroom export DIR --lms canvas|moodle -o FILE`` (:func:`export_main`, in :mod:`.lms`).
+``decodelab classroom export DIR --lms canvas|moodle -o FILE`` (:func:`decodelab.classroom.lms.export_main`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ import nbformat
 
 from .._cli import ArgumentParser
 from .bank import ExamError, Parametric, Task, Written, load_bank, variant
+from .course import check_username, course_students
 
-__all__ = ["ExamError", "assignment_name", "default_bank", "export_main", "variant_main", "write_course", "write_notebook"]
+__all__ = ["ExamError", "assignment_name", "default_bank", "variant_main", "write_course", "write_notebook"]
 
 BANK_FILES = ("items.yaml", "parametric.py")
 ANSWER_STUB = "None  # 여기에 답을 적으세요"
@@ -244,8 +245,6 @@ def variant_main(argv: list[str]) -> int:
         return 0
     if not (a.item and a.student):
         ap.error("ITEM과 STUDENT를 함께 주세요 (또는 --list)")
-    from .hub import check_username, course_students
-
     try:
         check_username(a.student, "STUDENT")
         values, q = variant(bank, a.item, a.student)
@@ -266,10 +265,3 @@ def variant_main(argv: list[str]) -> int:
     print(f"문제: {q.prompt}")
     print(f"정답: {q.answer:.6g} {q.unit} (허용 오차 ±{q.tolerance:.3g} {q.unit})".rstrip())
     return 0
-
-
-def export_main(argv: list[str]) -> int:
-    """``decodelab classroom export DIR --lms canvas|moodle -o FILE``: see :mod:`.lms`."""
-    from .lms import export_main as _main
-
-    return _main(argv)

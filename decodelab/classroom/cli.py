@@ -10,7 +10,10 @@ Subcommands, each owned by the module that does the work:
 - ``autograde DIR ASSIGNMENT``: nbgrader's autograde with students' code in the sandbox of
   :mod:`.sandbox` (refused, in Korean, where it would run as root unsandboxed).
 - ``export DIR --lms canvas|moodle -o FILE``: LMS grade file from nbgrader's gradebook
-  (:mod:`.assignments`).
+  (:mod:`.lms`).
+
+The course folder's basics they share (config name, user-name rule, CSV and roster reading) are in
+the leaf :mod:`.course`, so no two of these modules import each other both ways.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ SUBCOMMANDS = {
     "variant": ("decodelab.classroom.assignments:variant_main", "학생별 문항의 수치와 정답을 봅니다 (강의자용)"),
     "autograde": ("decodelab.classroom.sandbox:autograde_main",
                   "제출물을 채점합니다: 학생 코드는 격리된 권한 없는 계정으로, 점수는 강의자 쪽에서 (root로 격리 없이는 거부)"),
-    "export": ("decodelab.classroom.assignments:export_main", "nbgrader 성적을 LMS(Canvas/Moodle) 파일로 내보냅니다"),
+    "export": ("decodelab.classroom.lms:export_main", "nbgrader 성적을 LMS(Canvas/Moodle) 파일로 내보냅니다"),
 }
 
 

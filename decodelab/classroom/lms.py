@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._cli import ArgumentParser
+from .course import read_csv
 
 __all__ = ["ExportReport", "export", "export_main"]
 
@@ -69,8 +70,6 @@ def _roster(path: Path | None) -> list[dict[str, str]] | None:
     """
     if path is None:
         return None
-    from .hub import read_csv
-
     header, raw = read_csv(path, "LMS 명단(--roster)")
 
     def canon(key: str | None) -> str:
