@@ -334,3 +334,26 @@ def test_ngshare_stores_what_it_builds_through_back_references_under_sqlalchemy_
     db.commit()
     db = session()
     assert [(s.student.id, len(s.files)) for s in db.query(Submission)] == [("minji", 1)]
+
+
+def test_a_course_the_grader_account_cannot_reach_starts_without_formgrader(tmp_path, capsys):
+    """A course under a folder others cannot enter (pytest's tmp_path is 0700; /root is too): the
+    formgrader service (running as decodelab-formgrader) would exit at once and stop the whole hub.
+    It is left out with a Korean message naming the closed folder; ngshare keeps its admin token."""
+    if os.geteuid() != 0:
+        pytest.skip("the grader account is used only when the hub runs as root")
+    from decodelab.classroom.exchange import FORMGRADER, NGSHARE, hub_services
+
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    course = closed / "course"
+    course.mkdir()
+    got = hub_services(course, python=sys.executable, lecturer="prof")
+    services = {s["name"]: s for s in got["services"]}
+    assert set(services) == {NGSHARE, FORMGRADER}
+    assert "command" not in services[FORMGRADER] and services[FORMGRADER]["api_token"] == got["token"]
+    assert got["roles"] == []
+    err = capsys.readouterr().err
+    first_closed = next(str(f) for f in reversed(course.parents) if not f.stat().st_mode & 0o001)
+    assert f"formgrader를 띄우지 않습니다: {first_closed}에는 다른 사용자가 들어갈 수 없어" in err
+    assert f"강좌 폴더 {course}에 닿지 못합니다. 'chmod o+x {first_closed}'" in err

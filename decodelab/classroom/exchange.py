@@ -144,7 +144,14 @@ def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngsha
         "environment": {"DECODELAB_NGSHARE_URL": ngshare_url, "PATH": os.pathsep.join(
             [str(Path(python).parent), "/usr/local/bin", "/usr/bin", "/bin"])},
     }
-    if root and grader_user:
+    closed = next((str(f) for f in reversed(course.parents) if not f.stat().st_mode & 0o001), None)
+    if root and grader_user and closed:
+        # the grader account could not enter the course: formgrader would exit and take the hub with it
+        print(f"[decodelab] formgrader를 띄우지 않습니다: {closed}에는 다른 사용자가 들어갈 수 없어 채점 계정 "
+              f"{grader_user}이(가) 강좌 폴더 {course}에 닿지 못합니다. 'chmod o+x {closed}'로 열거나 "
+              "강좌 폴더를 /srv 같은 곳에 만드세요 (lecturer/grading.md).", file=sys.stderr, flush=True)
+        formgrader = None
+    elif root and grader_user:
         _grader_account(course, grader_user)
         formgrader["user"] = grader_user
     elif root:
@@ -161,6 +168,9 @@ def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngsha
         "users": [lecturer],
         "scopes": [f"access:services!service={FORMGRADER}", "list:services", f"read:services!service={FORMGRADER}"],
     }]
+    if formgrader is None:
+        # ngshare still needs the grader token's owner as its admin: a service without a command
+        formgrader, roles = {"name": FORMGRADER, "api_token": token}, []
     return {"services": [ngshare, formgrader], "roles": roles, "ngshare_url": ngshare_url, "token": token,
             "blocked": {NGSHARE, FORMGRADER, grader_user or FORMGRADER}}
 
