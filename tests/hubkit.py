@@ -195,6 +195,9 @@ def start_hub(course: Path, password: str | None = None, admin_password: str | N
     env.pop("DECODELAB_ANSWERS_DIR", None)
     # never the machine's /srv/nbgrader; a folder the students' users can reach (not the 0700 course)
     env["NBGRADER_EXCHANGE_ROOT"] = str(open_tmp("exchange") / "exchange")
+    # the hub's ngshare and formgrader services on free ports too (their defaults, 10101 and 10102,
+    # would collide between hubs started one after another or side by side by pytest-xdist)
+    env["DECODELAB_NGSHARE_PORT"], env["DECODELAB_FORMGRADER_PORT"] = str(free_port()), str(free_port())
     env.update(env_extra or {})
     log = course / "hub.log"
     # no --ip: the hub's own default (127.0.0.1) is what a lecturer gets, and what the tests check
