@@ -145,7 +145,8 @@ def pytest_collection_modifyitems(config, items) -> None:
     tests stay together and in order (its module fixtures are set up once, also in one process).
     The nbval cells of a notebook that another selected test executes top to bottom
     (:func:`runs_elsewhere`: from the wheel, or in the browser) are deselected, so no notebook runs
-    twice (this hook runs last: after ``-k`` and ``-m``)."""
+    twice (this hook runs last: after ``-k`` and ``-m``). nbval cells wait up to
+    ``NBVAL_OUTPUT_TIMEOUT_S`` for each output message."""
     twice = runs_elsewhere(config, {item.nodeid for item in items})
     dropped = [item for item in items if item.nodeid.split("::", 1)[0] in twice]
     if dropped:
@@ -157,6 +158,15 @@ def pytest_collection_modifyitems(config, items) -> None:
         m = module_of[id(item)]
         rank[m] = min(rank.get(m, 2), _heaviness(item))
     items.sort(key=lambda item: rank[module_of[id(item)]])  # stable
+    for item in items:
+        if hasattr(item, "output_timeout"):  # an nbval cell
+            item.output_timeout = NBVAL_OUTPUT_TIMEOUT_S
+
+
+#: seconds nbval waits for the next output message of a cell that has finished (nbval's own 5 s):
+#: notebook 06's quiz cell sends some 4,400 widget messages, and on two busy cores a 5 s gap
+#: between two of them failed 2 runs of 8 ("Timeout of 5 seconds exceeded waiting for output")
+NBVAL_OUTPUT_TIMEOUT_S = 60
 
 
 #: test modules whose tests share no module fixture (only Chromium, started again in little time):

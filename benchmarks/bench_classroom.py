@@ -157,7 +157,7 @@ def run_load(n: int, cell: str, root: Path) -> dict:
 
 
 QUIZ_ANSWER = """
-from decodelab.quiz import quiz_widget
+from decodelab.assess.quiz import quiz_widget
 w = quiz_widget("01")
 ids = list(w.views)
 first, second, third = ids[0], ids[1], ids[2]
@@ -170,7 +170,7 @@ print(json.dumps({"ids": [first, second, third], "saved": {q: w.store.get(q)["re
 
 QUIZ_CHECK = """
 import json
-from decodelab.quiz import quiz_widget
+from decodelab.assess.quiz import quiz_widget
 w = quiz_widget("01")
 recs = w.store.load()
 print(json.dumps({q: {"response": r["response"], "student": r.get("student")} for q, r in recs.items()}

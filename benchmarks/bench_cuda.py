@@ -9,8 +9,8 @@ moved to the device (``load_models(device=..., dtype=...)``):
 1. **greedy vs transformers**: ``decodelab.generate`` against transformers'
    ``generate(do_sample=False)`` on the same weights, prompt by prompt (identical outputs, or the
    position of the first difference);
-2. **speculative greedy vs target-only greedy**: :func:`decodelab.compare.compare_proposers`
-   (``strict=False``) with each proposer of :func:`decodelab.compare.default_methods`; where an
+2. **speculative greedy vs target-only greedy**: :func:`decodelab.teach.compare.compare_proposers`
+   (``strict=False``) with each proposer of :func:`decodelab.teach.compare.default_methods`; where an
    output differs, the position of the first difference and the target's margin between its two
    best logits there (a near tie that the two computation paths break differently: the
    verification pass scores ``gamma + 1`` tokens in one matrix product, a decode step one);
@@ -74,7 +74,7 @@ def _differs(target, tok, prompt: str, base: list[int], pos: int) -> str:
 def run_dtype(name: str, dtype, prompts: list[str], n: int, reps: int, device: str = "cuda") -> None:
     import decodelab
     from decodelab.batching import batch_generate, batch_sweep
-    from decodelab.compare import compare_proposers, default_methods, first_difference
+    from decodelab.teach.compare import compare_proposers, default_methods, first_difference
     from decodelab.models import format_prompt
     from decodelab.speculative import measure_costs, speculative_generate
 

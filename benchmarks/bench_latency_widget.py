@@ -19,7 +19,7 @@ def main(n: int = 20) -> float:
     import matplotlib
 
     matplotlib.use("Agg")
-    from decodelab.widgets.latency import latency_explorer
+    from decodelab.teach.widgets.latency import latency_explorer
 
     ex = latency_explorer().explorer
     ex.depth.value = 49  # warm-up: first draw lays out the text once
@@ -32,7 +32,7 @@ def main(n: int = 20) -> float:
         t0 = time.perf_counter()
         r = ex.compute()
         t1 = time.perf_counter()
-        from decodelab.widgets.latency import plot_agent_loop
+        from decodelab.teach.widgets.latency import plot_agent_loop
 
         plot_agent_loop(r, ex.ax, title="", legend=False)
         ex._png()

@@ -3,7 +3,7 @@
     decodelab bench speculative [--tokens 64] [--prompts 6] [--reps 5]          (all proposers)
     decodelab bench speculative --sweep [--gammas 1-8] [--threads 1]             (the draft model's gamma sweep)
 
-Default (all proposers in one run, :func:`decodelab.compare.compare_proposers`): target-only
+Default (all proposers in one run, :func:`decodelab.teach.compare.compare_proposers`): target-only
 greedy decoding, the draft model (gamma 6), prompt lookup (n-gram, gamma 4), the EAGLE head as a
 chain (gamma 6), the EAGLE head with its draft tree (depth 8) and transformers' assisted
 generation with the draft model (its default settings), prompt by prompt and interleaved, repeated
@@ -219,7 +219,7 @@ def main(argv=None) -> int:
 
 def compare_main(args) -> int:
     """All proposers in one run (see the module docstring)."""
-    from decodelab.compare import compare_proposers, default_methods
+    from decodelab.teach.compare import compare_proposers, default_methods
 
     pair, prompts, n = _setup(args)
     t, d, tok = pair.target, pair.draft, pair.tokenizer

@@ -8,12 +8,12 @@ Public API (see each function's docstring):
 - :func:`speculative_generate`, :func:`expected_speedup`: speculative decoding.
 - :mod:`decodelab.latency`: hardware/model latency model (numpy only).
 - :mod:`decodelab.serving`: TTFT/TPOT/ITL of any OpenAI-compatible server (``decodelab measure``).
-- :mod:`decodelab.quiz`: comprehension quizzes and grading one answer.
-- :mod:`decodelab.exercises`: predict-then-run (results held until a prediction), written answers, tasks.
-- :mod:`decodelab.gradebook`: a folder of student submissions -> gradebook CSV (``decodelab grade``).
-- :mod:`decodelab.build`: checks of the student's own draft-verify loop, accept/reject rule, roofline.
+- :mod:`decodelab.assess.quiz`: comprehension quizzes and grading one answer.
+- :mod:`decodelab.assess.exercises`: predict-then-run (results held until a prediction), written answers, tasks.
+- :mod:`decodelab.assess.report`: a folder of student submissions -> gradebook CSV (``decodelab grade``).
+- :mod:`decodelab.teach.build`: checks of the student's own draft-verify loop, accept/reject rule, roofline.
 
-Names are imported lazily (PEP 562), so ``import decodelab.quiz`` or ``decodelab grade`` does
+Names are imported lazily (PEP 562), so ``import decodelab.assess.quiz`` or ``decodelab grade`` does
 not pay for importing torch and transformers.
 
 ``import decodelab`` also registers the bundled Hangul font with matplotlib (when matplotlib is

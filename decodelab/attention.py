@@ -233,7 +233,7 @@ def attention_figure(result: HeadAttention, tokenizer):
         a matplotlib Figure (pyplot-managed, shown inline by Jupyter).
     """
     from .plots import new_figure
-    from .widgets.decode import plot_label
+    from .plots import plot_label
 
     w = result.weights.numpy()
     n = len(result.token_ids)

@@ -34,7 +34,9 @@ __all__ = [
     "FONT_PATH",
     "FONT_LICENSE_PATH",
     "font_has_char",
+    "byte_pieces",
     "new_figure",
+    "plot_label",
     "setup_korean_font",
 ]
 
@@ -167,3 +169,56 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, pyplot: bool = True, **kwargs:
 
 
 setup_korean_font()
+
+
+# Tokens as figure labels (also used by the subject's own figures, e.g. attention maps).
+
+#: The one space marker of the course (U+2423 OPEN BOX; "·" is a Korean list dot in the text).
+SPACE = "\u2423"
+
+
+def show_whitespace(text: str) -> str:
+    """Make whitespace visible (space -> ␣, newline -> ⏎). Plain text: no HTML escaping."""
+    return text.replace(" ", SPACE).replace("\n", "⏎")
+
+
+def _gpt2_byte_decoder() -> dict[str, int]:
+    """The byte-level BPE alphabet back to bytes: GPT-2's ``bytes_to_unicode`` inverted
+    (openai/gpt-2 ``src/encoder.py``): printable Latin-1 bytes stand for themselves, the other 68
+    bytes for U+0100 onwards in byte order."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + list(range(ord("\xae"), 256))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+_BYTE_DECODER = _gpt2_byte_decoder()
+
+
+def byte_pieces(tokenizer, token_id: int) -> str:
+    """A token that holds only part of a character's UTF-8 bytes, as byte pieces: ``<0xEB><0x98>``.
+
+    Byte-level BPE tokenizers (GPT-2, Llama 3, this course's) store such a token as letters of
+    their 256-letter byte alphabet ("ë", "ĺ"); this turns them back into the bytes, written the way
+    SentencePiece's byte fallback names them. Letters outside the alphabet are kept as they are.
+    """
+    token = tokenizer.convert_ids_to_tokens(int(token_id))
+    return "".join(f"<0x{_BYTE_DECODER[ch]:02X}>" if ch in _BYTE_DECODER else ch for ch in token)
+
+
+def plot_label(tokenizer, token_id: int) -> str:
+    """A token as a matplotlib label: its text with whitespace made visible, never HTML-escaped.
+
+    Matplotlib draws text literally, so ``</s>`` must stay ``</s>`` (escaping it would show
+    ``&lt;/s&gt;``). Leading and trailing spaces are dropped (short labels); a token that is only
+    a space is shown as ``␣``, newlines as ``⏎``, and a token holding only part of a character's
+    bytes as byte pieces (:func:`byte_pieces`).
+    """
+    text = tokenizer.decode([int(token_id)])
+    if "\ufffd" in text:
+        return byte_pieces(tokenizer, token_id)
+    return show_whitespace(text.strip(" ")) if text.strip(" ") else (SPACE if text else "▯")

@@ -31,10 +31,12 @@ the node saw exactly its path), and the caller crops as for a chain.
   (siblings are distinct), accept it and go on; else emit the argmax and stop. Every emitted
   token is the target's argmax after its prefix, so the output is token-identical to plain
   greedy decoding of the target.
-* sampling (:func:`walk_sampling`): **recursive rejection sampling over the siblings** (SpecInfer's
-  multi-round speculative sampling, which EAGLE also uses for its tree): the children of a node
-  were drawn *without replacement* from the drafter's distribution ``q`` at that node (in rank
-  order, :func:`sample_children`). For each child ``x_j`` in turn: accept with probability
+* sampling (:func:`walk_sampling`): **recursive rejection sampling without replacement over the
+  siblings** (Jeon et al. 2024, "Recursive Speculative Decoding", arXiv 2402.14160; Sequoia, Chen et
+  al. 2024, arXiv 2402.12374; SpecInfer's multi-round speculative sampling draws the siblings
+  independently, with replacement, and keeps ``q`` unchanged): the children of a node were drawn
+  *without replacement* from the drafter's distribution ``q`` at that node (in rank order,
+  :func:`sample_children`). For each child ``x_j`` in turn: accept with probability
   ``min(1, p(x_j) / q(x_j))``; on a rejection set ``p <- norm(max(0, p - q))`` and remove ``x_j``
   from ``q`` (``q(x_j) <- 0``, renormalised) before trying the next sibling. If every child is
   rejected, draw the recovered token from the last ``p``; at a leaf draw the bonus token from

@@ -63,9 +63,9 @@ def prompts():
 # --- change-the-code tasks (tests/test_tasks_NN.py) ---------------------------------------------
 
 def task_decider(task_id: str, answers_dir):
-    """The notebook's check (``ex.check``) as a callable ``value -> bool``: decodelab.exercises
+    """The notebook's check (``ex.check``) as a callable ``value -> bool``: decodelab.assess.exercises
     decides and records into ``answers_dir``; the shown text says success or hint, never the solution."""
-    from decodelab import exercises as ex
+    from decodelab.assess import exercises as ex
 
     quizzes = Path(__file__).resolve().parents[1] / "quizzes"
 
@@ -176,7 +176,7 @@ def assert_task_defined(task_id: str, op: str, value, source: Path) -> None:
     Raises:
         AssertionError: the definition's ``op`` or ``value`` differs, or the notebook has no such call.
     """
-    from decodelab import exercises as ex
+    from decodelab.assess import exercises as ex
 
     task = ex.get_exercise(task_id, Path(__file__).resolve().parents[1] / "quizzes")
     assert (task.check.op, task.check.value) == (op, value), (task_id, task.check)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import re
 
-from decodelab.quiz.grading import answer_text
-from decodelab.quiz.normalize import normalize_text
+from decodelab.assess.quiz.grading import answer_text
+from decodelab.assess.quiz.normalize import normalize_text
 
 UNIT_WORDS = {
     "s": ["s", "초"], "ms": ["ms", "밀리초"], "µs": ["µs", "μs", "us", "마이크로초"], "GB": ["GB"], "MB": ["MB"],

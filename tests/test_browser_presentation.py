@@ -5,9 +5,9 @@ Uses the fixtures ``lab_server`` (session) and ``browser`` (module) of ``tests/c
 * ``test_notebook_03_at_1400_px``: after Run All (the run of tests/test_browser.py, which also
   checks that opening a notebook changes only ``language_info``; its kernel kept, opened again at
   1400 px as a lecturer reopens a prepared notebook) no code cell and no output scrolls sideways at a 1400 px window (long code lines wrap: the
-  notebook-level styles of :mod:`decodelab.widgets.styles`; the agent-loop explorer fits its
+  notebook-level styles of :mod:`decodelab.teach.widgets.styles`; the agent-loop explorer fits its
   cell); the chosen option of a quiz question is a filled dark-blue button
-  (``decodelab.quiz.widget.QUIZ_STYLE``). Screenshots ``artifacts/screenshots/present-03-*.png``.
+  (``decodelab.assess.quiz.widget.QUIZ_STYLE``). Screenshots ``artifacts/screenshots/present-03-*.png``.
 * ``test_deck_text_size_and_keys_after_a_slider``: the same notebook as a jupyterlab-deck
   slideshow: body text on a slide is at least 20 px; after a slider is moved with the keyboard
   the arrow keys belong to the slider (the deck does not move, also not after ``Esc``), and the

@@ -140,7 +140,8 @@ def test_lms_export_rejects_unknown_system(course, tmp_path):
 
 
 def test_lms_export_roster_in_cp949_and_unreadable_rosters(course, tmp_path, capsys):
-    from decodelab.classroom.lms import _roster, export_main
+    from decodelab.classroom.cli import export_command as export_main
+    from decodelab.classroom.lms import _roster
 
     cp949 = tmp_path / "moodle.csv"
     cp949.write_bytes("username,이름\nalice,김앨리스\n".encode("cp949"))
@@ -165,7 +166,7 @@ def _visible(item) -> str:
 
 
 def test_no_accepted_answer_is_printed_in_another_item(bank):
-    from decodelab.quiz.normalize import normalize_text
+    from decodelab.assess.quiz.normalize import normalize_text
 
     items = [i for nb in bank.notebooks for i in bank.items(nb)]
     shorts = [q for q in bank.questions.values() if q.kind == "short"]

@@ -272,7 +272,7 @@ def test_moodle_roster_headers_match_without_regard_to_case(tmp_path, capsys, mo
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")  # alembic
     from nbgrader.api import Gradebook
 
-    from decodelab.classroom.lms import export_main
+    from decodelab.classroom.cli import export_command as export_main
 
     course = tmp_path / "course"
     course.mkdir()

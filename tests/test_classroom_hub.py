@@ -42,7 +42,7 @@ import pytest
 import hubkit
 from browserkit import JS_OPEN
 from decodelab.classroom.hub import demo_homes
-from decodelab.quiz.shuffle import choice_order
+from decodelab.assess.quiz.shuffle import choice_order
 
 pytestmark = pytest.mark.slow
 
@@ -115,7 +115,7 @@ def test_each_student_gets_own_server_with_the_course_notebooks(hub, students):
 
 STUDENT_PROBE = """
 import json, os, decodelab
-from decodelab.quiz.store import answers_root
+from decodelab.assess.quiz.store import answers_root
 from decodelab.classroom.hub import course_notebooks_dir
 print(json.dumps({"module": decodelab.__file__, "notebooks": str(course_notebooks_dir()), "user": os.environ.get("JUPYTERHUB_USER"),
                   "answers": str(answers_root()), "cwd": os.getcwd(),

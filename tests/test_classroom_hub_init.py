@@ -15,9 +15,9 @@ import pytest
 import hubkit
 from decodelab.classroom import hub
 from decodelab.classroom.cli import main as classroom
-from decodelab.quiz import quiz_widget
-from decodelab.quiz.shuffle import choice_order
-from decodelab.quiz.store import AnswerStore
+from decodelab.assess.quiz import quiz_widget
+from decodelab.assess.quiz.shuffle import choice_order
+from decodelab.assess.quiz.store import AnswerStore
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
@@ -220,7 +220,7 @@ def test_hub_started_with_sigint_ignored_gives_jupyterhub_the_default(tmp_path, 
     import signal
 
     assert _init([str(tmp_path / "c"), "--demo-users", "alice"]) == 0
-    monkeypatch.chdir(tmp_path)  # hub_main changes into the course folder
+    monkeypatch.chdir(tmp_path)  # hub_command changes into the course folder
     seen = []
 
     def execv(exe, cmd):

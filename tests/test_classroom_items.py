@@ -16,7 +16,7 @@ import pytest
 
 from decodelab import latency as L
 from decodelab.classroom.bank import load_bank
-from decodelab.quiz.grading import check
+from decodelab.assess.quiz.grading import check
 
 ROOT = Path(__file__).resolve().parents[1]
 BANK = ROOT / "classroom" / "exam"
@@ -28,7 +28,7 @@ CLASS = [f"student{n:02d}" for n in range(1, 31)]
 def transfer_counts(bank, students=CLASS) -> dict[str, list[int]]:
     """item id -> for each student, the number of classmates whose correct answer (their key, typed
     as the source notebook's answer cell types it: six significant digits and the unit) the grader
-    (:func:`decodelab.quiz.grading.check` with the student's own keyed question and tolerance)
+    (:func:`decodelab.assess.quiz.grading.check` with the student's own keyed question and tolerance)
     also accepts for this student."""
     out = {}
     for item in bank.parametric.values():

@@ -31,10 +31,11 @@ from nbgrader.apps import NbGraderAPI  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
 from decodelab.classroom import hub  # noqa: E402
-from decodelab.classroom.assignments import ANSWER_STUB, variant_main, write_course  # noqa: E402
+from decodelab.classroom.assignments import ANSWER_STUB, write_course  # noqa: E402
+from decodelab.classroom.cli import autograde_command as autograde_main  # noqa: E402
+from decodelab.classroom.cli import variant_command as variant_main  # noqa: E402
 from decodelab.classroom.bank import Parametric, Task, Written, load_bank, variant  # noqa: E402
 from decodelab.classroom.lms import export  # noqa: E402
-from decodelab.classroom.sandbox import autograde_main  # noqa: E402
 from decodelab.classroom.student import draw  # noqa: E402
 
 pytestmark = pytest.mark.slow

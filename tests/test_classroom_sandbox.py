@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("nbgrader")
 
 from decodelab.classroom import sandbox  # noqa: E402
-from decodelab.classroom.sandbox import SandboxError, autograde_main, mode, probe, run_function  # noqa: E402
+from decodelab.classroom.cli import autograde_command as autograde_main  # noqa: E402
+from decodelab.classroom.sandbox import SandboxError, mode, probe, run_function  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

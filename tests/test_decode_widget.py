@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import decodelab
-from decodelab.widgets.decode import DecodeExplorer, tokens_html
+from decodelab.teach.widgets.decode import DecodeExplorer, tokens_html
 
 
 def test_explorer_shows_the_same_tokens_as_generate(pair):

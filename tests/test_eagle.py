@@ -420,7 +420,7 @@ def test_sampled_generation_by_name_is_seeded_and_stops_at_eos(pair):
 
 
 def test_train_eagle_command_checks_its_arguments(capsys):
-    from decodelab.train import main
+    from decodelab.tools.train import main
 
     assert main(["eagle", "--steps", "0"]) == 2
     assert "--steps" in capsys.readouterr().out

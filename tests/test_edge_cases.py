@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import quizzes_with_exercises
 
-from decodelab import exercises as ex
-from decodelab.quiz import AnswerStore, read_submission
+from decodelab.assess import exercises as ex
+from decodelab.assess.quiz import AnswerStore, read_submission
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -78,7 +78,7 @@ class Ran:
 @pytest.fixture()
 def cli(capsys, monkeypatch):
     """Run ``decodelab ARGS`` in this process (as the console script does); returns its code and output."""
-    from decodelab.cli import main
+    from decodelab.tools.cli import main
 
     def run(*argv, cwd=None, env=None):
         if cwd is not None:
@@ -228,7 +228,7 @@ def test_grade_on_a_file_that_is_not_json_says_so_in_korean(cli, tmp_path):
 
 
 def test_train_out_a_file_fails_before_any_download(tmp_path, monkeypatch, capsys):
-    from decodelab import train
+    from decodelab.tools import train
 
     monkeypatch.setattr(train, "obtain_corpus", lambda *a: pytest.fail("downloaded before checking --out"))
     monkeypatch.setattr(train, "check_requirements", lambda workdir: [])
@@ -242,7 +242,7 @@ def test_train_out_a_file_fails_before_any_download(tmp_path, monkeypatch, capsy
 
 
 def test_train_seeds_is_an_explicit_option():
-    from decodelab import train
+    from decodelab.tools import train
 
     assert train._parser().parse_args([]).seeds is None
 
@@ -251,7 +251,7 @@ def test_train_seeds_is_an_explicit_option():
                                         (lambda p: p.write_text("x") and p, "폴더가 파일입니다"),
                                         (lambda p: p.mkdir() or p, "`decodelab train`이 만든 모델 쌍 폴더가 아닙니다")])
 def test_card_folder_not_made_by_train_is_a_clear_error(tmp_path, capsys, make, says):
-    from decodelab import card
+    from decodelab.tools import card
 
     folder = make(tmp_path / "m")
     assert card.main(["--folder", str(folder)]) == 2
@@ -261,7 +261,7 @@ def test_card_folder_not_made_by_train_is_a_clear_error(tmp_path, capsys, make, 
 
 
 def test_top_level_help_does_not_call_lab_a_lecturer_command():
-    from decodelab.cli import COMMANDS
+    from decodelab.tools.cli import COMMANDS
 
     assert "강의자용" not in COMMANDS["lab"][1] and "강의자" not in COMMANDS["lab"][1]
 

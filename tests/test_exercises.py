@@ -1,4 +1,4 @@
-"""decodelab.exercises: definitions (schema errors), predictions, written answers, tasks, persistence,
+"""decodelab.assess.exercises: definitions (schema errors), predictions, written answers, tasks, persistence,
 export and the lecturer's gradebook columns."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import quizzes_with_exercises
 
-from decodelab import exercises as ex
-from decodelab.gradebook import grade_folder, gradebook_csv, rubrics_markdown
-from decodelab.quiz import AnswerStore, read_submission
+from decodelab.assess import exercises as ex
+from decodelab.assess.exercises import views
+from decodelab.assess.report import grade_folder, gradebook_csv, rubrics_markdown
+from decodelab.assess.quiz import AnswerStore, read_submission
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -248,7 +249,7 @@ def test_written_saves_text_then_shows_model_answer_and_rubric(quizzes):
 
 def test_public_functions_display_and_return(quizzes, monkeypatch):
     shown = []
-    monkeypatch.setattr(ex, "_display", shown.append)
+    monkeypatch.setattr(views, "_display", shown.append)
     assert ex.predict("01-predict-kv-step") is None
     assert ex.written("01-written-decode-definition") is None
     assert ex.reveal("01-predict-kv-step", 3.0) is None
@@ -332,14 +333,14 @@ def test_hold_then_reveal_holds_the_cells_figures_and_validates(quizzes, monkeyp
     import matplotlib.pyplot as plt
 
     shown = []
-    monkeypatch.setattr(ex, "_display", shown.append)
+    monkeypatch.setattr(views, "_display", shown.append)
     ex.hold("01-predict-kv-step")
-    (gate,) = ex._HOLDING["01-predict-kv-step"]
+    (gate,) = views._HOLDING["01-predict-kv-step"]
     assert shown[0] is gate.view and gate.capturing
     fig = plt.figure()
     ex.reveal("01-predict-kv-step", 3.0)
     assert shown[1] is fig and not plt.fignum_exists(fig.number)  # shown inside the held output, closed
-    assert "01-predict-kv-step" not in ex._HOLDING and gate.state == "hidden" and not gate.capturing
+    assert "01-predict-kv-step" not in views._HOLDING and gate.state == "hidden" and not gate.capturing
     assert gate.shows_result and len(shown) == 2  # the reveal used the hold's widget: no second one
     with pytest.raises(TypeError, match="숫자"):
         ex.reveal("01-predict-kv-step", "3.1")
@@ -349,14 +350,14 @@ def test_hold_then_reveal_holds_the_cells_figures_and_validates(quizzes, monkeyp
 
 def test_cells_between_the_prediction_and_the_reveal_are_held_together(quizzes, monkeypatch):
     shown = []
-    monkeypatch.setattr(ex, "_display", shown.append)
+    monkeypatch.setattr(views, "_display", shown.append)
     v = ex.PredictView("01-predict-kv-step")
     ex.hold("01-predict-kv-step")      # cell A: the measurement (prints a table)
-    ex._end_of_cell()                  # IPython's post_run_cell: A's capture ends, its widget waits
+    views._end_of_cell()                  # IPython's post_run_cell: A's capture ends, its widget waits
     ex.hold("01-predict-kv-step")      # cell B: a plot of the same measurement
-    ex._end_of_cell()
+    views._end_of_cell()
     ex.reveal("01-predict-kv-step", 3.0)   # cell C: only the value
-    gates = sorted(ex._LIVE_GATES["01-predict-kv-step"], key=lambda g: shown.index(g.view) if g.view in shown else 99)
+    gates = sorted(views._LIVE_GATES["01-predict-kv-step"], key=lambda g: shown.index(g.view) if g.view in shown else 99)
     a, b, c = gates[:3]
     assert [g.shows_result for g in (a, b, c)] == [False, False, True]
     assert all(g.state == "hidden" and g.held.layout.display == "none" for g in (a, b, c))
@@ -369,24 +370,24 @@ def test_cells_between_the_prediction_and_the_reveal_are_held_together(quizzes, 
 
 
 def test_a_failing_held_cell_shows_its_output_and_the_error(quizzes, monkeypatch):
-    monkeypatch.setattr(ex, "_display", lambda _x: None)
+    monkeypatch.setattr(views, "_display", lambda _x: None)
     ex.hold("01-predict-kv-step")
-    (gate,) = ex._HOLDING["01-predict-kv-step"]
+    (gate,) = views._HOLDING["01-predict-kv-step"]
 
     class Failed:  # IPython's ExecutionResult of a cell that raised
         success = False
 
-    ex._end_of_cell(Failed())
+    views._end_of_cell(Failed())
     assert not gate.capturing and gate.held.layout.display is None and "오류" in gate.notice.value
 
 
 def test_one_skip_opens_every_held_cell_of_the_exercise(quizzes, monkeypatch):
-    monkeypatch.setattr(ex, "_display", lambda _x: None)
+    monkeypatch.setattr(views, "_display", lambda _x: None)
     ex.hold("01-predict-curve")
-    ex._end_of_cell()
+    views._end_of_cell()
     ex.reveal("01-predict-curve", "b")
     here = AnswerStore("course").dir
-    gates = [g for g in ex._LIVE_GATES["01-predict-curve"] if g.store.dir == here]
+    gates = [g for g in views._LIVE_GATES["01-predict-curve"] if g.store.dir == here]
     assert len(gates) == 2
     first = next(g for g in gates if not g.shows_result)
     first.skip_button.click()  # the skip pressed on the earlier cell's widget
@@ -400,7 +401,7 @@ def test_one_skip_opens_every_held_cell_of_the_exercise(quizzes, monkeypatch):
 # --------------------------------------------------------------------------------------------
 
 _CHILD_SAVE = """
-from decodelab import exercises as ex
+from decodelab.assess import exercises as ex
 v = ex.PredictView("01-predict-kv-step"); v.input.value = "12.5"; v.commit()
 w = ex.WrittenView("01-written-decode-definition"); w.text.value = "토큰을 하나씩 이어서 만든다 =SUM(A1)"; w.submit()
 ex.check_record("01-task-low-rate", 0.21)
@@ -408,8 +409,8 @@ ex.check_record("01-task-low-rate", 0.21)
 
 _CHILD_REVEAL = """
 import json
-from decodelab import exercises as ex
-from decodelab.quiz import quiz_widget
+from decodelab.assess import exercises as ex
+from decodelab.assess.quiz import quiz_widget
 rec, body = ex.reveal_record("01-predict-kv-step", 3.1)
 assert "내 예측: <b>12.5 ms</b>" in body, body
 w = quiz_widget("01")
@@ -460,8 +461,8 @@ def test_exercises_survive_a_new_process_and_appear_in_the_export_and_gradebook(
 
 
 def test_gradebook_cli_writes_the_rubric_next_to_the_gradebook(quizzes, tmp_path, capsys):
-    from decodelab.gradebook import main as grade_main
-    from decodelab.quiz.submission import make_submission
+    from decodelab.assess.report import main as grade_main
+    from decodelab.assess.quiz.submission import make_submission
 
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -477,8 +478,8 @@ def test_gradebook_cli_writes_the_rubric_next_to_the_gradebook(quizzes, tmp_path
 
 
 def test_prediction_summary_shows_how_far_the_class_was_off(quizzes, tmp_path):
-    from decodelab.gradebook import predictions_markdown
-    from decodelab.quiz.submission import make_submission
+    from decodelab.assess.report import predictions_markdown
+    from decodelab.assess.quiz.submission import make_submission
 
     subs = tmp_path / "subs"
     subs.mkdir()

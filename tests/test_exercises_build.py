@@ -1,4 +1,4 @@
-"""The build-it-yourself exercises (decodelab.build): each check fails on the notebook's scaffold
+"""The build-it-yourself exercises (decodelab.teach.build): each check fails on the notebook's scaffold
 (read from the notebook's MyST source) and on near-miss solutions, and passes on a reference
 solution kept here; the definitions ask for a full score."""
 
@@ -13,7 +13,7 @@ import torch
 import yaml
 
 import decodelab
-from decodelab import build
+from decodelab.teach import build
 from decodelab import latency as lat
 from decodelab import profiles
 from decodelab import speculative as spec

@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from decodelab import exercises as ex  # noqa: E402
-from decodelab.quiz.store import AnswerStore  # noqa: E402
+from decodelab.assess import exercises as ex  # noqa: E402
+from decodelab.assess.quiz.store import AnswerStore  # noqa: E402
 
 PRED = "01-predict-cache-length"  # a number prediction of quizzes/exercises/01.yaml (unit 위치)
 

@@ -176,7 +176,7 @@ def test_distribution_figure_labels_are_plain_text_and_readable(pair):
     # so HTML escaping would show "&lt;/s&gt;"), labels are horizontal and at least 10 pt.
     import torch
 
-    from decodelab.widgets.decode import distribution_figure
+    from decodelab.teach.widgets.decode import distribution_figure
 
     tok = pair.tokenizer
     eos = tok.eos_token_id
@@ -195,7 +195,7 @@ def test_distribution_figure_labels_are_plain_text_and_readable(pair):
 
 
 def test_decode_explorer_descriptions_are_not_cut(pair):
-    from decodelab.widgets.decode import DecodeExplorer
+    from decodelab.teach.widgets.decode import DecodeExplorer
 
     w = DecodeExplorer(pair.target, pair.tokenizer, max_new_tokens=2)
     for control in (w.n, w.temperature, w.top_k, w.top_p, w.seed, w.delay):

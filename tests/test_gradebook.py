@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.gradebook import DUPLICATE_RULE, grade_folder, gradebook_csv
-from decodelab.gradebook import main as grade_main
-from decodelab.quiz import REVIEW, AnswerStore, grade, load_quizzes, read_submission
-from decodelab.quiz import grading
-from decodelab.quiz.submission import SubmissionError, make_submission
+from decodelab.assess.report import DUPLICATE_RULE, grade_folder, gradebook_csv
+from decodelab.assess.report import main as grade_main
+from decodelab.assess.quiz import REVIEW, AnswerStore, grade, load_quizzes, read_submission
+from decodelab.assess.quiz import grading
+from decodelab.assess.quiz.submission import SubmissionError, make_submission
 
 QUESTIONS = load_quizzes(notebook="03")
 BY_ID = {q.id: q for q in QUESTIONS}
@@ -84,7 +84,7 @@ def test_blank_wrong_review_and_text_cells(tmp_path, undecided):
 
 
 def test_the_widget_shows_an_undecided_answer_for_a_self_check_and_keeps_it_for_the_lecturer(tmp_path, undecided):
-    from decodelab.quiz import quiz_widget
+    from decodelab.assess.quiz import quiz_widget
 
     w = quiz_widget("03", answers_dir=tmp_path / "answers")
     v = w.views[SHORT.id]
@@ -187,7 +187,7 @@ def test_question_ids_are_matched_whole(tmp_path, bad):
 
 @pytest.mark.parametrize("sid", ["alice\n", "alice\nbob", "\nalice2"])
 def test_student_ids_are_matched_whole(sid):
-    from decodelab.quiz.submission import validate_student_id
+    from decodelab.assess.quiz.submission import validate_student_id
 
     if sid.strip() != sid and "\n" not in sid.strip():
         assert validate_student_id(sid) == sid.strip()  # surrounding whitespace is stripped, then matched whole

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from decodelab.quiz.store import AnswerStore, answers_root
+from decodelab.assess.quiz.store import AnswerStore, answers_root
 
 REPO = Path(__file__).resolve().parents[1]
 THIS = Path(__file__).resolve()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab import lab
+from decodelab.tools import lab
 
 
 @pytest.fixture
@@ -280,7 +280,7 @@ def _start_wrapper(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, int, Pa
     server = tmp_path / "fake_server.py"
     server.write_text(FAKE_SERVER, encoding="utf-8")
     runner = (
-        "import sys; from pathlib import Path; from decodelab.lab import _run_jupyterlab; "
+        "import sys; from pathlib import Path; from decodelab.tools.lab import _run_jupyterlab; "
         f"sys.exit(_run_jupyterlab([sys.executable, {str(server)!r}, {str(state)!r}, {mode!r}], Path('.')))"
     )
     wrapper = subprocess.Popen([sys.executable, "-c", runner], cwd=REPO)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab import lab
+from decodelab.tools import lab
 
 REPO = Path(__file__).resolve().parent.parent
 FIRST = lab.FIRST_NOTEBOOK

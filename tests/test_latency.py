@@ -13,7 +13,7 @@ import pytest
 
 from decodelab import latency as L
 from decodelab import profiles as P
-from decodelab.widgets import latency as W
+from decodelab.teach.widgets import latency as W
 
 REL = 0.01  # "match to 1%"
 

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from decodelab import latency as lat  # noqa: E402
-from decodelab.widgets.latency import (  # noqa: E402
+from decodelab.teach.widgets.latency import (
     LatencyExplorer,
     latency_explorer,
     plot_agent_loop,

@@ -51,7 +51,7 @@ def test_the_wheel_carries_the_course_and_not_the_exam_bank(wheel):
                "decodelab/assets/models/draft/config.json", "decodelab/assets/models/target/model.safetensors",
                "decodelab/assets/models/eagle/config.json", "decodelab/assets/models/eagle/model.safetensors"}
     assert expect <= names, sorted(expect - names)
-    assert not [n for n in names if "exam" in n.lower() and not n.startswith("decodelab/quiz/")], \
+    assert not [n for n in names if "exam" in n.lower() and not n.startswith("decodelab/assess/quiz/")], \
         "the lecturer-only exam bank (classroom/exam/) must not be in the wheel"
     assert not [n for n in names if n.startswith(("classroom/", "benchmarks/", "tests/", "notebooks/", "quizzes/"))
                 or "/benchmarks/" in n or n.endswith("/COVERAGE.md") or "/src/" in n]
@@ -91,7 +91,7 @@ def test_the_installed_wheel_runs_notebook_01_and_grades_a_quiz(wheel, tmp_path)
     def run(*cmd, timeout=300):
         return subprocess.run(list(cmd), cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
 
-    where = run(str(py), "-c", "import decodelab, decodelab._paths as p, decodelab.lab as lab; "
+    where = run(str(py), "-c", "import decodelab, decodelab._paths as p, decodelab.tools.lab as lab; "
                 "print(decodelab.__file__); print(p.QUIZZES_DIR.is_symlink()); print(lab.student_copy('nb')[1])")
     assert where.returncode == 0, where.stderr[-3000:]
     file, linked, copied = where.stdout.splitlines()
@@ -101,13 +101,13 @@ def test_the_installed_wheel_runs_notebook_01_and_grades_a_quiz(wheel, tmp_path)
     q = next(q for q in yaml.safe_load((REPO / "quizzes" / "01.yaml").read_text(encoding="utf-8"))["questions"]
              if q["kind"] == "single")
     wrong = next(c["id"] for c in q["choices"] if c["id"] != q["answer"])
-    graded = run(str(py), "-c", f"from decodelab.quiz import grade; print(grade({q['id']!r}, {q['answer']!r}), "
+    graded = run(str(py), "-c", f"from decodelab.assess.quiz import grade; print(grade({q['id']!r}, {q['answer']!r}), "
                  f"grade({q['id']!r}, {wrong!r}))")
     assert graded.returncode == 0, graded.stderr[-3000:]
     assert graded.stdout.split() == ["1.0", "0.0"]
 
     # the very notebook of this checkout (conftest.RUN_FROM_THE_WHEEL skips its own nbval cells)
-    # ... as a student's copy: unpaired (decodelab.lab.copy_course), every cell as in the checkout
+    # ... as a student's copy: unpaired (decodelab.tools.lab.copy_course), every cell as in the checkout
     copy = json.loads((work / "nb" / "01_decode_phase.ipynb").read_text(encoding="utf-8"))
     ours = json.loads((REPO / "notebooks" / "01_decode_phase.ipynb").read_text(encoding="utf-8"))
     assert "jupytext" not in copy["metadata"] and copy["cells"] == ours["cells"]

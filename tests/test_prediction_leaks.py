@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab import exercises as ex
+from decodelab.assess import exercises as ex
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
@@ -254,10 +254,6 @@ def leaks(vis: Visible, answer: Answer, pred: ex.Prediction) -> list[str]:
 
 PREDICTIONS = {k: v for k, v in ex.load_exercises().items() if isinstance(v, ex.Prediction)}
 
-XFAIL = {f"{n:02d}": "issue 32: notebook owner fixing" for n in range(1, 10) if n not in (4, 5, 6, 7)}  # 04, 04b, 05, 06, 07: fixed
-"""issue 32: the notebooks' owners are fixing their leaks (and 04 may be split, renumbering the later ones);
-the coordinator removes this list at the end. Not strict: a fixed notebook shows as XPASS."""
-
 
 def _notebook_id(path: Path) -> str:
     return path.name.split("_", 1)[0]  # "04b_speculative_speedup.ipynb" -> "04b"
@@ -267,8 +263,7 @@ def _params():
     out = []
     for path in NOTEBOOKS:
         nb = _notebook_id(path)
-        marks = [pytest.mark.xfail(reason=XFAIL[nb[:2]], strict=False)] if nb[:2] in XFAIL else []
-        out.append(pytest.param(path, id=nb, marks=marks))
+        out.append(pytest.param(path, id=nb))
     return out
 
 
@@ -289,7 +284,6 @@ def test_no_prediction_is_answered_before_its_reveal(path):
     assert not problems, "the answer is on screen before the prediction is committed:\n" + "\n".join(problems)
 
 
-@pytest.mark.xfail(reason="issue 32: notebook owners moving and adding predictions", strict=False)
 def test_every_prediction_is_asked_in_a_notebook_and_has_an_answer():
     """A prediction's id names the notebook it was written for; it may be asked in another one
     (04's predictions moved to 04b keep their ids), so the check is over the whole course."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from decodelab.widgets.decode import SPACE, byte_pieces, plot_label, tokens_html
+from decodelab.plots import SPACE, byte_pieces, plot_label
+from decodelab.teach.widgets.decode import tokens_html
 
 
 def _ids(tok, text):
@@ -34,7 +35,7 @@ def test_every_notebook_carries_the_course_styles():
 
     import yaml
 
-    from decodelab.widgets.styles import DECK_BODY_PX, METADATA_KEY, NOTEBOOK_STYLES
+    from decodelab.teach.widgets.styles import DECK_BODY_PX, METADATA_KEY, NOTEBOOK_STYLES
 
     assert DECK_BODY_PX >= 20                                       # projector-sized deck text
     assert NOTEBOOK_STYLES[".jp-Cell.jp-deck-mod-onscreen"]["--jp-content-font-size1"] == "20px"

@@ -1,4 +1,4 @@
-"""Quiz files, schema errors, normalization and grading (decodelab.quiz)."""
+"""Quiz files, schema errors, normalization and grading (decodelab.assess.quiz)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.quiz import (
+from decodelab.assess.quiz import (
     QuizError,
     ResponseError,
     check,
@@ -20,8 +20,8 @@ from decodelab.quiz import (
     parse_quantity,
     parse_response,
 )
-from decodelab.quiz.loading import load_public, quizzes_dir, select_notebook
-from decodelab.quiz.schema import NumericQuestion
+from decodelab.assess.quiz.loading import load_public, quizzes_dir, select_notebook
+from decodelab.assess.quiz.schema import NumericQuestion
 
 REPO = Path(__file__).resolve().parents[1]
 QUIZ_DIR = REPO / "quizzes"
@@ -83,7 +83,7 @@ def test_short_answers_are_not_given_away_in_their_own_prompt():
 def test_public_view_orders_ordering_items_per_student():
     # the practice view keeps the file's items; the widget shows them in a per-student order, so the
     # answer order is shown to about 1 in n! students, never to all of them
-    from decodelab.quiz.shuffle import choice_order
+    from decodelab.assess.quiz.shuffle import choice_order
 
     view = load_public()
     assert view.quiz_set == "course"
@@ -537,7 +537,7 @@ def test_check_explains_wrong_choice():
 
 
 def test_id_and_quiz_set_patterns_are_defined_once():
-    from decodelab.quiz import schema, store, submission
+    from decodelab.assess.quiz import schema, store, submission
 
     assert store.QUESTION_ID is submission.QUESTION_ID is schema.QUESTION_ID
     assert store.QUIZ_SET is submission.QUIZ_SET is schema.QUIZ_SET
@@ -549,7 +549,7 @@ def test_every_public_function_of_the_quiz_package_has_a_docstring():
     import ast
 
     missing = []
-    for path in [*sorted((REPO / "decodelab" / "quiz").glob("*.py")), REPO / "decodelab" / "gradebook.py"]:
+    for path in [*sorted((REPO / "decodelab" / "assess" / "quiz").glob("*.py")), REPO / "decodelab" / "assess" / "report.py"]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
 
         def walk(node, prefix=""):
@@ -567,7 +567,7 @@ def test_every_public_function_of_the_quiz_package_has_a_docstring():
 def test_notebook_07_quiz_file_loads_and_shows(tmp_path):
     import shutil
 
-    from decodelab.quiz import quiz_widget
+    from decodelab.assess.quiz import quiz_widget
 
     q = tmp_path / "q"
     shutil.copytree(QUIZ_DIR, q, ignore=shutil.ignore_patterns("exercises"))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.quiz import load_quizzes
+from decodelab.assess.quiz import load_quizzes
 from conftest import question_texts
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.gradebook import grade_folder, gradebook_csv, write_gradebook
-from decodelab.gradebook import main as grade_main
-from decodelab.quiz import load_quizzes, read_submission
-from decodelab.quiz.submission import MAX_BYTES, SubmissionError, make_submission
+from decodelab.assess.report import grade_folder, gradebook_csv, write_gradebook
+from decodelab.assess.report import main as grade_main
+from decodelab.assess.quiz import load_quizzes, read_submission
+from decodelab.assess.quiz.submission import MAX_BYTES, SubmissionError, make_submission
 
 QUESTIONS = load_quizzes(notebook="03")  # 15 questions: enough, and fast
 IDS = [q.id for q in QUESTIONS]
@@ -140,7 +140,7 @@ def test_grade_folder_keeps_good_rows_and_reports_bad_files(folder):
 
 
 def test_numbers_in_answers_are_bounded(tmp_path):
-    from decodelab.quiz.submission import MAX_NUMBER
+    from decodelab.assess.quiz.submission import MAX_NUMBER
 
     assert read_submission(_write(tmp_path / "ok.json", make_submission("a", {"03-added-latency": -(10**15)}))).answers
     for bad in (10**15 + 1, -(10**400), 1e16, -1e300):
@@ -154,7 +154,7 @@ def test_numbers_in_answers_are_bounded(tmp_path):
 
 
 def test_an_error_while_grading_one_file_skips_only_that_file(tmp_path, monkeypatch):
-    import decodelab.gradebook as gb
+    import decodelab.assess.report as gb
 
     d = tmp_path / "s"
     d.mkdir()
@@ -272,7 +272,7 @@ def test_cli_grade(folder, tmp_path, capsys):
     rc = grade_main([str(folder), "-o", str(out), "--notebook", "03"])
     assert rc == 1  # written, but some files were skipped
     captured = capsys.readouterr()
-    from decodelab.exercises import Written, load_exercises
+    from decodelab.assess.exercises import Written, load_exercises
 
     ex03 = [d for k, d in load_exercises().items() if k.startswith("03-")]  # the repo's exercises of notebook 03
     summary = "학생 4명 채점 · 문항 15개 · " + (f"연습 {len(ex03)}개 · " if ex03 else "") + "검토 필요 "
@@ -293,7 +293,7 @@ def test_cli_grade(folder, tmp_path, capsys):
     every = load_quizzes()
     n_nb = len({q.notebook for q in every})
     n_short = sum(q.kind == "short" for q in every)
-    from decodelab.exercises import Written, load_exercises
+    from decodelab.assess.exercises import Written, load_exercises
 
     n_ex = sum(1 if isinstance(d, Written) else 2 for d in load_exercises().values())  # [예측]+[실제], [서술], [과제]+[값]
     assert len(rows[0]) == 4 + len(every) + n_short + 2 * n_nb + n_ex + 1 + 3
@@ -320,17 +320,17 @@ def test_a_file_instead_of_a_folder_is_named_as_such(tmp_path, capsys):
     assert not (tmp_path / "g.csv").exists()
 
 
-def test_grading_the_current_folder_twice_ignores_its_own_gradebook(tmp_path, monkeypatch, capsys):
+def test_grading_the_current_folder_twice_ignores_its_own_report(tmp_path, monkeypatch, capsys):
     d = tmp_path / "제출폴더"
     d.mkdir()
     _write(d / "alice.json", make_submission("alice", _key_answers()))
     monkeypatch.chdir(d)
     assert grade_main([".", "--notebook", "03"]) == 0
-    first = (d / "gradebook.csv").read_text(encoding="utf-8-sig")
+    first = (d / "report.csv").read_text(encoding="utf-8-sig")
     (d / "성적-지난주.csv").write_text("student_id\n", encoding="utf-8")  # any other CSV is not a submission
-    (d / ".gradebook.csv.x1y2.tmp").write_bytes(b"half a gradebook")  # left by an interrupted write
+    (d / ".report.csv.x1y2.tmp").write_bytes(b"half a gradebook")  # left by an interrupted write
     assert grade_main([".", "--notebook", "03"]) == 0
-    assert (d / "gradebook.csv").read_text(encoding="utf-8-sig") == first
+    assert (d / "report.csv").read_text(encoding="utf-8-sig") == first
     # an output with another name inside the folder is excluded too
     assert grade_main([".", "--notebook", "03", "-o", "results.csv"]) == 0
     assert grade_main([".", "--notebook", "03", "-o", "results.csv"]) == 0
@@ -339,13 +339,13 @@ def test_grading_the_current_folder_twice_ignores_its_own_gradebook(tmp_path, mo
     (d / "results.txt").write_text("x", encoding="utf-8")  # an excluded path of any name is not read either
     book = grade_folder(d, QUESTIONS, exclude=[d / "results.txt"])
     assert [r.student_id for r in book.rows] == ["alice"] and book.skipped == [] and book.submission_files == 1
-    side = sorted(p.name for p in d.glob("*-*.md"))  # gradebook-rubric.md etc., written when exercises exist
-    assert sorted(p.file for p in book.ignored) == sorted([".gradebook.csv.x1y2.tmp", "gradebook.csv", "results.csv",
+    side = sorted(p.name for p in d.glob("*-*.md"))  # report-rubric.md etc., written when exercises exist
+    assert sorted(p.file for p in book.ignored) == sorted([".report.csv.x1y2.tmp", "report.csv", "results.csv",
                                                            "results.txt", "성적-지난주.csv", *side])  # each listed
 
 
 def test_an_empty_folder_warns_and_writes_nothing(tmp_path, capsys):
-    from decodelab.gradebook import _grade_parser
+    from decodelab.assess.report import _grade_parser
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -390,9 +390,9 @@ def test_the_output_is_never_a_submission_and_an_existing_gradebook_survives_a_b
 
 
 def test_quiz_main_dispatch_and_decodelab_command(tmp_path, capsys):
-    from decodelab.cli import main  # the lead's dispatcher: `decodelab quiz view`, `decodelab grade`
-    from decodelab.quiz import quiz_widget
-    from decodelab.quiz.cli import quiz_main
+    from decodelab.tools.cli import main  # the lead's dispatcher: `decodelab quiz view`, `decodelab grade`
+    from decodelab.assess.quiz import quiz_widget
+    from decodelab.assess.quiz.cli import quiz_main
 
     assert quiz_main([]) == 2 and quiz_main(["nope"]) == 2 and quiz_main(["release", str(tmp_path / "r")]) == 2
     assert "알 수 없는 하위 명령" in capsys.readouterr().err and not (tmp_path / "r").exists()

@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from decodelab.quiz import load_quizzes
+from decodelab.assess.quiz import load_quizzes
 from conftest import question_texts
 
 MAX_LETTER_SHARE = 0.35
@@ -153,8 +153,8 @@ def test_no_question_points_at_a_text_the_student_does_not_have():
 def test_question_ids_do_not_reveal_their_own_answer():
     """Ids are seen by the student (the widget's boxes, saved answers, the submission file), so an id
     must never hold (a folded form of) its own answer."""
-    from decodelab.quiz import normalize_text
-    from decodelab.quiz.normalize import strip_korean_ending
+    from decodelab.assess.quiz import normalize_text
+    from decodelab.assess.quiz.normalize import strip_korean_ending
 
     checked = 0
     for q in load_quizzes():

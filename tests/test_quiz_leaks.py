@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from decodelab.quiz import load_quizzes
-from decodelab.quiz.normalize import normalize_text
+from decodelab.assess.quiz import load_quizzes
+from decodelab.assess.quiz.normalize import normalize_text
 from quiz_text import numeric_patterns, visible_texts
 
 QUESTIONS = load_quizzes()
@@ -137,7 +137,7 @@ def _exercise_texts(e) -> list[str]:
 
 
 def test_no_quiz_answer_is_printed_in_a_notebook_exercise():
-    from decodelab.exercises import load_exercises
+    from decodelab.assess.exercises import load_exercises
 
     texts = {eid: _exercise_texts(e) for eid, e in load_exercises().items()}
     found = []

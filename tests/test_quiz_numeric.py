@@ -13,7 +13,7 @@ import torch
 import decodelab.latency as lat
 from decodelab.profiles import get_hardware, get_link, get_model
 from decodelab.decoding import tpot
-from decodelab.quiz import load_quizzes
+from decodelab.assess.quiz import load_quizzes
 from decodelab.sampling import SamplingConfig, probabilities
 from decodelab.serving import SpecDecodeStats
 from decodelab.rejection import acceptance_probabilities, residual_distribution
@@ -140,7 +140,7 @@ def test_numeric_items_are_not_the_worked_examples():
 
 
 def test_the_worked_example_check_can_fail():
-    from decodelab.quiz.schema import NumericQuestion
+    from decodelab.assess.quiz.schema import NumericQuestion
 
     old = NumericQuestion(id="03-t", kind="numeric", prompt="호출 50번, 호출마다 300토큰, 토큰당 10 ms가 늘면 몇 초?",
                           answer=150, tolerance=0.5, unit="s", explanation="테스트입니다.",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.quiz import load_quizzes
+from decodelab.assess.quiz import load_quizzes
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS_SRC = REPO / "notebooks" / "src"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.gradebook import grade_folder
-from decodelab.quiz import AnswerStore, load_quizzes, quiz_widget, read_submission
-from decodelab.quiz.widget import QuizWidget
+from decodelab.assess.report import grade_folder
+from decodelab.assess.quiz import AnswerStore, load_quizzes, quiz_widget, read_submission
+from decodelab.assess.quiz.widget import QuizWidget
 
 
 @pytest.fixture(autouse=True)
@@ -233,7 +233,7 @@ def test_export_with_only_unusable_answers_names_the_questions(tmp_path):
 
 
 def test_export_fits_the_file_size_cap_by_leaving_out_the_longest_answers(tmp_path):
-    from decodelab.quiz.submission import MAX_BYTES
+    from decodelab.assess.quiz.submission import MAX_BYTES
 
     store = AnswerStore("course", tmp_path / "answers")
     ids = [q.id for q in load_quizzes()][:40]
@@ -248,7 +248,7 @@ def test_export_fits_the_file_size_cap_by_leaving_out_the_longest_answers(tmp_pa
 
 
 def test_choices_are_shown_in_a_per_student_order_under_positional_labels(tmp_path):
-    from decodelab.quiz import get_question, student_view
+    from decodelab.assess.quiz import get_question, student_view
 
     a = quiz_widget("01", answers_dir=tmp_path / "a", student_id="2026-00001")
     b = quiz_widget("01", answers_dir=tmp_path / "b", student_id="2026-00002")
@@ -288,7 +288,7 @@ def test_the_submission_carries_the_shuffle_key(tmp_path):
 
 
 def test_lecturer_cli_shows_what_a_student_saw(tmp_path, capsys):
-    from decodelab.quiz.cli import quiz_main
+    from decodelab.assess.quiz.cli import quiz_main
 
     w = quiz_widget("01", answers_dir=tmp_path / "answers", student_id="2026-00001")
     v = w.views["01-greedy"]

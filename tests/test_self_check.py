@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from decodelab import exercises as ex  # noqa: E402
-from decodelab.quiz import grading, load_quizzes, quiz_widget  # noqa: E402
-from decodelab.quiz.store import AnswerStore  # noqa: E402
+from decodelab.assess import exercises as ex  # noqa: E402
+from decodelab.assess.quiz import grading, load_quizzes, quiz_widget  # noqa: E402
+from decodelab.assess.quiz.store import AnswerStore  # noqa: E402
 
 SHORTS = [q for q in load_quizzes() if q.kind == "short" and q.concepts]
 

@@ -484,7 +484,7 @@ def test_sweep_reports_acceptance_from_the_servers_counters():
 
 
 def test_measure_is_a_decodelab_command(capsys):
-    from decodelab import cli
+    from decodelab.tools import cli
 
     assert cli.main(["--help"]) == 0
     assert "measure" in capsys.readouterr().out

@@ -15,10 +15,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from decodelab.quiz import load_quizzes
-from decodelab.quiz.grading import SHORT_REASONS, check, grade_short, misconception_of, short_verdict
-from decodelab.quiz.matching import Folded, states
-from decodelab.quiz.schema import ShortAnswer
+from decodelab.assess.quiz import load_quizzes
+from decodelab.assess.quiz.grading import SHORT_REASONS, check, grade_short, misconception_of, short_verdict
+from decodelab.assess.quiz.matching import Folded, states
+from decodelab.assess.quiz.schema import ShortAnswer
 
 FIXTURE = Path(__file__).parent / "fixtures" / "short_answers.yaml"
 CASES = yaml.safe_load(FIXTURE.read_text(encoding="utf-8"))
@@ -218,8 +218,8 @@ def test_accepted_form_that_states_a_misconception_is_an_authoring_error():
 
 
 def test_widget_and_gradebook_keep_a_review_answer_as_review(tmp_path):
-    from decodelab.gradebook import grade_folder, write_gradebook
-    from decodelab.quiz import quiz_widget
+    from decodelab.assess.report import grade_folder, write_gradebook
+    from decodelab.assess.quiz import quiz_widget
 
     w = quiz_widget("03", answers_dir=tmp_path / "answers", export_dir=tmp_path)
     v = w.views["03-check-2"]

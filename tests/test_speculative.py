@@ -327,7 +327,7 @@ def test_proposer_names_in_any_letter_case(pair, prompts):
 
 
 def test_widget_views_follow_the_sliders(pair):
-    from decodelab.widgets.speculative import COLOURS, SpeculativeExplorer, rounds_html
+    from decodelab.teach.widgets.speculative import COLOURS, SpeculativeExplorer, rounds_html
 
     t, d, tok = pair.target, pair.draft, pair.tokenizer
     ex = SpeculativeExplorer(t, d, tok, prompt="국회는 법률을", max_new_tokens=10, gamma=3)
@@ -347,7 +347,7 @@ def test_explorer_without_speed_and_alpha_shows_the_counters_only(pair):
     """Notebook 04 comes before notebook 04b's predictions of alpha against the rate and of the
     speedup: its explorer shows vLLM's counters, never alpha or a speedup (greedy, where the full
     view adds the speedup)."""
-    from decodelab.widgets.speculative import SpeculativeExplorer, metrics_html
+    from decodelab.teach.widgets.speculative import SpeculativeExplorer, metrics_html
 
     t, d, tok = pair.target, pair.draft, pair.tokenizer
     full = SpeculativeExplorer(t, d, tok, prompt="국회는 법률을", max_new_tokens=10, gamma=3)

@@ -511,7 +511,7 @@ def test_speedup_sweep_pools_counts_over_prompts(tiny_pair, monkeypatch):
     """speedup_sweep's pooled numbers equal a hand pooling of speculative_generate's counters;
     the hook sees every (gamma, prompt); a greedy mismatch raises RuntimeError."""
     import decodelab.decoding as D
-    from decodelab import card
+    from decodelab.tools import card
     from decodelab.speculative import speculative_generate, speedup_sweep
 
     target, draft = tiny_pair
@@ -555,7 +555,7 @@ def test_exactness_experiment_returns_the_plotted_bins(tiny_pair):
     import matplotlib.pyplot as plt
 
     from decodelab.speculative import exactness_experiment
-    from decodelab.widgets.speculative import exactness_figure
+    from decodelab.teach.widgets.speculative import exactness_figure
 
     target, draft = tiny_pair
     tok = DigitTokenizer()

@@ -10,8 +10,8 @@ import torch
 
 import decodelab
 from decodelab import decoding, models
-from decodelab import exercises as ex
-from decodelab import lab
+from decodelab.assess import exercises as ex
+from decodelab.tools import lab
 from decodelab.sampling import SamplingConfig
 
 
@@ -89,7 +89,7 @@ def test_an_unknown_setting_name_is_a_korean_error_naming_the_allowed_ones():
 
 def test_after_an_empty_prompt_the_explorer_shows_no_earlier_tokens(pair):
     pytest.importorskip("ipywidgets")
-    from decodelab.widgets.decode import DecodeExplorer
+    from decodelab.teach.widgets.decode import DecodeExplorer
 
     w = DecodeExplorer(pair.target, pair.tokenizer, prompt="모든 국민은", max_new_tokens=5, delay_ms=0)
     assert w.run() is not None and w.tokens.value and w.top.value
@@ -101,7 +101,7 @@ def test_after_an_empty_prompt_the_explorer_shows_no_earlier_tokens(pair):
 
 def test_a_large_max_new_tokens_is_honoured_or_refused_never_cut(pair):
     pytest.importorskip("ipywidgets")
-    from decodelab.widgets.decode import DecodeExplorer
+    from decodelab.teach.widgets.decode import DecodeExplorer
 
     w = DecodeExplorer(pair.target, pair.tokenizer, prompt="모든 국민은", max_new_tokens=200, delay_ms=0)
     assert (w.n.value, w.n.max) == (200, 200)

@@ -14,7 +14,7 @@ import torch
 from conftest import assert_task_defined
 
 import decodelab
-from decodelab import exercises as ex
+from decodelab.assess import exercises as ex
 from decodelab.sampling import SamplingConfig, probabilities
 
 ROOT = Path(__file__).resolve().parents[1]

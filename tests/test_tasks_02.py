@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import assert_task_defined
 
-from decodelab import exercises as ex
+from decodelab.assess import exercises as ex
 from decodelab import latency as lat
 from decodelab import profiles as P
 

@@ -14,7 +14,7 @@ from conftest import assert_task_defined, edit_cell_source
 
 from decodelab import latency as lat
 from decodelab import profiles as P
-from decodelab.widgets import latency as W
+from decodelab.teach.widgets import latency as W
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "notebooks" / "src" / "03_agent_loops.md"

@@ -88,10 +88,10 @@ def test_reference_solution_reaches_the_goal(pair):
     assert _goal_reached(value)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("decodelab.exercises") is None, reason="decodelab.exercises not there yet")
+@pytest.mark.skipif(importlib.util.find_spec("decodelab.assess.exercises") is None, reason="decodelab.assess.exercises not there yet")
 def test_ex_check_agrees(pair, tmp_path, monkeypatch):
     monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path))
-    from decodelab import exercises as ex
+    from decodelab.assess import exercises as ex
 
     assert ex.check(TASK_ID, _acceptance(pair)) is False
     assert ex.check(TASK_ID, _acceptance(pair, REFERENCE)) is True

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab import train
+from decodelab.tools import train
 from decodelab._paths import MODELS_DIR as BUNDLED_DIR
 
 
@@ -222,7 +222,7 @@ def test_saves_go_through_the_atomic_writer(tmp_path, monkeypatch):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    import decodelab.train as T
+    import decodelab.tools.train as T
 
     written = []
     real = T.atomic_write_bytes

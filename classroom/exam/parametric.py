@@ -11,7 +11,7 @@ for a student, on any item (tests/test_classroom_items.py; the average is 0.1 st
 who have such a classmate, 12.5 before).
 
 ITEMS: dicts with ``id``, ``notebook``, ``prompt`` (``{name}`` fields), ``params``, ``unit``
-(a unit of :data:`decodelab.quiz.normalize.UNITS`), ``answer(p) -> float``, ``rel_tol`` (relative
+(a unit of :data:`decodelab.assess.quiz.normalize.UNITS`), ``answer(p) -> float``, ``rel_tol`` (relative
 tolerance; at least ``abs_tol``), ``points``, ``explanation`` (``{name}`` and ``{answer}`` fields,
 shown in the feedback after grading), ``source``.
 
@@ -224,7 +224,7 @@ ITEMS = [
     # ---- 05: chips and disaggregated serving ----------------------------------------------------
     dict(id="05-x-kv-transfer", notebook="05", unit="ms", points=2, rel_tol=TOL,
          params={"model": MODELS, "tokens": {"range": [500, 64000]}, "link": ["NVLink", "400G-NIC"]},
-         prompt="분리 서빙(disaggregated serving)에서 {model}(KV 캐시 BF16) 요청의 KV 캐시 {tokens} 토큰을 "
+         prompt="분리형 서빙(disaggregated serving)에서 {model}(KV 캐시 BF16) 요청의 KV 캐시 {tokens} 토큰을 "
                 "{link}로 디코드 칩에 보냅니다. 전송 시간은 몇 ms인가요? (decodelab의 링크 프로필을 쓰세요)" + DIGITS,
          answer=lambda p: L.kv_transfer_ms(get_model(p["model"]), p["tokens"], p["link"]),
          explanation="KV 바이트(토큰당 바이트 × {tokens}) ÷ 링크 대역폭 + 링크 지연 ≈ {answer} ms입니다."),

@@ -26,8 +26,8 @@ seeded by nbgrader's student id); the key is computed only in the lecturer's pro
 At autograde the notebook's kernel runs in :mod:`decodelab.classroom.sandbox` (not as root, without
 the course folder).
 
-Commands: ``decodelab classroom variant DIR ITEM STUDENT`` / ``--list`` (:func:`variant_main`) and
-``decodelab classroom export DIR --lms canvas|moodle -o FILE`` (:func:`decodelab.classroom.lms.export_main`).
+Commands: ``decodelab classroom variant DIR ITEM STUDENT`` / ``--list`` (:func:`decodelab.classroom.cli.variant_command`) and
+``decodelab classroom export DIR --lms canvas|moodle -o FILE`` (:func:`decodelab.classroom.cli.export_command`).
 """
 
 from __future__ import annotations
@@ -35,16 +35,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat
 
-from .._cli import ArgumentParser
-from .bank import ExamError, Parametric, Task, Written, load_bank, variant
-from .course import check_username, course_students
+from .bank import ExamError, Parametric, Task, Written, load_bank
 
-__all__ = ["ExamError", "assignment_name", "default_bank", "variant_main", "write_course", "write_notebook"]
+__all__ = ["ExamError", "assignment_name", "default_bank", "write_course", "write_notebook"]
 
 BANK_FILES = ("items.yaml", "parametric.py")
 ANSWER_STUB = "None  # 여기에 답을 적으세요"
@@ -170,7 +167,7 @@ def write_notebook(bank, notebook: str):
             cells.append(_code(f"answer_box({item.id!r}, 'numeric')", f"{item.id}-box", locked=True))
             q = item.question("source")  # the source notebook's own run (nbgrader validate) grades as "source"
             cells.append(_answer_cell(item.id, json.dumps(f"{q.answer:.6g} {q.unit}".strip(), ensure_ascii=False),
-                                      HOW["numeric"] + f", 단위 {item.unit}"))
+                                      HOW["numeric"] + (f", 단위 {item.unit}" if item.unit else "")))
             cells.append(_test_cell(item.id, pts, _record(item.id)))
         elif isinstance(item, Task):
             cells.append(_md(f"{head}\n\n{item.prompt}\n\n{TASK_NOTE}", f"{item.id}-prompt", locked=True))
@@ -181,7 +178,7 @@ def write_notebook(bank, notebook: str):
             cells.append(_md(f"{head} 서술형\n\n{item.prompt}", f"{item.id}-prompt", locked=True))
             cells.append(_md(f"### BEGIN SOLUTION\n{item.rubric}\n### END SOLUTION", item.id, grade=True,
                              solution=True, points=pts))
-        else:  # a keyed quiz question (decodelab.quiz.schema)
+        else:  # a keyed quiz question (decodelab.assess.quiz.schema)
             cells.append(_md(f"{head}\n\n{_question_text(item)}", f"{item.id}-prompt", locked=True))
             ids = [c.id for c in getattr(item, "choices", []) or []] or None
             cells.append(_code(f"answer_box({item.id!r}, {item.kind!r}" + (f", {ids!r})" if ids else ")"),
@@ -220,48 +217,3 @@ def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: s
         out = course_dir / "source" / name
         out.mkdir(parents=True, exist_ok=True)
         nbformat.write(write_notebook(bank, nb), out / f"{name}.ipynb")
-
-
-def variant_main(argv: list[str]) -> int:
-    """``decodelab classroom variant DIR ITEM STUDENT`` (a student's numbers and answer) or ``DIR --list``.
-
-    Returns 2 for a STUDENT that breaks the hub's user-name rule (no silent lower-casing: the
-    message says what to type); warns on stderr when the course records its students (demo users
-    or roster) and STUDENT is not among them."""
-    ap = ArgumentParser(prog="decodelab classroom variant",
-                        description="학생별 수치 문항: 그 학생의 수치와 정답 (강의자용)")
-    ap.add_argument("dir", type=Path, help="강좌 폴더 (decodelab classroom init DIR)")
-    ap.add_argument("item", nargs="?", help="문항 id (--list로 목록)")
-    ap.add_argument("student", nargs="?", help="학생 id (nbgrader / JupyterHub 사용자 이름)")
-    ap.add_argument("--list", action="store_true", help="학생별 수치 문항 id를 한 줄에 하나씩")
-    a = ap.parse_args(argv)
-    try:
-        bank = load_bank(a.dir / "exam")
-    except ExamError as e:
-        print(e, file=sys.stderr)
-        return 2
-    if a.list:
-        print("\n".join(bank.parametric))
-        return 0
-    if not (a.item and a.student):
-        ap.error("ITEM과 STUDENT를 함께 주세요 (또는 --list)")
-    try:
-        check_username(a.student, "STUDENT")
-        values, q = variant(bank, a.item, a.student)
-    except ValueError as e:
-        print(f"decodelab classroom variant: {e}", file=sys.stderr)
-        return 2
-    except KeyError as e:
-        print(e.args[0], file=sys.stderr)
-        return 2
-    known = course_students(a.dir)
-    if known is not None and a.student not in known:
-        print(f"decodelab classroom variant: 경고: {a.student!r}은(는) 이 강좌의 학생 명단에 없습니다 "
-              f"(명단: {', '.join(sorted(known)[:10])}{' …' if len(known) > 10 else ''}): 이름을 확인하세요.",
-              file=sys.stderr)
-    print(f"문항 {a.item}, 학생 {a.student}")
-    for k, v in values.items():
-        print(f"  {k} = {v}")
-    print(f"문제: {q.prompt}")
-    print(f"정답: {q.answer:.6g} {q.unit} (허용 오차 ±{q.tolerance:.3g} {q.unit})".rstrip())
-    return 0

@@ -3,7 +3,7 @@
 The bank is a folder (``classroom/exam/`` in the repository, copied to ``<course>/exam/`` by
 :func:`decodelab.classroom.assignments.write_course`), never part of the package students install:
 
-- ``items.yaml``: per notebook, fixed questions in :mod:`decodelab.quiz.schema`'s format
+- ``items.yaml``: per notebook, fixed questions in :mod:`decodelab.assess.quiz.schema`'s format
   (single/multiple/short/...) and ``written`` answers with their ``rubric`` (manually graded);
 - ``parametric.py``: ``ITEMS`` (numeric items with per-student numbers, answers computed by
   :mod:`decodelab.latency`) and ``TASKS`` (edit-the-code tasks); see that file's docstring.
@@ -62,8 +62,8 @@ class Parametric:
         return draw(self.id, self.params, student)
 
     def question(self, student: str):
-        """A keyed :class:`decodelab.quiz.schema.NumericQuestion` with this student's answer."""
-        from ..quiz.schema import NumericQuestion
+        """A keyed :class:`decodelab.assess.quiz.schema.NumericQuestion` with this student's answer."""
+        from ..assess.quiz.schema import NumericQuestion
 
         p = self.values(student)
         ans = float(self.answer(p))
@@ -110,7 +110,7 @@ class Bank:
 
     folder: Path
     titles: dict[str, str] = field(default_factory=dict)
-    questions: dict[str, Any] = field(default_factory=dict)  # keyed decodelab.quiz questions
+    questions: dict[str, Any] = field(default_factory=dict)  # keyed decodelab.assess.quiz questions
     written: dict[str, Written] = field(default_factory=dict)
     parametric: dict[str, Parametric] = field(default_factory=dict)
     tasks: dict[str, Task] = field(default_factory=dict)
@@ -156,7 +156,7 @@ def _mtime(p: Path) -> float:
 
 @lru_cache(maxsize=8)
 def _load_bank(folder: Path, *_stamps: float) -> Bank:
-    from ..quiz.schema import Question
+    from ..assess.quiz.schema import Question
 
     bank = Bank(folder)
     seen: set[str] = set()
@@ -224,13 +224,13 @@ def decide(bank: Bank, item_id: str, student: str, response: Any) -> Verdict:
         response: the recorded answer (str, number, list; None or blank: no answer).
 
     Returns:
-        :class:`Verdict`: partial credit as :func:`decodelab.quiz.grading.check` gives it; an answer
+        :class:`Verdict`: partial credit as :func:`decodelab.assess.quiz.grading.check` gives it; an answer
         the rules cannot decide has ``points`` None and a first line starting with :data:`REVIEW_MARK`.
 
     Raises:
         KeyError: (Korean) not an item of the bank.
     """
-    from ..quiz.grading import ResponseError, check
+    from ..assess.quiz.grading import ResponseError, check
 
     item = bank.get(item_id)
     q = item.question(student) if isinstance(item, Parametric) else item

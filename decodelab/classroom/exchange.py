@@ -314,7 +314,7 @@ c.LatePenalty.percent_per_day = {percent!r}
 
 
 def course_config_block(percent_per_day: float) -> str:
-    """The part of the course's ``nbgrader_config.py`` that :func:`decodelab.classroom.hub.init_main` appends."""
+    """The part of the course's ``nbgrader_config.py`` that :func:`decodelab.classroom.cli.init_command` appends."""
     return COURSE_BLOCK.format(percent=float(percent_per_day))
 
 

@@ -1,4 +1,5 @@
-"""The course on JupyterHub: ``decodelab classroom init DIR`` and ``decodelab classroom hub DIR``.
+"""The course on JupyterHub: the course directory that ``decodelab classroom init DIR`` writes and the hub
+that ``decodelab classroom hub DIR`` runs (their command-line side is in :mod:`.cli`).
 
 ``init DIR`` writes a course directory::
 
@@ -47,15 +48,12 @@ in DIR; any further options go to ``jupyterhub`` unchanged.
 from __future__ import annotations
 
 import os
-import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from .._cli import ArgumentParser
 # the course folder's basics (re-exported here for the hub's configs and callers of hub.read_roster etc.)
-from .course import CONFIG_NAME, USERNAME, check_names, check_username, course_students, os_reason, read_csv, read_roster
+from .course import CONFIG_NAME, USERNAME, check_username, course_students, read_csv, read_roster
 from typing import Callable
 
 __all__ = [
@@ -67,8 +65,6 @@ __all__ = [
     "read_csv",
     "PASSWORD_ENV",
     "course_notebooks_dir",
-    "hub_main",
-    "init_main",
     "password_from_env",
     "pre_spawn_hook",
     "read_roster",
@@ -182,8 +178,8 @@ def _owned_dir(path: Path, owner: tuple[int, int]) -> None:
 def _copy_missing(src: Path, home: Path, owner: tuple[int, int] | None) -> list[str]:
     """Copy each course notebook ``src/NN*_*.ipynb`` that ``home`` lacks, unpaired, with its diagrams;
     a copy already there is kept (a jupytext pairing left in it is removed, so a notebook left newer than
-    its text twin opens): :func:`decodelab.lab.copy_course`. Returns the names copied."""
-    from ..lab import copy_course
+    its text twin opens): :func:`decodelab.tools.lab.copy_course`. Returns the names copied."""
+    from ..tools.lab import copy_course
 
     return copy_course(src, home, owner=owner)
 
@@ -437,7 +433,7 @@ def _probe_python(exe: str, unprivileged: bool) -> int | None:
         return None
 
 
-def _check_python(python: str) -> None:
+def check_python(python: str) -> None:
     """Check that ``python`` (``--python``) is an executable file of a Python that finds
     ``decodelab`` and JupyterHub, also for an unprivileged user: the students' servers never run as
     root (one system user per student in class mode, ``decodelab-demo`` in the demo). As root the
@@ -511,158 +507,3 @@ def write_config(course_dir: Path, *, demo_users: list[str] | None, lecturer: st
     config = course_dir / CONFIG_NAME
     config.write_text(text, encoding="utf-8")
     return config
-
-
-def init_main(argv: list[str]) -> int:
-    """``decodelab classroom init DIR``: write the course directory; returns 0 (2 for bad options)."""
-    p = ArgumentParser(prog="decodelab classroom init",
-                       description="JupyterHub 강좌 폴더를 만듭니다 (jupyterhub_config.py, notebooks/, nbgrader).")
-    p.add_argument("dir", type=Path, help="만들 강좌 폴더")
-    p.add_argument("--demo-users", default=None,
-                   help="데모 모드: 쉼표로 나눈 학생 이름 (예: alice,bob,carol). 비밀번호는 $DECODELAB_HUB_PASSWORD")
-    p.add_argument("--roster", type=Path, default=None, help="수업 모드: username 열이 있는 명단 CSV (이 이름만 가입)")
-    p.add_argument("--lecturer", default="lecturer", help="강의자(관리자) 이름 (기본: lecturer)")
-    p.add_argument("--python", default=sys.executable,
-                   help="학생 서버를 돌릴 Python (decodelab이 설치된 환경; 기본: 지금 Python)")
-    p.add_argument("--notebooks-dir", type=Path, default=None, help="강좌 노트북 폴더 (기본: 설치된 decodelab의 노트북)")
-    p.add_argument("--idle-timeout", type=int, default=3600, help="이 초만큼 쓰지 않은 학생 서버를 멈춥니다 (기본 3600)")
-    p.add_argument("--force", action="store_true", help="이미 있는 jupyterhub_config.py를 덮어씁니다")
-    p.add_argument("--due", action="append", default=[], metavar="[exam-NN=]'YYYY-MM-DD HH:MM'",
-                   help="마감 시각 (한국 시간; 과제 이름 없이 주면 모든 과제). 여러 번 줄 수 있습니다. 기본: 마감 없음")
-    p.add_argument("--late-penalty", type=float, default=100.0, metavar="PERCENT",
-                   help="늦은 제출의 감점: 늦은 하루(24시간)마다 점수의 몇 %%를 뺄지 (기본 100: 늦으면 0점; 0: 감점 없음)")
-    args = p.parse_args(argv)
-    try:
-        demo = check_names([n.strip() for n in args.demo_users.split(",")], "--demo-users") if args.demo_users else None
-        roster = read_roster(args.roster) if args.roster else None
-        check_names([args.lecturer], "--lecturer")
-        if demo and roster:
-            raise ValueError("--demo-users와 --roster는 함께 쓸 수 없습니다: 하나만 고르세요.")
-        if args.lecturer in (demo or []) + (roster or []):
-            raise ValueError(f"강의자 이름 {args.lecturer!r}이(가) 학생 명단에도 있습니다: --lecturer를 다른 이름으로 정하세요.")
-        _check_python(args.python)
-        if args.idle_timeout < 60:
-            raise ValueError("--idle-timeout은 60초 이상이어야 합니다.")
-        if not 0 <= args.late_penalty <= 100:
-            raise ValueError(f"--late-penalty {args.late_penalty:g}: 0에서 100 사이의 퍼센트로 주세요.")
-        src = args.notebooks_dir.resolve() if args.notebooks_dir else course_notebooks_dir()
-        notebooks = sorted(src.glob("[0-9][0-9]*_*.ipynb"))
-        if not notebooks:
-            raise ValueError(f"노트북 폴더 {src}에 NN_*.ipynb가 없습니다: --notebooks-dir를 확인하세요.")
-    except (ValueError, FileNotFoundError, OSError) as e:
-        print(f"decodelab classroom init: {e}", file=sys.stderr)
-        return 2
-    course = args.dir.resolve()
-    if course.exists() and not course.is_dir():
-        print(f"decodelab classroom init: {course}은(는) 폴더가 아니라 파일이라 강좌 폴더를 만들 수 없습니다: "
-              "다른 폴더 경로를 주세요.", file=sys.stderr)
-        return 2
-    if (course / CONFIG_NAME).exists() and not args.force:
-        print(f"decodelab classroom init: {course / CONFIG_NAME}이(가) 이미 있습니다: 덮어쓰려면 --force를 붙이세요.",
-              file=sys.stderr)
-        return 2
-    try:
-        from ..lab import unpair
-
-        (course / "notebooks").mkdir(parents=True, exist_ok=True)
-        for nb in notebooks:
-            shutil.copyfile(nb, course / "notebooks" / nb.name)
-            unpair(course / "notebooks" / nb.name)  # students' copies are never jupytext-paired
-        # no student's server may read the course directory (nbgrader sources, gradebook, the hub's
-        # database and cookie secret): it is the hub's only; the hook copies notebooks as root
-        course.chmod(0o700)
-        path = write_config(course, demo_users=demo, lecturer=args.lecturer, python=args.python,
-                            roster=roster, idle_timeout=args.idle_timeout)
-    except OSError as e:
-        print(f"decodelab classroom init: 강좌 폴더 {course}을(를) 만들 수 없습니다 "
-              f"({os_reason(e)}): 쓸 수 있는 다른 폴더 경로를 주세요.", file=sys.stderr)
-        return 2
-    from . import assignments
-
-    try:
-        assignments.write_course(course)
-    except assignments.ExamError as e:
-        print(f"decodelab classroom init: 허브 설정은 만들었지만 nbgrader 과제는 만들지 못했습니다: {e}", file=sys.stderr)
-        return 2
-    from . import exchange
-
-    try:  # who and when: ngshare's exchange, due dates in the gradebook, the late policy
-        dues = exchange.due_options(args.due, sorted(p.name for p in (course / "source").iterdir()))
-        with open(course / "nbgrader_config.py", "a", encoding="utf-8") as fh:
-            fh.write(exchange.course_config_block(args.late_penalty))
-        exchange.set_due_dates(course, dues)
-    except ValueError as e:
-        print(f"decodelab classroom init: {e}", file=sys.stderr)
-        return 2
-    for name, when in sorted(dues.items()):
-        print(f"[decodelab] {name} 마감: {when:%Y-%m-%d %H:%M} UTC")
-    print(f"[decodelab] 늦은 제출: 하루마다 {args.late_penalty:g}% 감점" + (" (늦으면 0점)" if args.late_penalty >= 100 else "")
-          + "; 마감 뒤 다시 낸 것은 마감 전 제출을 바꾸지 않습니다" + ("" if dues else " (마감 없음: --due로 정하세요)"))
-    print(f"[decodelab] 강좌 폴더를 만들었습니다: {course} ({path.name}, 노트북 {len(notebooks)}개)")
-    if demo:
-        print(DEMO_BANNER)
-        print(f"[decodelab] 시작 (root로, 학생 서버는 {DEMO_USER} 사용자로 돕니다): sudo env "
-              f"{PASSWORD_ENV}=<학생 비밀번호, 8자 이상> {ADMIN_PASSWORD_ENV}=<강의자 비밀번호, 32자 이상> "
-              f"PATH=$PATH decodelab classroom hub {course}")
-    else:
-        approval = ("명단의 이름은 가입하는 즉시 승인되고 명단 밖의 이름은 로그인할 수 없습니다" if roster else
-                    "학생이 가입하면 강의자가 /hub/authorize 에서 한 명씩 승인합니다")
-        print(f"[decodelab] 시작 (root로): decodelab classroom hub {course} (127.0.0.1에서만 받음: 학생에게는 HTTPS "
-              f"리버스 프록시로 여세요, lecturer/classroom.md). 강의자 {args.lecturer!r}이(가) 먼저 /hub/signup 에서 "
-              f"가입합니다(바로 승인됨). {approval}.")
-    return 0
-
-
-def hub_main(argv: list[str]) -> int:
-    """``decodelab classroom hub DIR [--port P] [jupyterhub options]``: run JupyterHub on the course
-    directory (in DIR, so relative paths of the config resolve there). On POSIX this process becomes
-    ``jupyterhub`` (exec), so stopping it stops the hub, its proxy and the students' servers; elsewhere
-    returns jupyterhub's exit code. Returns 2 (before starting anything) for a ``--port`` outside
-    1-65535, without the config or without configurable-http-proxy."""
-    p = ArgumentParser(prog="decodelab classroom hub",
-                       description="jupyterhub -f DIR/jupyterhub_config.py 를 실행합니다 (나머지 옵션은 jupyterhub에 그대로).")
-    p.add_argument("dir", type=Path, help="decodelab classroom init으로 만든 강좌 폴더")
-    p.add_argument("--port", type=int, default=None, help="허브가 받을 포트 (기본: 설정 파일의 8000)")
-    p.add_argument("--ip", default=None,
-                   help="허브가 받을 주소 (기본: 127.0.0.1만. 0.0.0.0이면 모든 네트워크에서: HTTPS 리버스 프록시 뒤에서만)")
-    args, rest = p.parse_known_args(argv)
-    if args.port is not None:
-        from ..lab import _check_port
-
-        try:
-            _check_port(args.port)
-        except (TypeError, ValueError) as e:
-            print(f"decodelab classroom hub: {e}", file=sys.stderr)
-            return 2
-    config = args.dir.resolve() / CONFIG_NAME
-    if not config.is_file():
-        print(f"decodelab classroom hub: {config}이(가) 없습니다: 먼저 'decodelab classroom init {args.dir}'를 실행하세요.",
-              file=sys.stderr)
-        return 2
-    if shutil.which("configurable-http-proxy") is None and not any("ConfigurableHTTPProxy.command" in a for a in rest):
-        print("decodelab classroom hub: configurable-http-proxy가 없습니다: 'bash scripts/install_hub.sh'로 "
-              "설치하세요 (npm install -g configurable-http-proxy).", file=sys.stderr)
-        return 2
-    cmd = [sys.executable, "-m", "jupyterhub", "-f", str(config)]
-    if args.port is not None:
-        cmd.append(f"--port={args.port}")
-    if args.ip is not None:
-        cmd.append(f"--ip={args.ip}")
-        if args.ip not in ("127.0.0.1", "localhost", "::1"):
-            print(f"[decodelab] 허브가 {args.ip}에서 평문 HTTP로 받습니다: 학생에게는 이 포트를 막고 HTTPS 리버스 "
-                  "프록시(nginx, Caddy: lecturer/classroom.md)로만 여세요.", file=sys.stderr)
-    cmd += rest
-    os.chdir(config.parent)
-    # A hub started with `&` from a script (a shell without job control) inherits SIGINT as
-    # ignored, and so would every process it starts. JupyterHub stops a managed service (the idle
-    # culler) with SIGINT and waits Spawner.interrupt_timeout (10 s) before SIGTERM, so each stop
-    # of the hub would stall there. The default disposition survives exec; Python then turns
-    # SIGINT into KeyboardInterrupt in jupyterhub and in its children. So Ctrl-C in that script's
-    # terminal (its whole process group) stops the hub too; run it with setsid to keep it apart.
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-    if os.name == "posix":  # become jupyterhub: its signals (Ctrl-C, SIGTERM) stop the hub and the servers
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.execv(sys.executable, cmd)
-    return subprocess.call(cmd)

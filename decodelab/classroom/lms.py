@@ -23,14 +23,12 @@ the cell empty and is reported: never counted as 0 silently. A missing submissio
 from __future__ import annotations
 
 import csv
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._cli import ArgumentParser
 from .course import read_csv
 
-__all__ = ["ExportReport", "export", "export_main"]
+__all__ = ["ExportReport", "export"]
 
 
 @dataclass
@@ -160,26 +158,3 @@ def export(course_dir: str | Path, lms: str, out: str | Path, *, roster: str | P
                 w.writerow([who.get("username") or who.get("SIS Login ID", ""), who.get("idnumber") or who.get("ID", ""),
                             *cells])
     return report
-
-
-def export_main(argv: list[str]) -> int:
-    """``decodelab classroom export DIR --lms canvas|moodle -o FILE [--roster CSV]``; prints the report (stderr)."""
-    ap = ArgumentParser(prog="decodelab classroom export",
-                        description="nbgrader 성적부를 LMS(Canvas/Moodle) 가져오기 파일로 씁니다")
-    ap.add_argument("dir", type=Path, help="강좌 폴더 (gradebook.db가 있는 곳)")
-    ap.add_argument("--lms", required=True, choices=["canvas", "moodle"])
-    ap.add_argument("-o", "--output", required=True, type=Path, help="쓸 CSV 파일")
-    ap.add_argument("--roster", type=Path, help="LMS의 학생 명단 CSV (Canvas 성적부 내보내기, Moodle 참여자 목록)")
-    a = ap.parse_args(argv)
-    try:
-        report = export(a.dir, a.lms, a.output, roster=a.roster)
-    except (ValueError, FileNotFoundError) as e:
-        print(e, file=sys.stderr)
-        return 2
-    print("\n".join(report.lines()), file=sys.stderr)
-    print(a.output)
-    if a.roster is not None and report.unknown and not report.written:
-        print(f"decodelab classroom export: LMS 명단 {a.roster}에서 성적부의 학생을 한 명도 찾지 못했습니다: 명단의 "
-              "username / SIS Login ID 열이 허브의 사용자 이름과 같은지 확인하세요.", file=sys.stderr)
-        return 1
-    return 0

@@ -11,9 +11,9 @@ import json
 import sys
 from pathlib import Path
 
-from ._atomic import atomic_write_text
-from ._cli import ArgumentParser
-from ._paths import MODELS_DIR
+from .._atomic import atomic_write_text
+from .._cli import ArgumentParser
+from .._paths import MODELS_DIR
 
 CARD_PROMPTS = ["대한민국은 민주공화국이다.", "문서를 저장하려면", "표의 셀을 선택한 다음", "데비안 패키지는",
                 "국회는 법률을", "이 대화 상자에서", "글꼴 크기를 바꾸려면", "모든 국민은"]
@@ -27,7 +27,7 @@ def acceptance_table(pair, gammas=(1, 2, 4, 8), tokens: int = 64) -> list[dict]:
     Returns one dict per gamma: ``gamma``, ``acceptance_rate``, ``alpha``,
     ``mean_acceptance_length``, ``tokens_per_target_call``.
     """
-    from .speculative import speedup_sweep
+    from ..speculative import speedup_sweep
 
     rows = speedup_sweep(pair.target, pair.draft, pair.tokenizer, CARD_PROMPTS, tokens, gammas, compare=False)
     return [{"gamma": r.gamma, "acceptance_rate": r.acceptance_rate, "alpha": r.alpha,
@@ -38,13 +38,13 @@ def acceptance_table(pair, gammas=(1, 2, 4, 8), tokens: int = 64) -> list[dict]:
 def eagle_section(pair, folder: Path, *, reps: int = 3, tokens: int = 64) -> str:
     """The model card's EAGLE head section: size, training, greedy acceptance per position of
     the head as a chain (gamma 6) and with its tree, and the measured speedup of every proposer
-    (:func:`decodelab.compare.compare_proposers`, ``reps`` repetitions over 4 of
+    (:func:`decodelab.teach.compare.compare_proposers`, ``reps`` repetitions over 4 of
     :data:`CARD_PROMPTS`, median), with the machine's load average."""
     import os
 
-    from .compare import compare_proposers, default_methods
-    from .eagle import DEFAULT_TREE, EagleProposer, load_head
-    from .speculative import speedup_sweep
+    from ..teach.compare import compare_proposers, default_methods
+    from ..eagle import DEFAULT_TREE, EagleProposer, load_head
+    from ..speculative import speedup_sweep
 
     head = load_head(pair.target, folder / "eagle")
     log = json.loads((folder / "eagle" / "train_log.json").read_text(encoding="utf-8"))
@@ -89,7 +89,7 @@ accepted), acceptance per draft position = accepted / drafts that reached it:
 |---|---|---|---|---|
 {chr(10).join(acc_rows)}
 
-Measured speedup over target-only greedy decoding (`decodelab.compare.compare_proposers`, 4 prompts x {tokens}
+Measured speedup over target-only greedy decoding (`decodelab.teach.compare.compare_proposers`, 4 prompts x {tokens}
 tokens, {reps} repetitions, median and range; load average {load0:.1f} before, {load1:.1f} after, on the machine that
 wrote this card). Predicted = Leviathan et al. with the measured alpha, c and verification cost. Greedy outputs
 were identical to target-only decoding in every run.
@@ -105,9 +105,9 @@ def write_card(folder: Path = MODELS_DIR) -> str:
     """Measure and write ``MODEL_CARD.md`` in ``folder``; return its text."""
     import torch
 
-    from . import generate
-    from .models import load_models
-    from .latency import expected_tokens_per_call
+    from .. import generate
+    from ..models import load_models
+    from ..latency import expected_tokens_per_call
 
     log = json.loads((folder / "train_log.json").read_text(encoding="utf-8"))
     pair = load_models(folder / "target", folder / "draft")
@@ -134,7 +134,7 @@ def write_card(folder: Path = MODELS_DIR) -> str:
 Two Llama-architecture causal language models (Hugging Face format, `LlamaForCausalLM`) sharing one
 byte-level BPE tokenizer, trained from scratch on a small Korean corpus by
 `decodelab train --out decodelab/assets/models`
-(`decodelab/train.py`, seed {cfg['seed']}). They exist to make the course's decoding, timing and
+(`decodelab/tools/train.py`, seed {cfg['seed']}). They exist to make the course's decoding, timing and
 speculative-decoding experiments real and offline. They are **tiny teaching models**: they write
 Korean-looking text in the style of software help pages and legal text, and are not useful for
 anything else. Weights are stored as float16 safetensors ({mb('target'):.1f} MB + {mb('draft'):.1f} MB)

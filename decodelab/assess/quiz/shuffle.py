@@ -62,7 +62,7 @@ def student_view(question: Any, shuffle_key: str) -> list[tuple[str, str, str]]:
 
     Example::
 
-        >>> from decodelab.quiz import get_question, student_view
+        >>> from decodelab.assess.quiz import get_question, student_view
         >>> student_view(get_question("01-decode-definition"), "2026-12345")  # doctest: +SKIP
         [('1', 'c', '...'), ('2', 'a', '...'), ('3', 'd', '...'), ('4', 'b', '...')]
     """

@@ -2,11 +2,11 @@
 and what in the answer no rule accounts for; and the verdict on a short answer built on it
 (:func:`short_verdict`).
 
-Below :mod:`decodelab.quiz.schema` (which checks accepted forms against misconceptions with it, and
-whose :class:`~decodelab.quiz.schema.ShortAnswer` scores with :func:`short_verdict`); it imports only
-:mod:`decodelab.quiz.normalize`.
+Below :mod:`decodelab.assess.quiz.schema` (which checks accepted forms against misconceptions with it, and
+whose :class:`~decodelab.assess.quiz.schema.ShortAnswer` scores with :func:`short_verdict`); it imports only
+:mod:`decodelab.assess.quiz.normalize`.
 
-Texts are folded with :func:`~decodelab.quiz.normalize.normalize_text` word by word, so spacing,
+Texts are folded with :func:`~decodelab.assess.quiz.normalize.normalize_text` word by word, so spacing,
 NFD Hangul, case and punctuation never matter; stems are found inside words, so particles and
 endings do not either.
 
@@ -328,7 +328,7 @@ def short_verdict(question, text: str) -> tuple[float | None, str]:
     ``None`` (the lecturer's review) and ``reason`` a key of :data:`SHORT_REASONS`.
 
     Full credit needs an answer that states the concept and contradicts nothing the rules cannot
-    read. In order (texts folded by :func:`~decodelab.quiz.normalize.normalize_text`; stems found
+    read. In order (texts folded by :func:`~decodelab.assess.quiz.normalize.normalize_text`; stems found
     inside words, so particles, endings and spacing never matter):
 
     1. the answer is ``question.answer`` or one of ``question.accepted`` (optionally followed by a
@@ -343,7 +343,7 @@ def short_verdict(question, text: str) -> tuple[float | None, str]:
     4. it states every group of ``question.concepts`` (not negated, main predicate not negated):
        a keyword list rather than a statement -> ``(None, "list")``; words outside the concept
        hits, the question's ``neutral`` stems, denied misconceptions and particles/endings
-       (:meth:`~decodelab.quiz.matching.Folded.unexplained`) -> ``(None, "unexplained")``;
+       (:meth:`~decodelab.assess.quiz.matching.Folded.unexplained`) -> ``(None, "unexplained")``;
        otherwise -> ``(1.0, "concepts")``;
     5. anything else -> ``(None, "undecided")``.
 
@@ -392,7 +392,7 @@ def grade_short(question, text: str) -> float | None:
     lists, words the rules cannot read, mixed answers).
 
     Args:
-        question: a :class:`~decodelab.quiz.schema.ShortAnswer`.
+        question: a :class:`~decodelab.assess.quiz.schema.ShortAnswer`.
         text: the student's answer.
 
     Returns:
@@ -405,6 +405,6 @@ def grade_short(question, text: str) -> float | None:
 
 
 def misconception_of(question, text: str):
-    """The first :class:`~decodelab.quiz.schema.Misconception` of ``question`` that ``text``
+    """The first :class:`~decodelab.assess.quiz.schema.Misconception` of ``question`` that ``text``
     states, or ``None`` (for feedback: its ``explanation`` says why the answer is wrong)."""
     return next((m for m in question.misconceptions if states(m.match, text, m.within, contrast=True)), None)

@@ -108,8 +108,8 @@ def verify_pass(model, state, tokens: Sequence[int]):
     """
     import torch
 
-    from ._check import fail
-    from .decoding import DecodeState, cache_length, forward
+    from .._check import fail
+    from ..decoding import DecodeState, cache_length, forward
 
     block = [int(t) for t in tokens]
     if not block:
@@ -138,8 +138,8 @@ def rollback(state, keep: int):
     """
     import torch
 
-    from ._check import check, fail
-    from .decoding import DecodeState, crop_cache
+    from .._check import check, fail
+    from ..decoding import DecodeState, crop_cache
 
     keep = check("keep", keep, "남길 위치 수", low=1, integer=True, hint=f"1 이상 {state.position} 이하의 정수")
     if keep > state.position:
@@ -171,9 +171,9 @@ def check_greedy_loop(fn: Callable, target, draft, tokenizer, *, prompts: Sequen
     Returns:
         The fraction of (prompt, gamma) cases that pass, in [0, 1]; prints each failure in Korean.
     """
-    from .decoding import generate
-    from .models import format_prompt
-    from .speculative import speculative_generate
+    from ..decoding import generate
+    from ..models import format_prompt
+    from ..speculative import speculative_generate
 
     failures, n_ok, n = [], 0, 0
     for prompt in prompts:
@@ -239,7 +239,7 @@ def _library_rule(p, q, drafts, u):
     accepted when ``u_i < min(1, p_i(d_i) / q_i(d_i))`` (as in :func:`decodelab.speculative.verify_step`)."""
     import torch
 
-    from .rejection import acceptance_probabilities, residual_distribution
+    from ..rejection import acceptance_probabilities, residual_distribution
 
     a = acceptance_probabilities(p, q, torch.tensor(drafts))
     g = len(drafts)
@@ -305,8 +305,8 @@ def check_roofline(fn: Callable, cases: Sequence[tuple] = ROOFLINE_CASES, *, rel
     Returns:
         The fraction of cases (default :data:`ROOFLINE_CASES`) that pass, in [0, 1].
     """
-    from . import latency as lat
-    from .profiles import get_hardware, get_model
+    from .. import latency as lat
+    from ..profiles import get_hardware, get_model
 
     failures, n_ok = [], 0
     for name, dtype, hw_name, s, b in cases:

@@ -4,16 +4,16 @@ Entry points:
 
 - :func:`load_quizzes` -> every question (each with ``id``, ``kind``, ``prompt``, ``answer``,
   ``explanation``, ``source``, ``points``); quiz files live in the repository's ``quizzes/``
-  (or ``$DECODELAB_QUIZZES``), see :mod:`decodelab.quiz.loading`.
+  (or ``$DECODELAB_QUIZZES``), see :mod:`decodelab.assess.quiz.loading`.
 - :func:`grade` ``(question_id, response)`` -> score in [0, 1], or ``None`` for an answer sent to the
   lecturer's review ("검토 필요"); :func:`check` for the explanation; :func:`short_verdict` for a
   short answer's score and the rule that decided it.
 - :func:`student_view` ``(question, shuffle_key)``: the order and labels in which a student saw the
-  choices (the widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
+  choices (the widget shuffles them per student, see :mod:`decodelab.assess.quiz.shuffle`).
 - :func:`quiz_widget` ``("01")`` -> the notebook widget (``"all"`` for the review notebook).
-- The exercises of the notebooks (predict, reveal, written, check) are in :mod:`decodelab.exercises`;
+- The exercises of the notebooks (predict, reveal, written, check) are in :mod:`decodelab.assess.exercises`;
   they are saved with the quiz answers and exported in the same submission file.
-- A folder of submissions (quiz answers and exercises) is graded by :mod:`decodelab.gradebook`
+- A folder of submissions (quiz answers and exercises) is graded by :mod:`decodelab.assess.report`
   (``decodelab grade DIR -o CSV``). The dependency runs one way: gradebook -> exercises -> this
   package.
 
@@ -70,7 +70,7 @@ def quiz_widget(notebook_id="all", *, quizzes_dir=None, answers_dir=None, export
     """The quiz widget at the end of a notebook: ``quiz_widget("01")``; ``"all"`` (or ``"06"``) for the review.
 
     Answers are saved as they are given to ``answers_dir`` (default ``$DECODELAB_ANSWERS_DIR``, else
-    ``~/.decodelab/answers``). See :func:`decodelab.quiz.widget.quiz_widget` for details. ipywidgets is imported on first use.
+    ``~/.decodelab/answers``). See :func:`decodelab.assess.quiz.widget.quiz_widget` for details. ipywidgets is imported on first use.
 
     Raises:
         ValueError: (Korean) bad ``notebook_id``. QuizError / FileNotFoundError: quiz files invalid or missing.

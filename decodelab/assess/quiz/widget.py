@@ -4,12 +4,12 @@
 question, for the review notebook. Each question: answer, **제출** (submit) -> right/wrong at once
 with an explanation, **다시 풀기** (retry), **해설 보기** (show the answer after a wrong try), and a
 running score at the top. Every submitted answer is saved at once to the student's answer folder
-(:class:`~decodelab.quiz.store.AnswerStore`), so reopening the notebook shows previous answers and
+(:class:`~decodelab.assess.quiz.store.AnswerStore`), so reopening the notebook shows previous answers and
 results. **제출 파일 내보내기** writes one submission file for the lecturer's grader. On a JupyterHub
 (``$JUPYTERHUB_USER``) the id box shows the hub login, locked: the file goes out under that name.
 
 Choices and ordering items appear in a per-student order under positional labels (``1``, ``2``, ...;
-``가``, ``나``, ...), see :mod:`decodelab.quiz.shuffle`; what is saved is the option's id. A short answer
+``가``, ``나``, ...), see :mod:`decodelab.assess.quiz.shuffle`; what is saved is the option's id. A short answer
 the rules cannot decide is saved (it counts in no score until the lecturer reviews it); the student
 is not left waiting: the model answer, the explanation and the key ideas a right
 answer states are shown at once with a "맞았는지 스스로 확인" row (**맞았다** / **틀렸다**), whose choice
@@ -188,7 +188,7 @@ class QuestionView:
         self.message = ""
         self.number = number
         qid = question.id
-        # the shown order and labels (decodelab.quiz.shuffle): option id -> label
+        # the shown order and labels (decodelab.assess.quiz.shuffle): option id -> label
         opts = {o.id: o for o in question.options}
         self.order: list[str] = choice_order(qid, shuffle_key, list(opts)) if opts else []
         self.labels: dict[str, str] = {oid: question.option_labels[k] for k, oid in enumerate(self.order)}
@@ -262,7 +262,7 @@ class QuestionView:
         Bad input (empty, letters in a numeric answer, an ordering with a slot left empty or an item
         twice) shows a Korean message; the input stays in the box, and non-empty input is saved so
         that it survives a restart. An answer over the submission limits (a text over 2,000
-        characters, see :func:`decodelab.quiz.submission.answer_problem`) is never saved, so it can
+        characters, see :func:`decodelab.assess.quiz.submission.answer_problem`) is never saved, so it can
         never block the export: the message names the question by its number, the text stays in the
         box, and any answer saved before stays saved."""
         response = self.get_response()
@@ -405,7 +405,7 @@ class QuizWidget:
         left_out: after :meth:`export`, the questions (as the student sees them: ``"3번 문항"``, or
             ``"노트북 03의 2번 문항"`` for one outside this widget) whose saved answers were left out
             of the submission file because they break its limits.
-        store: the :class:`~decodelab.quiz.store.AnswerStore` it saves into.
+        store: the :class:`~decodelab.assess.quiz.store.AnswerStore` it saves into.
         view: the ``ipywidgets.VBox`` shown in the notebook.
     """
 
@@ -571,7 +571,7 @@ def quiz_widget(notebook_id: str | int = "all", *, quizzes_dir: str | os.PathLik
             ``~/.decodelab/answers``).
         export_dir: where the export button writes the submission (default: current folder).
         student_id: fills the 학번 box, and seeds the order of the choices the first time this
-            computer shows the quizzes (see :meth:`decodelab.quiz.store.AnswerStore.shuffle_key`).
+            computer shows the quizzes (see :meth:`decodelab.assess.quiz.store.AnswerStore.shuffle_key`).
 
     Returns:
         :class:`QuizWidget` (displays itself when it is the last expression of a cell).

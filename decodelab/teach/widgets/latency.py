@@ -23,9 +23,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import latency as lat
-from .. import profiles
-from .._check import check as _check
+from ... import latency as lat
+from ... import profiles
+from ..._check import check as _check
 
 __all__ = [
     "LatencyExplorer",
@@ -74,7 +74,7 @@ def _figure(figsize=(7.0, 3.4), dpi=80, nrows=1, ncols=1, *, pyplot: bool = True
     end of the cell and then closes it; outside Jupyter, close it yourself (``plt.close(fig)``).
     ``pyplot=False`` (the explorer's reused figure): untracked, nothing to close, never leaks.
     """
-    from ..plots import new_figure
+    from ...plots import new_figure
 
     return new_figure(nrows, ncols, pyplot=pyplot, figsize=figsize, dpi=dpi, **kw)
 
@@ -348,7 +348,7 @@ class LatencyExplorer:
 
         self.presets = rate_presets(model, context_tokens, include_this_computer=include_this_computer)
         first = self.presets[0]
-        # sizes in em: on a slide the widget font grows (decodelab.widgets.styles) and the labels with it
+        # sizes in em: on a slide the widget font grows (decodelab.teach.widgets.styles) and the labels with it
         style = {"description_width": "11.5em"}
         layout = W.Layout(width="40em")
         self.preset = W.Dropdown(

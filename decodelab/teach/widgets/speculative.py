@@ -9,9 +9,10 @@ import html
 
 import ipywidgets as W
 
-from .. import speculative as spec
-from ..latency import expected_speedup
-from .decode import plot_label, visible_html
+from ... import speculative as spec
+from ...latency import expected_speedup
+from ...plots import plot_label
+from .decode import visible_html
 
 #: colours of the four outcomes of a drafted token (+ the prefill token and plain steps)
 COLOURS = {
@@ -105,7 +106,7 @@ class SpeculativeExplorer(W.VBox):
 
     def __init__(self, target, draft, tokenizer, prompt: str = "문서를 저장하려면", max_new_tokens: int = 24,
                  seed: int = 0, gamma: int = 4, speed_and_alpha: bool = True):
-        from ..decoding import generate
+        from ...decoding import generate
 
         self.target, self.draft, self.tokenizer = target, draft, tokenizer
         self.prompt, self.max_new_tokens, self.seed = prompt, max_new_tokens, seed
@@ -143,7 +144,7 @@ class SpeculativeExplorer(W.VBox):
 
 def speculative_explorer(pair=None, **kwargs) -> SpeculativeExplorer:
     """:class:`SpeculativeExplorer` over the course pair (``models.default_pair()``, or ``pair``)."""
-    from ..models import default_pair
+    from ...models import default_pair
 
     pair = pair or default_pair()
     return SpeculativeExplorer(pair.target, pair.draft, pair.tokenizer, **kwargs)
@@ -160,7 +161,7 @@ def speedup_figure(rows: list[spec.SweepRow], c: float, verify_cost: dict | None
     and ``c`` (Leviathan et al. 2023, Thm 3.8), and, if ``verify_cost``
     (``{gamma: verification time / target step}``, from :func:`~decodelab.speculative.measure_costs`)
     is given, the same formula with the measured verification cost. Returns the figure."""
-    from ..plots import new_figure
+    from ...plots import new_figure
 
     fig, ax = new_figure(figsize=(7, 3.6))
     g = [r.gamma for r in rows]
@@ -185,7 +186,7 @@ def exactness_figure(exp: dict, tokenizer):
     likely tokens (+ "나머지"), with the draft's q for contrast, drawn from the bins
     :func:`~decodelab.speculative.exactness_experiment` computed (``exp["top"]``,
     ``exp["binned"]``). Returns the figure."""
-    from ..plots import new_figure
+    from ...plots import new_figure
 
     n = int(exp["target_counts"].sum())
     b = exp["binned"]

@@ -64,7 +64,7 @@ class MethodRow:
     @property
     def predicted_plain(self) -> float:
         """Leviathan et al.'s formula with a verification costing one target step (the paper's case)."""
-        from .latency import expected_speedup
+        from ..latency import expected_speedup
 
         return float(expected_speedup(min(self.alpha, 1.0), self.gamma, self.c))
 
@@ -76,8 +76,8 @@ def default_methods(pair, gammas: dict | None = None) -> dict:
     The two head methods are left out when no head is trained for ``pair.target``
     (:func:`decodelab.eagle.has_head`: the bundled head fits the bundled target only).
     """
-    from .eagle import DEFAULT_TREE, EagleProposer, has_head
-    from .proposers import DraftModelProposer, NGramProposer
+    from ..eagle import DEFAULT_TREE, EagleProposer, has_head
+    from ..proposers import DraftModelProposer, NGramProposer
 
     g = {"draft model": 6, "n-gram": 4, "EAGLE head": 6, "EAGLE head + tree": DEFAULT_TREE.depth, **(gammas or {})}
     methods = {
@@ -130,10 +130,10 @@ def compare_proposers(target, tokenizer, methods: dict, prompts, max_new_tokens:
     Raises:
         RuntimeError: (``strict``) a greedy speculative output differed from target-only decoding.
     """
-    from .decoding import generate
-    from .models import format_prompt
-    from .latency import expected_speedup
-    from .speculative import SpecDecodingStats, measure_costs, speculative_generate
+    from ..decoding import generate
+    from ..models import format_prompt
+    from ..latency import expected_speedup
+    from ..speculative import SpecDecodingStats, measure_costs, speculative_generate
 
     rows = {name: MethodRow(name, int(g), _nodes(d, int(g))) for name, (d, g) in methods.items()}
     stats = {name: SpecDecodingStats(int(g)) for name, (d, g) in methods.items()}

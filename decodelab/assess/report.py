@@ -11,12 +11,12 @@ an interrupted run leaves the previous gradebook intact.
 CSV columns (:func:`gradebook_csv`), one row per (student, quiz set):
 
 - ``student_id``, ``quiz_set``, ``file``, ``shuffle_key`` (reproduces the order the student saw,
-  :func:`decodelab.quiz.shuffle.student_view`);
+  :func:`decodelab.assess.quiz.shuffle.student_view`);
 - one column per question id: the points earned (score x points); **blank** = not answered,
   ``0`` = answered wrong, ``검토 필요`` = a short answer the rules cannot decide (the lecturer
   reviews it; it counts in no total);
 - ``<id> [답]`` for each short question: the student's text, for the review;
-- exercises (:mod:`decodelab.exercises`): ``<id> [예측]`` and ``<id> [실제]`` side by side,
+- exercises (:mod:`decodelab.assess.exercises`): ``<id> [예측]`` and ``<id> [실제]`` side by side,
   ``<id> [서술]`` (written answers as text, never scored; the rubric is in the file written by
   :func:`write_rubrics`), ``<id> [과제]`` (``통과`` / ``미통과``) and ``<id> [값]``;
 - per notebook ``NN 점수`` and ``NN 만점``: the maximum is computed from the questions that notebook
@@ -60,8 +60,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ._atomic import atomic_write_bytes, os_reason
-from ._cli import ArgumentParser, check_quizzes_option, error_text
+from .._atomic import atomic_write_bytes, os_reason
+from .._cli import ArgumentParser, check_quizzes_option, error_text
 from .exercises import Prediction, Written, exercise_kind, load_exercises
 from .quiz.grading import REVIEW, score_response
 from .quiz.loading import QuizError, load_quizzes, select_notebook
@@ -189,7 +189,7 @@ class Gradebook:
         why = ", ".join(f"{k} {n}" for k, n in reasons.most_common(3))
         parts.append(f"건너뛴 파일 {len(self.skipped)}개" + (f" ({why})" if why else ""))
         if self.ignored:
-            parts.append(f"읽지 않은 파일 {len(self.ignored)}개 (이전 성적표 .csv 등)")
+            parts.append(f"읽지 않은 파일 {len(self.ignored)}개 (이전 연습 보고서 .csv 등)")
         if self.duplicates:
             parts.append(f"중복 제출 {self.duplicates}건")
         if self.unknown_ids:
@@ -265,12 +265,12 @@ def grade_folder(
 
     Args:
         submissions_dir: the folder of submission files.
-        questions: the keyed questions to grade against (default: :func:`decodelab.quiz.load_quizzes`).
+        questions: the keyed questions to grade against (default: :func:`decodelab.assess.quiz.load_quizzes`).
         max_bytes: per-file size cap (bytes).
         max_files: at most this many files are read; the rest are reported.
         exclude: files never to read, e.g. the gradebook being written (whatever its name).
         exercises: exercise id -> definition, for the exercise columns (default:
-            :func:`decodelab.exercises.load_exercises` of the default quiz folder).
+            :func:`decodelab.assess.exercises.load_exercises` of the default quiz folder).
         other_ids: ids of questions that exist but are not graded this time (``--notebook``):
             their answers are left out without a warning.
         now: the grading time (default: now, UTC), against which future ``exported_at`` are judged.
@@ -280,7 +280,7 @@ def grade_folder(
 
     Raises:
         NotADirectoryError: (Korean) ``submissions_dir`` does not exist, or is a file.
-        decodelab.exercises.ExerciseError: the exercise definitions are invalid (default ``exercises``).
+        decodelab.assess.exercises.ExerciseError: the exercise definitions are invalid (default ``exercises``).
     """
     folder = Path(submissions_dir)
     if not folder.is_dir():
@@ -310,13 +310,13 @@ def grade_folder(
         name = entry.name
         is_dir = entry.is_dir(follow_symlinks=False)
         if here / name in skip:
-            book.problems.append(Problem(name, "이번에 쓰는 성적표 파일이라 읽지 않았습니다", kind="ignored"))
+            book.problems.append(Problem(name, "이번에 쓰는 연습 보고서 파일이라 읽지 않았습니다", kind="ignored"))
             continue
         if name.lower().endswith(".csv") and not name.startswith("."):
-            book.problems.append(Problem(name, "CSV 파일(이전 성적표)이라 읽지 않았습니다", kind="ignored"))
+            book.problems.append(Problem(name, "CSV 파일(이전 연습 보고서)이라 읽지 않았습니다", kind="ignored"))
             continue
         if re.search(r"-(rubric|predictions)\.md\Z", name) and not is_dir:
-            book.problems.append(Problem(name, "성적표와 함께 쓰는 보조 파일(채점 기준·예측 요약)이라 읽지 않았습니다",
+            book.problems.append(Problem(name, "연습 보고서와 함께 쓰는 보조 파일(채점 기준·예측 요약)이라 읽지 않았습니다",
                                          kind="ignored"))
             continue
         if name.startswith(".") and name.endswith(".tmp") and not is_dir:
@@ -480,7 +480,7 @@ def write_gradebook(book: Gradebook, path: str | os.PathLike) -> Path:
         FileNotFoundError: (Korean) the output folder does not exist.
         OSError: (Korean, same subclass) the write failed; any previous gradebook at ``path`` is left untouched.
     """
-    return _write(path, gradebook_csv(book).encode("utf-8-sig"), "성적표")
+    return _write(path, gradebook_csv(book).encode("utf-8-sig"), "연습 보고서")
 
 
 def rubrics_markdown(book: Gradebook) -> str:
@@ -494,7 +494,7 @@ def rubrics_markdown(book: Gradebook) -> str:
                          f"**모범 답안**: {ex.model_answer}\n")
     if not parts:
         return ""
-    return ("# 서술형 답 채점 기준\n\n성적표의 `[서술]` 열에 있는 학생 답을 아래 기준으로 직접 채점하세요 "
+    return ("# 서술형 답 채점 기준\n\n연습 보고서의 `[서술]` 열에 있는 학생 답을 아래 기준으로 직접 채점하세요 "
             "(자동으로 채점하지 않습니다).\n\n" + "\n".join(parts))
 
 
@@ -558,9 +558,9 @@ def write_predictions(book: Gradebook, path: str | os.PathLike) -> Path | None:
 # --- the command ``decodelab grade`` ---------------------------------------------------------
 
 _GRADE_EPILOG = (
-    "종료 코드: 0: 모든 제출 파일을 채점함. 1: 성적표는 썼지만 건너뛴 파일이 있음 (stderr에 이유). "
+    "종료 코드: 0: 모든 제출 파일을 채점함. 1: 연습 보고서는 썼지만 건너뛴 파일이 있음 (stderr에 이유). "
     "2: 아무것도 쓰지 않음 (폴더가 없거나 파일을 지정함, 폴더에 제출 파일이 없을 때, 정답 파일 오류, 잘못된 인자). "
-    "폴더 안의 .csv 파일(이전 성적표)과 -o 로 쓰는 파일은 읽지 않으므로 `cd 제출폴더 && decodelab grade .`를 "
+    "폴더 안의 .csv 파일(이전 연습 보고서)과 -o 로 쓰는 파일은 읽지 않으므로 `cd 제출폴더 && decodelab grade .`를 "
     "여러 번 실행해도 됩니다. 빈칸 = 답하지 않음, 0 = 틀림, '검토 필요' = 규칙으로 판단할 수 없어 강사가 읽을 답. "
     f"중복 제출: {DUPLICATE_RULE}."
 )
@@ -569,12 +569,12 @@ _GRADE_EPILOG = (
 def _grade_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog="decodelab grade",
-        description="학생 제출 파일(.json)이 든 폴더를 채점해 성적표 CSV를 만듭니다 (학생 한 명당 한 행, 문항마다 한 열 + 합계). "
+        description="학생 제출 파일(.json)이 든 폴더를 채점해 연습 보고서 CSV를 만듭니다 (학생 한 명당 한 행, 문항마다 한 열 + 합계). "
         "제출 파일은 데이터로만 읽으며, 잘못된 파일은 건너뛰고 알려 줍니다.",
         epilog=_GRADE_EPILOG,
     )
     p.add_argument("submissions_dir", help="제출 파일 폴더")
-    p.add_argument("-o", "--output", default="gradebook.csv", help="성적표 CSV 경로 (기본: gradebook.csv)")
+    p.add_argument("-o", "--output", default="report.csv", help="연습 보고서 CSV 경로 (기본: report.csv; 성적이 아님: 성적은 decodelab classroom)")
     p.add_argument("--quizzes", default=None, help="정답이 든 퀴즈 폴더 (기본: $DECODELAB_QUIZZES, 없으면 패키지에 든 연습 퀴즈)")
     p.add_argument("--notebook", action="append", default=None, metavar="NN",
                    help="이 노트북의 문항만 채점 (여러 번 쓸 수 있음, 예: --notebook 01 --notebook 02)")
@@ -583,7 +583,7 @@ def _grade_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``decodelab grade SUBMISSIONS_DIR -o gradebook.csv [--quizzes DIR] [--notebook NN] [--max-bytes N]``.
+    """``decodelab grade SUBMISSIONS_DIR -o report.csv [--quizzes DIR] [--notebook NN] [--max-bytes N]``.
 
     Next to the practice report it writes ``<name>-rubric.md`` (the written exercises' rubrics and
     model answers, when there are any) and ``<name>-predictions.md`` (how far the class's
@@ -613,7 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError("--max-bytes는 1 이상이어야 합니다.")
         out_path = Path(args.output)
         if out_path.suffix.lower() != ".csv":
-            raise ValueError(f"-o {args.output}: 성적표는 .csv 파일이어야 합니다 (예: -o gradebook.csv). 학생 제출 파일(.json)이나 "
+            raise ValueError(f"-o {args.output}: 연습 보고서는 .csv 파일이어야 합니다 (예: -o report.csv). 학생 제출 파일(.json)이나 "
                              "다른 파일을 덮어쓰지 않도록 다른 이름은 받지 않습니다.")
         rubric_path = out_path.with_name(f"{out_path.stem}-rubric.md")
         predictions_path = out_path.with_name(f"{out_path.stem}-predictions.md")
@@ -624,13 +624,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             for p in book.problems:
                 print(str(p), file=err)
             print(f"decodelab grade: 경고: 제출 파일이 없습니다: {args.submissions_dir} 폴더에 학생 제출 파일(.json)이 "
-                  "하나도 없어 성적표를 쓰지 않았습니다. 학생들이 내보낸 decodelab-….json 파일을 이 폴더에 넣거나, "
+                  "하나도 없어 연습 보고서를 쓰지 않았습니다. 학생들이 내보낸 decodelab-….json 파일을 이 폴더에 넣거나, "
                   "그 파일들이 든 폴더를 지정하세요.", file=err)
             return 2
         if not book.rows and out_path.exists():
             for p in book.problems:
                 print(str(p), file=err)
-            print(f"decodelab grade: 경고: 채점할 수 있는 제출 파일이 하나도 없어 기존 성적표 {args.output}를 그대로 두었습니다 "
+            print(f"decodelab grade: 경고: 채점할 수 있는 제출 파일이 하나도 없어 기존 연습 보고서 {args.output}를 그대로 두었습니다 "
                   "(위의 '건너뜀' 이유를 확인하세요).", file=err)
             return 2
         out = write_gradebook(book, args.output)

@@ -1,7 +1,7 @@
 """Command-line glue for the lecturer: ``decodelab quiz view`` (``decodelab grade`` is
-:func:`decodelab.gradebook.main`).
+:func:`decodelab.assess.report.main`).
 
-``decodelab/cli.py`` dispatches to :func:`quiz_main` with the remaining arguments; it and the
+``decodelab/tools/cli.py`` dispatches to :func:`quiz_main` with the remaining arguments; it and the
 subcommand return an exit status instead of calling ``sys.exit``. ``view``: 0 printed; 2 unknown
 question or bad quiz files.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from .._cli import ArgumentParser, check_quizzes_option, error_text
+from ..._cli import ArgumentParser, check_quizzes_option, error_text
 from .loading import QuizError
 
 __all__ = ["quiz_main", "view_main"]
@@ -20,7 +20,7 @@ __all__ = ["quiz_main", "view_main"]
 def view_main(argv: Sequence[str] | None = None) -> int:
     """``decodelab quiz view QUESTION_ID SHUFFLE_KEY [--quizzes DIR]``: print the order and labels in
     which the student with this shuffle key (the submission's ``shuffle_key``, or its ``student_id``)
-    saw the options of a question (:func:`decodelab.quiz.shuffle.student_view`), each with the quiz
+    saw the options of a question (:func:`decodelab.assess.quiz.shuffle.student_view`), each with the quiz
     file's option id.
 
     Returns:

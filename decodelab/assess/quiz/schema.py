@@ -1,7 +1,7 @@
 """The quiz file schema (pydantic v2): five question kinds, their sources, and the student view.
 
 Each kind is a class with its own rules, so nothing else switches on ``kind``: ``parse`` (read a
-response, or a Korean :class:`~decodelab.quiz.normalize.ResponseError` saying what to change),
+response, or a Korean :class:`~decodelab.assess.quiz.normalize.ResponseError` saying what to change),
 ``score`` (score in [0, 1] or ``None`` for review, and the feedback lines), ``answer_text`` (the
 right answer, readable), ``options`` / ``option_labels`` (what a student picks or orders, and the
 positional labels the widget shows them under) and ``public`` (what a student sees).
@@ -30,7 +30,7 @@ Kinds and their answer fields:
   ``misconceptions`` (``{match, explanation, within, decisive}``: wrong ideas that score 0).
   Undecided answers go to the lecturer's review (see :class:`ShortAnswer`).
 - ``numeric``: ``answer`` (number), ``tolerance`` (absolute, in ``unit``), ``unit`` (a key of
-  :data:`decodelab.quiz.normalize.UNITS`).
+  :data:`decodelab.assess.quiz.normalize.UNITS`).
 - ``ordering``: ``items`` (>= 3, with ids), ``answer`` = the item ids in the right order.
 
 Every wrong choice needs its own ``explanation``. Unknown fields are errors (typos such as
@@ -89,7 +89,7 @@ QUIZ_SET = re.compile(r"course")
 """The quiz set of saved answers and submissions: ``course`` (the practice quizzes); matched whole."""
 SEEDS = ("000", "001")
 CHOICE_LABELS = ("1", "2", "3", "4", "5", "6", "7", "8")
-"""Labels of the shown choices, by position (see :mod:`decodelab.quiz.shuffle`)."""
+"""Labels of the shown choices, by position (see :mod:`decodelab.assess.quiz.shuffle`)."""
 ITEM_LABELS = ("가", "나", "다", "라", "마", "바", "사", "아")
 """Labels of the shown ordering items, by position."""
 MAX_TEXT = 2000
@@ -211,7 +211,7 @@ class _Base(Identified):
         return []
 
     def parse(self, response: Any) -> Any:
-        """``response`` read for this kind (see :func:`decodelab.quiz.grading.parse_response`).
+        """``response`` read for this kind (see :func:`decodelab.assess.quiz.grading.parse_response`).
 
         Raises:
             ResponseError: (Korean) empty, or not an answer of this kind; the message says what to change.
@@ -389,9 +389,9 @@ class Misconception(Strict):
 
 
 class ShortAnswer(_Base):
-    """A short Korean answer, graded by :func:`decodelab.quiz.grading.grade_short` into 1, 0 or review.
+    """A short Korean answer, graded by :func:`decodelab.assess.quiz.grading.grade_short` into 1, 0 or review.
 
-    Fields (all compared after :func:`~decodelab.quiz.normalize.normalize_text`: NFKC, case folded,
+    Fields (all compared after :func:`~decodelab.assess.quiz.normalize.normalize_text`: NFKC, case folded,
     no spaces or punctuation, so spacing never matters):
 
     - ``answer``: the model answer (shown to the student after grading; also an accepted form).
@@ -405,7 +405,7 @@ class ShortAnswer(_Base):
     - ``neutral``: stems a right answer may add that neither state nor contradict the concept
       (``토큰``, ``모델``, ``계속``). An answer that states every concept gets full credit only when
       the rest of it is neutral stems, denied misconceptions, particles and endings; anything else
-      goes to review (:func:`decodelab.quiz.matching.short_verdict`).
+      goes to review (:func:`decodelab.assess.quiz.matching.short_verdict`).
 
     Everything else (an answer the rules cannot decide) goes to the lecturer's review. The old
     names ``keywords`` / ``forbidden`` are rejected with a message naming the new field.
@@ -464,7 +464,7 @@ class ShortAnswer(_Base):
         return response
 
     def score(self, value: str, labels: dict[str, str] | None = None) -> tuple[float | None, list[str]]:
-        """:func:`~decodelab.quiz.matching.short_verdict`'s score; the misconception's explanation, or
+        """:func:`~decodelab.assess.quiz.matching.short_verdict`'s score; the misconception's explanation, or
         the reason when not full credit."""
         score, reason = short_verdict(self, value)
         m = misconception_of(self, value) if reason == "misconception" else None
@@ -496,7 +496,7 @@ class NumericQuestion(_Base):
     @classmethod
     def _known_unit(cls, v: str) -> str:
         if normalize_unit(v) not in UNITS:
-            raise ValueError(f"알 수 없는 단위 {v!r} (decodelab.quiz.normalize.UNITS에 있는 것을 쓰세요)")
+            raise ValueError(f"알 수 없는 단위 {v!r} (decodelab.assess.quiz.normalize.UNITS에 있는 것을 쓰세요)")
         return v
 
     def _parse(self, response: Any) -> float:

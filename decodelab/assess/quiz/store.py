@@ -10,7 +10,7 @@ A record: ``{"question_id", "response", "saved_at" (UTC ISO 8601), "attempts", "
 short or numeric answer, even one that could not be read as a number); ``score`` is in [0, 1], or
 ``None`` when not graded (unreadable input, or a short answer sent to review).
 
-The exercises of :mod:`decodelab.exercises` are saved in the same folder (quiz set ``course``) with
+The exercises of :mod:`decodelab.assess.exercises` are saved in the same folder (quiz set ``course``) with
 a ``kind`` field (``prediction``, ``written``, ``task``) and their own fields (``revealed``,
 ``passed``); they go into the submission's ``exercises``, never into its ``answers``.
 
@@ -19,7 +19,7 @@ every record also carries ``"student": <hub name>``, the choice order and the su
 that name, and an export under another name is refused.
 
 ``<root>/student.json`` remembers the student id of the last export and the ``shuffle_key``: the key
-of the order in which this student sees the choices (see :mod:`decodelab.quiz.shuffle`), fixed the
+of the order in which this student sees the choices (see :mod:`decodelab.assess.quiz.shuffle`), fixed the
 first time a widget needs it (the student id if one is known, else a random key) and written into
 every submission so that the lecturer can reproduce what the student saw.
 """
@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._atomic import atomic_write_text
+from ..._atomic import atomic_write_text
 from .schema import QUESTION_ID, QUIZ_SET
 from .submission import EXERCISE_KINDS, MAX_BYTES, answer_problem, make_submission, validate_student_id
 
@@ -272,7 +272,7 @@ class AnswerStore:
         return sid if isinstance(sid, str) else ""
 
     def shuffle_key(self, student_id: str | None = None) -> str:
-        """The key of the order in which this student sees choices (see :mod:`decodelab.quiz.shuffle`).
+        """The key of the order in which this student sees choices (see :mod:`decodelab.assess.quiz.shuffle`).
 
         Fixed on first use and remembered in ``<root>/student.json``: ``student_id`` (or the one
         remembered from an export) when there is one, else a random ``anon-...`` key. If the file
@@ -305,7 +305,7 @@ class AnswerStore:
 
     def exercise_entries(self) -> dict[str, dict]:
         """The saved exercise records as submission entries: id -> ``{"kind", "response", ...}``
-        (see :class:`decodelab.quiz.submission.ExerciseAnswer`); entries over the limits are left out
+        (see :class:`decodelab.assess.quiz.submission.ExerciseAnswer`); entries over the limits are left out
         (and added to :attr:`left_out`)."""
         out: dict[str, dict] = {}
         for qid, rec in self.load().items():
@@ -330,7 +330,7 @@ class AnswerStore:
 
         Returns:
             ``(answers, left_out)``: question id -> response for every saved answer within the
-            submission limits (:func:`decodelab.quiz.submission.answer_problem`), and question id ->
+            submission limits (:func:`decodelab.assess.quiz.submission.answer_problem`), and question id ->
             Korean reason for each one that is not (e.g. a 2,500-character text saved by an older
             version of the widget). Nothing is deleted: the records stay on disk.
         """
@@ -351,10 +351,10 @@ class AnswerStore:
         """Write every saved answer of this quiz set as one submission file for the lecturer.
 
         The file is ``<out_dir>/decodelab-<quiz set>-<student id>.json`` (see
-        :mod:`decodelab.quiz.submission` for its format), written atomically, and always passes
+        :mod:`decodelab.assess.quiz.submission` for its format), written atomically, and always passes
         the grader's checks: a saved answer that would not (over the length or size limits) is left
         out and reported in :attr:`left_out` instead of failing the whole export; when all answers
-        together exceed :data:`~decodelab.quiz.submission.MAX_BYTES` (256 KiB), the longest are left
+        together exceed :data:`~decodelab.assess.quiz.submission.MAX_BYTES` (256 KiB), the longest are left
         out until the file fits. The saved records themselves are never changed.
 
         On a JupyterHub the student id is the hub name (:func:`hub_user`); ``student_id`` must then

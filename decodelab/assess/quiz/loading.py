@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from .._paths import QUIZZES_DIR
+from ..._paths import QUIZZES_DIR
 from .schema import (
     NOTEBOOK_FILE_GLOB,
     NOTEBOOK_IDS,
@@ -360,7 +360,7 @@ def load_quizzes(path: str | os.PathLike | None = None, notebook: str | int | No
         notebook: ``"01"``...``"07"`` for one notebook's questions; ``None``/``"all"``/``"06"`` for all.
 
     Returns:
-        list of question objects (:class:`~decodelab.quiz.schema.SingleChoice`, ``MultipleChoice``,
+        list of question objects (:class:`~decodelab.assess.quiz.schema.SingleChoice`, ``MultipleChoice``,
         ``ShortAnswer``, ``NumericQuestion``, ``OrderingQuestion``), each with ``id``, ``kind``,
         ``prompt``, ``answer``, ``explanation``, ``source``, ``points``.
 
@@ -395,7 +395,7 @@ def public_question(q) -> PublicQuestion:
 
     Args:
         q: a keyed question (or a :class:`PublicQuestion`, returned as is). The file's ids and order
-            are kept (the widget shuffles them per student, see :mod:`decodelab.quiz.shuffle`).
+            are kept (the widget shuffles them per student, see :mod:`decodelab.assess.quiz.shuffle`).
     """
     return q if isinstance(q, PublicQuestion) else q.public()
 

@@ -53,10 +53,10 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from ._check import check
-from ._cli import ArgumentParser
-from ._atomic import atomic_write_text
-from ._paths import ASSETS, NOTEBOOKS_DIR
+from .._check import check
+from .._cli import ArgumentParser
+from .._atomic import atomic_write_text
+from .._paths import ASSETS, NOTEBOOKS_DIR
 
 __all__ = [
     "DEFAULT_PORT",
@@ -410,7 +410,7 @@ def pair_env(target: Path | None, draft: Path | None) -> dict[str, str]:
         ValueError: ``--draft`` without ``--target``.
         FileNotFoundError: a folder is missing or has no config.json.
     """
-    from .models import ENV_DRAFT, ENV_TARGET, check_folder
+    from ..models import ENV_DRAFT, ENV_TARGET, check_folder
 
     if target is None:
         if draft is not None:

@@ -1,6 +1,6 @@
 """Grading one response: parse it (with Korean messages for bad input), score it in [0, 1], explain.
 
-Each question kind is a class of :mod:`decodelab.quiz.schema` with its own rules: ``parse`` (read a
+Each question kind is a class of :mod:`decodelab.assess.quiz.schema` with its own rules: ``parse`` (read a
 response, or say in Korean what to change), ``score`` (the score in [0, 1] and the feedback lines)
 and ``answer_text`` (the right answer, readable). The score is multiplied by the question's
 ``points`` in the gradebook:
@@ -84,7 +84,7 @@ def check(q, response: Any, *, labels: dict[str, str] | None = None) -> GradeRes
         q: a keyed question.
         response: as for :func:`grade`.
         labels: choice/item id -> the label the student saw (the widget shows shuffled choices
-            under positional labels, see :func:`decodelab.quiz.shuffle.choice_order`); the feedback
+            under positional labels, see :func:`decodelab.assess.quiz.shuffle.choice_order`); the feedback
             and ``answer`` use these labels. Default: the ids themselves.
 
     Returns:
@@ -116,7 +116,7 @@ def grade(question: Any, response: Any, *, quizzes: str | None = None) -> float 
         question: a question id (e.g. ``"01-decode-definition"``) or a keyed question object.
         response: choice id (``"b"``), list of ids (``["a", "c"]``), Korean text, a number or a
             string with a unit (``"150 s"``), or an order (``["A", "C", "B"]`` / ``"A C B"``).
-        quizzes: quiz folder (default: see :func:`decodelab.quiz.loading.quizzes_dir`).
+        quizzes: quiz folder (default: see :func:`decodelab.assess.quiz.loading.quizzes_dir`).
 
     Returns:
         Score in [0, 1] or ``None`` (review); malformed responses score 0.

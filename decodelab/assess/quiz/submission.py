@@ -9,8 +9,8 @@ Format (JSON, UTF-8)::
       "quiz_set": "course",                 # the practice quizzes (the only set)
       "exported_at": "2026-05-01T09:30:00+00:00",
       "answers": {"01-decode-definition": "b", "03-added-latency": "43.2 s", "04-round-order": ["A", "B"]},
-      "shuffle_key": "2026-12345",          # optional: the order the student saw (decodelab.quiz.shuffle)
-      "exercises": {                        # optional: decodelab.exercises (never auto-scored)
+      "shuffle_key": "2026-12345",          # optional: the order the student saw (decodelab.assess.quiz.shuffle)
+      "exercises": {                        # optional: decodelab.assess.exercises (never auto-scored)
         "01-predict-kv-step": {"kind": "prediction", "response": 12.0, "revealed": 3.1},
         "01-written-decode-definition": {"kind": "written", "response": "디코드 단계는 ..."},
         "04-task-low-acceptance": {"kind": "task", "response": 0.21, "passed": true}
@@ -85,7 +85,7 @@ MAX_ANSWERS = 1000
 """Most answers (and, separately, most exercise entries) in one submission file."""
 
 EXERCISE_KINDS = ("prediction", "written", "task")
-"""Kinds of :mod:`decodelab.exercises` records (saved in the same answers folder as quiz answers)."""
+"""Kinds of :mod:`decodelab.assess.exercises` records (saved in the same answers folder as quiz answers)."""
 
 _STUDENT_ID = re.compile(r"[^\W_][\w .\-]{0,63}")
 
@@ -267,7 +267,7 @@ def make_submission(student_id: str, answers: dict[str, Any], quiz_set: str = "c
 
     Args:
         student_id, answers, quiz_set: see the module docstring.
-        shuffle_key: the key of the order the student saw (:mod:`decodelab.quiz.shuffle`); omitted
+        shuffle_key: the key of the order the student saw (:mod:`decodelab.assess.quiz.shuffle`); omitted
             when empty.
         exercises: exercise id -> ``{"kind", "response", "revealed"?, "passed"?}``; omitted when empty.
 

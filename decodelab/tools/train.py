@@ -1,6 +1,6 @@
 """Reproducible training of the bundled target/draft model pair.
 
-Run with ``decodelab train`` (or ``python -m decodelab.train``). Needs the ``train`` extra
+Run with ``decodelab train`` (or ``python -m decodelab.tools.train``). Needs the ``train`` extra
 (``pip install "decodelab[train]"``; in a checkout of the repository ``pip install -e ".[train]"``),
 ``apt-get`` and ``dpkg-deb`` (Debian/Ubuntu) and ``pip`` reaching their registries; :func:`check_requirements` checks all of this before anything is downloaded.
 The pair is written to ``./decodelab-models`` by default; ``--out decodelab/assets/models``
@@ -51,9 +51,9 @@ import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ._atomic import atomic_write_bytes, atomic_write_text
-from ._cli import ArgumentParser
-from ._paths import MODELS_DIR
+from .._atomic import atomic_write_bytes, atomic_write_text
+from .._cli import ArgumentParser
+from .._paths import MODELS_DIR
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
@@ -535,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["eagle"]:  # the second stage: the EAGLE draft head, self-distilled (decodelab.eagle)
-        from .eagle.train import main as eagle_main
+        from ..eagle.train import main as eagle_main
 
         return eagle_main(argv[1:])
     args = _parser().parse_args(argv)
@@ -562,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from ._torch import set_threads
+    from .._torch import set_threads
 
     set_threads(cfg.threads)
     stats = {k: {"documents": len(v), "characters": sum(map(len, v))} for k, v in docs.items()}

@@ -11,67 +11,17 @@ import time
 import ipywidgets as W
 import torch
 
-from .. import decoding
-from ..sampling import SamplingConfig
+from ... import decoding
+from ...plots import byte_pieces, plot_label, show_whitespace
+from ...sampling import SamplingConfig
 
 _PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
-
-
-#: The one space marker of the course (U+2423 OPEN BOX; "·" is a Korean list dot in the text).
-SPACE = "\u2423"
-
-
-def _show_whitespace(text: str) -> str:
-    """Make whitespace visible (space -> ␣, newline -> ⏎). Plain text: no HTML escaping."""
-    return text.replace(" ", SPACE).replace("\n", "⏎")
-
-
-def _gpt2_byte_decoder() -> dict[str, int]:
-    """The byte-level BPE alphabet back to bytes: GPT-2's ``bytes_to_unicode`` inverted
-    (openai/gpt-2 ``src/encoder.py``): printable Latin-1 bytes stand for themselves, the other 68
-    bytes for U+0100 onwards in byte order."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + list(range(ord("\xae"), 256))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
-
-
-_BYTE_DECODER = _gpt2_byte_decoder()
-
-
-def byte_pieces(tokenizer, token_id: int) -> str:
-    """A token that holds only part of a character's UTF-8 bytes, as byte pieces: ``<0xEB><0x98>``.
-
-    Byte-level BPE tokenizers (GPT-2, Llama 3, this course's) store such a token as letters of
-    their 256-letter byte alphabet ("ë", "ĺ"); this turns them back into the bytes, written the way
-    SentencePiece's byte fallback names them. Letters outside the alphabet are kept as they are.
-    """
-    token = tokenizer.convert_ids_to_tokens(int(token_id))
-    return "".join(f"<0x{_BYTE_DECODER[ch]:02X}>" if ch in _BYTE_DECODER else ch for ch in token)
 
 
 def visible_html(text: str) -> str:
     """``text`` for an HTML widget: escaped, with whitespace made visible (space -> ␣, newline
     -> ⏎); the one helper every widget's token HTML uses. Never for figures (:func:`plot_label`)."""
-    return html.escape(_show_whitespace(text))
-
-
-def plot_label(tokenizer, token_id: int) -> str:
-    """A token as a matplotlib label: its text with whitespace made visible, never HTML-escaped.
-
-    Matplotlib draws text literally, so ``</s>`` must stay ``</s>`` (escaping it would show
-    ``&lt;/s&gt;``). Leading and trailing spaces are dropped (short labels); a token that is only
-    a space is shown as ``␣``, newlines as ``⏎``, and a token holding only part of a character's
-    bytes as byte pieces (:func:`byte_pieces`).
-    """
-    text = tokenizer.decode([int(token_id)])
-    if "\ufffd" in text:
-        return byte_pieces(tokenizer, token_id)
-    return _show_whitespace(text.strip(" ")) if text.strip(" ") else (SPACE if text else "▯")
+    return html.escape(show_whitespace(text))
 
 
 def tokens_html(tokenizer, text: str) -> str:
@@ -142,7 +92,7 @@ class DecodeExplorer(W.VBox):
     """The token slider's usual top; a larger ``max_new_tokens`` widens it."""
 
     def __init__(self, model, tokenizer, prompt: str = "대한민국은", max_new_tokens: int = 30, delay_ms: int = 60):
-        from .._check import check
+        from ..._check import check
 
         self.model, self.tokenizer = model, tokenizer
         max_new_tokens = check("max_new_tokens", max_new_tokens, "만들 토큰 수(max_new_tokens)", low=1, integer=True,
@@ -222,7 +172,7 @@ class DecodeExplorer(W.VBox):
 
 def decode_explorer(pair=None, **kwargs) -> DecodeExplorer:
     """A :class:`DecodeExplorer` on the course pair's target (``models.default_pair()``, or ``pair.target``), run once."""
-    from ..models import default_pair
+    from ...models import default_pair
 
     pair = pair or default_pair()
     w = DecodeExplorer(pair.target, pair.tokenizer, **kwargs)
@@ -245,7 +195,7 @@ def distribution_figure(logits: torch.Tensor, tokenizer, settings: list[dict], k
     Returns:
         a matplotlib Figure (one panel per setting).
     """
-    from ..plots import new_figure
+    from ...plots import new_figure
 
     idx = torch.topk(decoding.shown_probabilities(logits, SamplingConfig()), k).indices
     labels = [plot_label(tokenizer, int(i)) for i in idx]
@@ -287,7 +237,7 @@ def kv_cache_figure(with_cache: decoding.GenerationResult, without_cache: decodi
     Returns:
         a matplotlib Figure.
     """
-    from ..plots import new_figure
+    from ...plots import new_figure
 
     fig, ax = new_figure(figsize=(10, 4.2))
     for r, label, colour in ((with_cache, "KV 캐시 사용", "#2563eb"), (without_cache, "KV 캐시 없음", "#dc2626")):
