@@ -10,7 +10,7 @@ Public API (see each function's docstring):
 - :mod:`decodelab.serving`: TTFT/TPOT/ITL of any OpenAI-compatible server (``decodelab measure``).
 - :mod:`decodelab.assess.quiz`: comprehension quizzes and grading one answer.
 - :mod:`decodelab.assess.exercises`: predict-then-run (results held until a prediction), written answers, tasks.
-- :mod:`decodelab.assess.report`: a folder of student submissions -> gradebook CSV (``decodelab grade``).
+- :mod:`decodelab.assess.report`: a folder of student submissions -> practice report CSV (``decodelab grade``).
 - :mod:`decodelab.teach.build`: checks of the student's own draft-verify loop, accept/reject rule, roofline.
 
 Names are imported lazily (PEP 562), so ``import decodelab.assess.quiz`` or ``decodelab grade`` does

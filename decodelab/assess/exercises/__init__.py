@@ -1,6 +1,6 @@
 """Active-learning exercises in the notebooks: predict then run, written answers, change-the-code tasks.
 
-Notebook API (``from decodelab import exercises as ex``)::
+Notebook API (``from decodelab.assess import exercises as ex``)::
 
     ex.predict("01-predict-kv-step")             # question + input + '예측 확정' (before the measuring cell)
     ex.hold("01-predict-kv-step")                # first line of the measuring cell: what it prints is held back

@@ -14,7 +14,7 @@ Entry points:
 - The exercises of the notebooks (predict, reveal, written, check) are in :mod:`decodelab.assess.exercises`;
   they are saved with the quiz answers and exported in the same submission file.
 - A folder of submissions (quiz answers and exercises) is graded by :mod:`decodelab.assess.report`
-  (``decodelab grade DIR -o CSV``). The dependency runs one way: gradebook -> exercises -> this
+  (``decodelab grade DIR -o CSV``). The dependency runs one way: report -> exercises -> this
   package.
 
 The widget is imported lazily, so grading does not need ipywidgets.
