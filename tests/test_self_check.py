@@ -34,7 +34,7 @@ def test_an_undecided_practice_answer_shows_the_model_answer_and_a_self_check(tm
     assert "맞았는지 스스로 확인" in body and "강사의 검토를 기다립니다" not in body
     assert "모범 답안" in body and q.answer[:10] in body
     assert all(" / ".join(g)[:8] in body for g in q.concepts)  # every key idea is listed
-    assert v.self_row.layout.display is None  # the 맞았다 / 틀렸다 row shows
+    assert v.self_row.layout.display is None and v.box.children[-1] is v.self_row  # the 맞았다 / 틀렸다 row shows
     earned, total = w.score()
     v.self_right.click()
     rec = AnswerStore("course", tmp_path / "answers").get(q.id)
@@ -48,7 +48,7 @@ def test_an_undecided_practice_answer_shows_the_model_answer_and_a_self_check(tm
     again = quiz_widget(q.notebook, answers_dir=tmp_path / "answers").views[q.id]  # reopened
     assert again.review and again.self_check == "wrong" and "틀렸다" in again.self_note.value
     again.retry()
-    assert again.self_row.layout.display == "none"
+    assert again.self_row.layout.display == "none" and again.self_note.value == ""
     again.set_response(q.answer)
     again.submit()  # now right by the rules: no self-check, the record starts over
     assert again.score == 1.0 and again.self_row.layout.display == "none"
@@ -60,7 +60,8 @@ def test_a_decided_answer_has_no_self_check_row(tmp_path):
     v = quiz_widget(q.notebook, answers_dir=tmp_path / "answers").views[q.id]
     v.set_response(q.answer)
     v.submit()
-    assert v.score == 1.0 and v.self_row.layout.display == "none"
+    assert v.score == 1.0 and v.self_row is None  # the row is built only for an undecided answer
+    assert v.self_row not in v.box.children
     v.judge_self(True)  # ignored: nothing to judge
     assert "self_check" not in AnswerStore("course", tmp_path / "answers").get(q.id)
 

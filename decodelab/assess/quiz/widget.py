@@ -206,22 +206,19 @@ class QuestionView:
         self.reveal_button = W.Button(description="해설 보기", disabled=True, layout=W.Layout(width="90px"),
                                       tooltip="정답과 해설을 봅니다")
         self.feedback = W.HTML("")
-        # an answer the rules cannot decide: the student judges it against the model answer
+        # an answer the rules cannot decide: the student judges it against the model answer, in a
+        # row built the first time it is needed (:meth:`_self_check_row`): notebook 06's quiz holds
+        # every question, and each widget is a message to the browser
         self.self_check: str | None = None
-        self.self_right = W.Button(description="맞았다", icon="check", layout=W.Layout(width="90px"),
-                                   tooltip="모범 답안과 핵심 개념이 내 답에 모두 있습니다")
-        self.self_wrong = W.Button(description="틀렸다", icon="times", layout=W.Layout(width="90px"),
-                                   tooltip="빠진 개념이 있거나 다른 말을 했습니다")
-        self.self_right.on_click(lambda _b: self._guard(lambda: self.judge_self(True)))
-        self.self_wrong.on_click(lambda _b: self._guard(lambda: self.judge_self(False)))
-        self.self_note = W.HTML("")
-        self.self_row = W.VBox([W.HBox([W.HTML("<b>맞았는지 스스로 확인:</b>&nbsp;"), self.self_right, self.self_wrong]),
-                                self.self_note], layout=W.Layout(display="none"))
+        self.self_row: W.VBox | None = None
+        self.self_right: W.Button | None = None
+        self.self_wrong: W.Button | None = None
+        self.self_note: W.HTML | None = None
         self.submit_button.on_click(lambda _b: self._guard(self.submit))
         self.retry_button.on_click(lambda _b: self._guard(self.retry))
         self.reveal_button.on_click(lambda _b: self._guard(self.reveal))
         buttons = [self.submit_button, self.retry_button, self.reveal_button]
-        self.box = W.VBox([self.prompt, *inputs, W.HBox(buttons), self.feedback, self.self_row],
+        self.box = W.VBox([self.prompt, *inputs, W.HBox(buttons), self.feedback],
                           layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
         self.box.add_class(f"decodelab-quiz-{qid}")
 
@@ -298,7 +295,7 @@ class QuestionView:
             self._on_change()
             return
         result = check(self.key, response, labels=self.labels)
-        self.self_row.layout.display = "none"
+        self._hide_self_check()
         self.score = result.score
         self.review = result.review
         if save:
@@ -341,8 +338,28 @@ class QuestionView:
             parts.append(f"<b>해설:</b> {_esc(self.key.explanation)}")
         return "<br>".join(parts) + "<br>"
 
+    def _self_check_row(self) -> W.VBox:
+        """The '맞았는지 스스로 확인' row (맞았다 / 틀렸다 and a note), added to the box at its first use."""
+        if self.self_row is None:
+            self.self_right = W.Button(description="맞았다", icon="check", layout=W.Layout(width="90px"),
+                                       tooltip="모범 답안과 핵심 개념이 내 답에 모두 있습니다")
+            self.self_wrong = W.Button(description="틀렸다", icon="times", layout=W.Layout(width="90px"),
+                                       tooltip="빠진 개념이 있거나 다른 말을 했습니다")
+            self.self_right.on_click(lambda _b: self._guard(lambda: self.judge_self(True)))
+            self.self_wrong.on_click(lambda _b: self._guard(lambda: self.judge_self(False)))
+            self.self_note = W.HTML("")
+            self.self_row = W.VBox([W.HBox([W.HTML("<b>맞았는지 스스로 확인:</b>&nbsp;"), self.self_right,
+                                            self.self_wrong]), self.self_note])
+            self.box.children = (*self.box.children, self.self_row)
+        return self.self_row
+
+    def _hide_self_check(self) -> None:
+        if self.self_row is not None:
+            self.self_row.layout.display = "none"
+            self.self_note.value = ""
+
     def _show_self_check(self, verdict: str | None) -> None:
-        self.self_row.layout.display = None
+        self._self_check_row().layout.display = None
         self.self_check = verdict
         if verdict is None:
             self.self_note.value = ""
@@ -376,8 +393,7 @@ class QuestionView:
         self._lock(False)
         self.reveal_button.disabled = True
         self.feedback.value = ""
-        self.self_row.layout.display = "none"
-        self.self_note.value = ""
+        self._hide_self_check()
 
     def reveal(self) -> None:
         """Show the right answer and the explanation."""
