@@ -164,7 +164,8 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 #: seconds nbval waits for the next output message of a cell that has finished (nbval's own 5 s):
-#: notebook 06's quiz cell sends some 4,400 widget messages, and on two busy cores a 5 s gap
+#: notebook 06's quiz cell sent some 4,300 widgets (2,650 since its self-check rows are built lazily), and on
+#: two busy cores a 5 s gap
 #: between two of them failed 2 runs of 8 ("Timeout of 5 seconds exceeded waiting for output")
 NBVAL_OUTPUT_TIMEOUT_S = 60
 

@@ -98,3 +98,18 @@ def f(x):
     assert "시간 초과" in forever[0]["error"]
     none = run_function("def f(x):\n    return None\n", "f", [(1,)])
     assert "TypeError" in none[0]["error"]
+
+
+def test_a_python_below_tmp_is_bound_over_the_empty_tmp(tmp_path):
+    """A checkout or virtualenv made under /tmp (a clone in /tmp, as CI or a new user may make)
+    is bound read-only over the sandbox's empty /tmp, so the students' Python starts; /tmp itself,
+    a folder above it and the course folder never are."""
+    venv = tmp_path / "clone" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("", encoding="utf-8")
+    binds = sandbox.python_binds(str(venv / "bin" / "python"), packages=False)
+    assert os.path.realpath(venv) in binds
+    assert not any(b == "/tmp" or "/tmp".startswith(b.rstrip("/") + "/") for b in binds)
+    course = tmp_path / "clone"
+    assert os.path.realpath(venv) not in sandbox.python_binds(str(venv / "bin" / "python"), packages=False,
+                                                              exclude=[str(course)])

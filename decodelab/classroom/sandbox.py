@@ -141,7 +141,9 @@ def python_binds(executable: str | None = None, *, packages: bool = True, exclud
     ``classroom/exam/``, the bank), the user's site-packages and the ``$PYTHONPATH`` folders (a
     folder holding a ``decodelab/`` package gives only that). Never ``sys.path``'s script or working
     folder (``python -m nbgrader`` in the course folder puts the course there), never a folder in,
-    or above, one of ``exclude`` (the course folder) or ``/tmp``."""
+    or above, one of ``exclude`` (the course folder), never ``/tmp`` or a folder above it (the
+    sandbox's ``/tmp`` is empty). A prefix below ``/tmp`` (a checkout or virtualenv made there) is
+    bound over that empty ``/tmp``: without it the students' Python would not start."""
     exe = os.path.realpath(executable or sys.executable)
     roots = [os.path.realpath(sys.base_prefix), str(Path(exe).parent.parent)]
     if packages:
@@ -159,10 +161,10 @@ def python_binds(executable: str | None = None, *, packages: bool = True, exclud
             if os.path.isfile(os.path.join(p, "decodelab", "__init__.py")):
                 continue  # the repository root: its decodelab/ is there already, its classroom/exam/ must not be
             roots.append(p)
-    bad = [os.path.realpath(e) for e in exclude] + ["/tmp"]
+    bad = [os.path.realpath(e) for e in exclude]
     out: list[str] = []
     for r in sorted(set(roots), key=len):
-        if r == "/" or _under(r, out + list(_SYSTEM)) or not os.path.exists(r):
+        if r == "/" or _under(r, out + list(_SYSTEM)) or not os.path.exists(r) or _under("/tmp", [r]):
             continue
         if any(_under(r, [b]) or _under(b, [r]) for b in bad):
             continue
