@@ -15,7 +15,15 @@ import time
 BUDGET_MS = 30.0  # issue 3: "One slider move costs <= 30 ms of kernel time"
 
 
-def main(n: int = 20) -> float:
+def main(argv: list[str] | None = None) -> float:
+    from decodelab._cli import ArgumentParser, positive_int
+
+    ap = ArgumentParser(prog="decodelab bench latency_widget",
+                        description="지연 탐색기의 슬라이더 한 번 갱신에 드는 커널 시간을 30 ms 예산과 비교합니다.")
+    ap.add_argument("--moves", type=positive_int, default=20, metavar="N",
+                    help="슬라이더를 움직일 횟수, 1 이상 (기본 20; 결과는 중앙값)")
+    n = ap.parse_args(argv).moves
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -40,7 +48,7 @@ def main(n: int = 20) -> float:
         parts["compute"].append((t1 - t0) * 1e3)
         parts["draw+png"].append((t2 - t1) * 1e3)
     med = statistics.median(times)
-    print(f"latency explorer, one slider move (median of {n}, depth 81-100 bars): {med:.1f} ms")
+    print(f"latency explorer, one slider move (median of {n}, depth {101 - n}-100 bars): {med:.1f} ms")
     print(f"  budget {BUDGET_MS:.0f} ms -> ratio {med / BUDGET_MS:.2f} ({'within' if med <= BUDGET_MS else 'OVER'} budget)")
     for k, v in parts.items():
         print(f"  {k:9s} {statistics.median(v):6.2f} ms")

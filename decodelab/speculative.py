@@ -369,7 +369,7 @@ def speculative_generate(
         draft: the 초안 모델 (a causal LM sharing the target's tokenizer; its output layer may
             be larger or smaller), any :class:`decodelab.proposers.Proposer` (e.g.
             ``NGramProposer()``), or a proposer's name, in any letter case: ``"ngram"``,
-            ``"eagle"``, ``"eagle-tree"`` (see :func:`decodelab.proposers.as_proposer`).
+            ``"eagle"``, ``"eagle-tree"`` (see :func:`as_proposer`).
         tokenizer: the shared tokenizer.
         prompt: non-empty text, or a list of chat messages (see :func:`decodelab.models.format_prompt`).
         max_new_tokens: int >= 1; the output has exactly this many tokens unless EOS comes first.

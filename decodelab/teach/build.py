@@ -236,7 +236,7 @@ def random_rule_cases(n: int = 200, vocab: int = 6, gamma: int = 3, seed: int = 
 
 def _library_rule(p, q, drafts, u):
     """The library's rule as ``(k, next-token distribution)`` for given uniforms ``u``: draft i is
-    accepted when ``u_i < min(1, p_i(d_i) / q_i(d_i))`` (as in :func:`decodelab.speculative.verify_step`)."""
+    accepted when ``u_i < min(1, p_i(d_i) / q_i(d_i))`` (as in :func:`decodelab.rejection.verify_probabilities`)."""
     import torch
 
     from ..rejection import acceptance_probabilities, residual_distribution
