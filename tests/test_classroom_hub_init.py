@@ -61,7 +61,8 @@ def test_init_demo_writes_a_config_jupyterhub_loads(tmp_path, monkeypatch, capsy
     homes = hub.demo_homes(course)
     assert homes.parent == Path("/home/decodelab-demo") and homes.name.startswith("course-")
     assert cfg.DemoSpawner.home_dir_template == str(homes / "{username}")
-    assert "Spawner.args" not in (course / "jupyterhub_config.py").read_text()  # no --allow-root
+    # no --allow-root; kernels on Unix sockets in the home, never TCP ports another student could listen to
+    assert cfg.Spawner.args == ["--KernelManager.transport=ipc"]
     from decodelab.classroom.spawner import DEMO_USER, DemoSpawner
 
     assert DEMO_USER == hub.DEMO_USER and DemoSpawner.system_user.default_value == "decodelab-demo"
@@ -352,7 +353,8 @@ def test_pre_spawn_hook_gives_missing_notebooks_and_keeps_the_students_copy(tmp_
     hub.pre_spawn_hook(src, system_users=False)(spawner)
     assert (home / "01_a.ipynb").read_text() == "alice's edits"
     assert (home / "02_b.ipynb").read_text() == "02_b.ipynb"
-    assert spawner.environment == {"KEEP": "1", "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers")}
+    assert spawner.environment == {"KEEP": "1", "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers"),
+                                   "JUPYTER_RUNTIME_DIR": str(home / ".jupyter" / "runtime")}
     # the student side of nbgrader: course, exchange (created, world-writable + sticky), login as student id
     assert (tmp_path / "exchange").stat().st_mode & 0o7777 == 0o1777
     from traitlets.config.loader import PyFileConfigLoader

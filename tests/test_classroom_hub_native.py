@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 import subprocess
+import time
 import unicodedata
 from urllib.parse import unquote
 
@@ -132,7 +133,7 @@ def open_hub(tmp_path_factory):
     h = hubkit.start_hub(course)
     yield h
     h.stop()
-    _remove_users([PROF, STUDENT, HANGUL + "a"])
+    _remove_users([PROF, STUDENT, HANGUL + "a", MALLORY, SYSTEM, SPY, TARGET])
 
 
 def _approve(prof, name: str) -> None:
@@ -229,3 +230,173 @@ def test_the_hub_listens_on_loopback_only_by_default(open_hub):
     public = int(open_hub.url.rsplit(":", 1)[1])
     assert any(port == public for _, _, port in listening), listening  # the proxy's public port is there
     assert {ip for _, ip, _ in listening} == {"127.0.0.1"}, listening
+
+
+# ---------------------------------------------------------------- what a student plants in their home
+
+MALLORY = f"mal{SUFFIX}"  # a real system user while the test runs
+SYSTEM = f"dls{SUFFIX}"  # a system account of the machine (uid below UID_MIN) that a student signs up as
+
+
+def _lecturer(hub):
+    """The lecturer, logged in (signed up first when this test runs alone)."""
+    prof = hubkit.Student(hub, PROF)
+    prof.login(LECTURER_PW)
+    if not _logged_in(prof):
+        _signup(hub, PROF, LECTURER_PW)
+        prof = hubkit.Student(hub, PROF)
+        prof.login(LECTURER_PW)
+    assert _logged_in(prof), hub.log_text()[-2000:]
+    return prof
+
+
+def _approved(hub, prof, name: str):
+    _signup(hub, name, STUDENT_PW)
+    _approve(prof, name)
+    s = hubkit.Student(hub, name)
+    s.login(STUDENT_PW)
+    assert _logged_in(s), hub.log_text()[-2000:]
+    return s
+
+
+def _running(s) -> bool:
+    return bool((s.hub_api("GET", f"/users/{s.name}").json().get("servers") or {}).get(""))
+
+
+def _stop(s) -> None:
+    s.hub_api("DELETE", f"/users/{s.name}/server")
+    for _ in range(120):
+        if not _running(s):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{s.name}'s server did not stop")
+
+
+def test_links_a_student_plants_in_their_home_never_lead_the_hub_outside_it(open_hub):
+    """The hub (root) prepares the home before every spawn: the notebooks it lacks and
+    ~/.jupyter/nbgrader_config.py. A student replaces ~/.jupyter by a link to a folder of root's and
+    a missing course notebook by a dangling link into that folder, then restarts their server.
+    Root followed both: it wrote the config into root's folder and gave it (and the folder) to the
+    student, so a link to the course folder gave them its nbgrader_config.py (run by root's
+    nbgrader), its gradebook and exam bank. Now the home is written as the student: nothing lands
+    outside it, the server still starts, and ~/.jupyter is a folder of the student's again."""
+    import pwd
+
+    prof = _lecturer(open_hub)
+    s = _approved(open_hub, prof, MALLORY)
+    if not _running(s):
+        assert s.spawn().status_code in (201, 202), open_hub.log_text()[-3000:]
+    s.wait_ready()
+    decoy = hubkit.open_tmp("decoy") / "roots"
+    decoy.mkdir(mode=0o755)
+    token = s.token()
+    kernel = hubkit.start_kernel(open_hub, MALLORY, token)
+    plant = f"""
+import os, shutil
+home = os.path.expanduser("~")
+shutil.rmtree(os.path.join(home, ".jupyter"))
+os.symlink({str(decoy)!r}, os.path.join(home, ".jupyter"))
+os.remove(os.path.join(home, "02_prefill_vs_decode.ipynb"))
+os.symlink({str(decoy / "planted.ipynb")!r}, os.path.join(home, "02_prefill_vs_decode.ipynb"))
+print("planted")
+"""
+    out = hubkit.run_code(open_hub, MALLORY, token, kernel, plant)
+    assert out["status"] == "ok" and "planted" in out["stdout"], out
+    _stop(s)
+    assert s.spawn().status_code in (201, 202), open_hub.log_text()[-3000:]
+    s.wait_ready()
+    st = decoy.stat()
+    assert (st.st_uid, st.st_mode & 0o777) == (0, 0o755), "the hub gave root's folder to the student"
+    assert sorted(p.name for p in decoy.iterdir()) == [], "the hub wrote into root's folder through the student's link"
+    pw = pwd.getpwnam(MALLORY)
+    conf = os.path.join(pw.pw_dir, ".jupyter")
+    assert not os.path.islink(conf) and os.stat(conf).st_uid == pw.pw_uid
+    assert os.stat(os.path.join(conf, "nbgrader_config.py")).st_uid == pw.pw_uid
+
+
+def test_a_student_named_like_a_system_account_never_gets_it(open_hub):
+    """Without a roster a student picks the name; the lecturer approves what looks like a name.
+    An account of that name already on the machine (``sync`` and ``proxy`` have the home /bin,
+    ``backup`` /var/backups) was used as it is: the student's server ran as that system account and
+    the hub made its home the student's (chown, mode 0700; /bin is /usr/bin). Now the hub refuses
+    to start that server and leaves the account's home alone."""
+    home = hubkit.open_tmp("syshome") / "home"
+    home.mkdir(mode=0o755)
+    subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", str(home), "--shell", "/usr/sbin/nologin",
+                    SYSTEM], check=True, capture_output=True)
+    import pwd
+
+    assert pwd.getpwnam(SYSTEM).pw_uid < 1000
+    prof = _lecturer(open_hub)
+    s = _approved(open_hub, prof, SYSTEM)
+    s.spawn()
+    with pytest.raises(RuntimeError):
+        s.wait_ready(60)
+    assert not _running(s)
+    st = home.stat()
+    assert (st.st_uid, st.st_mode & 0o777) == (0, 0o755), "the hub gave the system account's home to the student"
+    assert not any(home.iterdir())
+    assert "시스템 계정" in open_hub.log_text()
+
+
+SPY, TARGET = f"spy{SUFFIX}", f"tgt{SUFFIX}"  # real system users while the test runs
+
+LISTEN = """
+import json, threading, time, zmq
+ports = []
+for line in open("/proc/net/tcp").read().splitlines()[1:]:
+    f = line.split()
+    if f[3] == "0A" and int(f[7]) == TARGET_UID:  # a listening socket of the other student's processes
+        ports.append(int(f[1].split(":")[1], 16))
+ctx = zmq.Context()
+poller = zmq.Poller()
+for port in ports:
+    s = ctx.socket(zmq.SUB)
+    s.setsockopt(zmq.SUBSCRIBE, b"")
+    s.setsockopt(zmq.LINGER, 0)
+    s.connect(f"tcp://127.0.0.1:{port}")
+    poller.register(s, zmq.POLLIN)
+heard = []
+def listen():
+    end = time.time() + 25
+    while time.time() < end and not any(b"MARK-" in m for m in heard):
+        for s, _ in poller.poll(250):
+            heard.extend(s.recv_multipart())
+LISTENER = threading.Thread(target=listen)
+LISTENER.start()
+print(json.dumps(ports))
+"""
+
+
+def test_another_student_cannot_listen_to_a_students_kernel(open_hub):
+    """Jupyter's kernels listened on TCP ports of 127.0.0.1, and their output channel (iopub: each
+    cell's code, its output, the widgets' values) is a ZeroMQ PUB socket any local process can
+    subscribe to without the kernel's key. So one student, from their own kernel, could follow a
+    classmate's kernel during an exam. Now the kernels use Unix sockets in the student's home."""
+    import pwd
+
+    prof = _lecturer(open_hub)
+    seats = {}
+    for name in (SPY, TARGET):
+        s = _approved(open_hub, prof, name)
+        if not _running(s):
+            assert s.spawn().status_code in (201, 202), open_hub.log_text()[-3000:]
+        s.wait_ready()
+        token = s.token()
+        seats[name] = (token, hubkit.start_kernel(open_hub, name, token))
+    spy_token, spy_kernel = seats[SPY]
+    target_token, target_kernel = seats[TARGET]
+    assert hubkit.run_code(open_hub, TARGET, target_token, target_kernel, "1")["status"] == "ok"  # its sockets are up
+    out = hubkit.run_code(open_hub, SPY, spy_token, spy_kernel, f"TARGET_UID = {pwd.getpwnam(TARGET).pw_uid}\n" + LISTEN)
+    assert out["status"] == "ok", out
+    assert json.loads(out["stdout"].strip().splitlines()[-1]), "no listening socket of the other student found"
+    mark = f"MARK-{secrets.token_hex(4)}"
+    for _ in range(6):  # while the listener listens (the subscriptions take a moment to join)
+        out = hubkit.run_code(open_hub, TARGET, target_token, target_kernel, f"답 = {{'02-x-step-time': '4.0712 ms'}}; print({mark!r})")
+        assert out["status"] == "ok" and mark in out["stdout"], out
+        time.sleep(1)
+    out = hubkit.run_code(open_hub, SPY, spy_token, spy_kernel,
+                          "LISTENER.join()\nprint(json.dumps([m.decode('utf-8', 'replace') for m in heard if b'MARK-' in m]))")
+    assert out["status"] == "ok", out
+    heard = json.loads(out["stdout"].strip().splitlines()[-1])
+    assert not [m for m in heard if mark in m], f"{SPY} heard {TARGET}'s kernel: {heard[:2]}"

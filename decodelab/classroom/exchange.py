@@ -39,6 +39,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
+from .homes import write_home
+
 __all__ = ["FORMGRADER", "GRADER_USER", "NGSHARE", "course_config_block", "due_options", "hub_config_block", "hub_services", "lecturer_side",
            "parse_due", "pre_spawn_hook", "set_due_dates", "student_config_text"]
 
@@ -137,7 +139,10 @@ def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngsha
         "name": FORMGRADER,
         "url": f"http://127.0.0.1:{fg_port}",
         "command": [python, "-m", "jupyterhub.singleuser", f"--ServerApp.root_dir={course}",
-                    "--ServerApp.default_url=/formgrader"],
+                    "--ServerApp.default_url=/formgrader",
+                    # its kernels (the lecturer running a source notebook with the answers) on Unix
+                    # sockets in its own runtime folder, never TCP ports a student could listen to
+                    "--KernelManager.transport=ipc"],
         "cwd": str(course),
         "api_token": token,
         "oauth_no_confirm": True,
@@ -154,6 +159,12 @@ def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngsha
     elif root and grader_user:
         _grader_account(course, grader_user)
         formgrader["user"] = grader_user
+        import pwd
+
+        # the grader's own, 0700 (jupyter makes it so), short enough for the kernels' socket names
+        grader_home = Path(pwd.getpwnam(grader_user).pw_dir)
+        if grader_home.is_dir():
+            formgrader["environment"]["JUPYTER_RUNTIME_DIR"] = str(grader_home / ".jupyter" / "runtime")
     elif root:
         formgrader["command"].append("--allow-root")
     ngshare = {
@@ -257,19 +268,21 @@ def pre_spawn_hook(inner: Callable, services: dict, *, system_users: bool, cours
             home, owner = Path(pw.pw_dir), (pw.pw_uid, pw.pw_gid)
         else:
             home, owner = Path(spawner.home_dir), None
+            run_as = getattr(spawner, "system_user", None)
+            if run_as:  # the demo's servers run as this user, who owns the homes
+                import pwd
+
+                pw = pwd.getpwnam(run_as)
+                owner = (pw.pw_uid, pw.pw_gid)
         await _ngshare_post(f"{url}/course/{course_id}", token, spawner.log)  # False once it exists
         # ngshare 0.6 refuses an enrollment without these three fields (HTTP 400); the hub knows none
         if not await _ngshare_post(f"{url}/student/{course_id}/{name}", token, spawner.log,
                                    first_name="", last_name="", email=""):
             spawner.log.error("decodelab: %s is not enrolled in ngshare's course %s: fetch and submit will fail",
                               name, course_id)
-        conf = home / ".jupyter"
-        conf.mkdir(exist_ok=True)
-        path = conf / "nbgrader_config.py"
-        path.write_text(student_config_text(course_id, url), encoding="utf-8")
-        if owner is not None:
-            os.chown(conf, *owner)
-            os.chown(path, *owner)
+        # as the student, never as root: the home may hold links the student planted (.homes)
+        write_home(home, owner, files={".jupyter/nbgrader_config.py": student_config_text(course_id, url)},
+                   log=spawner.log)
 
     return hook
 

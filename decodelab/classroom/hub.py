@@ -54,6 +54,7 @@ from pathlib import Path
 
 # the course folder's basics (re-exported here for the hub's configs and callers of hub.read_roster etc.)
 from .course import CONFIG_NAME, USERNAME, check_username, course_students, read_csv, read_roster
+from .homes import write_home
 from typing import Callable
 
 __all__ = [
@@ -168,29 +169,94 @@ def _ensure_demo_user(name: str, log) -> tuple[int, int]:
     return pw.pw_uid, pw.pw_gid
 
 
-def _owned_dir(path: Path, owner: tuple[int, int]) -> None:
-    """Make ``path`` a folder owned by ``owner``, mode 0700."""
-    path.mkdir(parents=True, exist_ok=True)
-    os.chown(path, *owner)
-    os.chmod(path, 0o700)
+def _owned_dirs(home: Path, owner: tuple[int, int]) -> None:
+    """Make ``home`` and its parent folders owned by ``owner``, mode 0700, never following a link.
+
+    The demo's homes (:func:`demo_homes`) lie in a folder the demo user owns, so a demo student
+    could put a symbolic link where the course's homes or their own home should be; root following
+    it would give that user any folder (``/etc``). The grandparent is resolved (root's), the two
+    folders below it are opened with ``O_NOFOLLOW`` from it and changed through their descriptors.
+
+    Raises:
+        OSError: one of them is a link or not a folder (ELOOP, ENOTDIR).
+    """
+    home.parent.parent.mkdir(parents=True, exist_ok=True)
+    base = os.open(os.path.realpath(home.parent.parent), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = base
+        for part in (home.parent.name, home.name):
+            try:
+                os.mkdir(part, 0o700, dir_fd=fd)
+            except FileExistsError:
+                pass
+            child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            if fd != base:
+                os.close(fd)
+            fd = child
+            os.fchown(fd, *owner)
+            os.fchmod(fd, 0o700)
+        os.close(fd)
+    finally:
+        try:
+            os.close(base)
+        except OSError:
+            pass
 
 
-def _copy_missing(src: Path, home: Path, owner: tuple[int, int] | None) -> list[str]:
-    """Copy each course notebook ``src/NN*_*.ipynb`` that ``home`` lacks, unpaired, with its diagrams;
-    a copy already there is kept (a jupytext pairing left in it is removed, so a notebook left newer than
-    its text twin opens): :func:`decodelab.tools.lab.copy_course`. Returns the names copied."""
-    from ..tools.lab import copy_course
-
-    return copy_course(src, home, owner=owner)
+#: groups whose members a student's server must never run as (administration of the machine)
+PRIVILEGED_GROUPS = frozenset({"root", "sudo", "admin", "wheel", "adm", "shadow", "disk", "docker", "lxd", "libvirt"})
 
 
-def _ensure_system_user(name: str, log) -> tuple[int, int, Path]:
+def _uid_min() -> int:
+    """The first user id of ordinary accounts (``UID_MIN`` of ``/etc/login.defs``, else 1000)."""
+    import re
+
+    try:
+        m = re.search(r"^\s*UID_MIN\s+(\d+)", Path("/etc/login.defs").read_text(encoding="utf-8", errors="replace"), re.M)
+    except OSError:
+        m = None
+    return int(m[1]) if m else 1000
+
+
+def _check_existing_account(pw, *, admin: bool) -> None:
+    """Refuse to run a hub user's server as an account of the machine that is not a student's.
+
+    The hub uses the system account of the login's name when one exists (a lecturer may make the
+    students' accounts beforehand). A name that is already a system account (``bin``, ``sync`` and
+    ``proxy`` have the home ``/bin``; ``backup``, ``www-data``, ``decodelab-grader``) or an
+    administrator's account (``ubuntu`` in group ``sudo``) would otherwise give the student that
+    account and its files, and the hook would ``chown`` its home (``/usr/bin``) to it.
+
+    Raises:
+        RuntimeError: (Korean) ``pw`` has a system user id (below ``UID_MIN``, or ``nobody``), or,
+            for a hub user who is not an admin, belongs to a group of :data:`PRIVILEGED_GROUPS`.
+    """
+    import grp
+
+    if pw.pw_uid < _uid_min() or pw.pw_uid == NOBODY:
+        raise RuntimeError(f"사용자 이름 {pw.pw_name!r}은(는) 이 서버의 시스템 계정(uid {pw.pw_uid})이라 학생 서버를 "
+                           "그 계정으로 띄우지 않습니다: 다른 이름으로 가입하게 하세요 (/hub/authorize 에서 승인을 거두세요).")
+    if admin:
+        return
+    groups = {g.gr_name for g in grp.getgrall() if pw.pw_name in g.gr_mem}
+    try:
+        groups.add(grp.getgrgid(pw.pw_gid).gr_name)
+    except KeyError:
+        pass
+    if groups & PRIVILEGED_GROUPS:
+        raise RuntimeError(f"사용자 이름 {pw.pw_name!r}은(는) 이 서버의 관리 계정(그룹 {', '.join(sorted(groups & PRIVILEGED_GROUPS))})"
+                           "이라 학생 서버를 그 계정으로 띄우지 않습니다: 다른 이름으로 가입하게 하세요.")
+
+
+def _ensure_system_user(name: str, log, *, admin: bool = False) -> tuple[int, int, Path]:
     """The (uid, gid, home) of system user ``name``, created with ``useradd`` (home mode 0700) if
-    missing. Raises RuntimeError when it does not exist and cannot be created (hub not root)."""
+    missing. Raises RuntimeError when it does not exist and cannot be created (hub not root), or
+    when it exists but is a system or administrator's account (:func:`_check_existing_account`)."""
     import pwd
 
     try:
         pw = pwd.getpwnam(name)
+        _check_existing_account(pw, admin=admin)
     except KeyError:
         if os.geteuid() != 0:
             raise RuntimeError(f"시스템 사용자 {name}이(가) 없고 허브가 root가 아니라 만들 수 없습니다: "
@@ -226,18 +292,18 @@ def exchange_root() -> Path:
     return Path(os.environ.get(EXCHANGE_ENV) or DEFAULT_EXCHANGE)
 
 
-def _write_student_nbgrader(home: Path, owner: tuple[int, int] | None, course_id: str) -> None:
+def _student_nbgrader_text(course_id: str) -> str:
+    """The student's ``~/.jupyter/nbgrader_config.py`` of the file exchange (its folder created if missing)."""
     exchange = exchange_root()
     if not exchange.is_dir():  # world-writable with the sticky bit, as nbgrader's docs set it up
         exchange.mkdir(parents=True, exist_ok=True)
         os.chmod(exchange, 0o1777)
-    conf = home / ".jupyter"
-    conf.mkdir(exist_ok=True)
-    path = conf / "nbgrader_config.py"
-    path.write_text(STUDENT_NBGRADER_CONFIG.format(course_id=course_id, exchange=str(exchange)), encoding="utf-8")
-    if owner is not None:
-        os.chown(conf, *owner)
-        os.chown(path, *owner)
+    return STUDENT_NBGRADER_CONFIG.format(course_id=course_id, exchange=str(exchange))
+
+
+def _write_student_nbgrader(home: Path, owner: tuple[int, int] | None, course_id: str) -> None:
+    """Write :func:`_student_nbgrader_text` into ``home`` as ``owner`` (:func:`decodelab.classroom.homes.write_home`)."""
+    write_home(home, owner, files={".jupyter/nbgrader_config.py": _student_nbgrader_text(course_id)})
 
 
 def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_id: str = "decodelab") -> Callable:
@@ -264,21 +330,24 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
     def hook(spawner) -> None:
         name = spawner.user.name
         if system_users:
-            uid, gid, home = _ensure_system_user(name, spawner.log)
+            uid, gid, home = _ensure_system_user(name, spawner.log, admin=bool(getattr(spawner.user, "admin", False)))
             owner: tuple[int, int] | None = (uid, gid)
         else:
             home, owner = Path(spawner.home_dir), None
             run_as = getattr(spawner, "system_user", None)
             if run_as:
                 owner = _ensure_demo_user(run_as, spawner.log)
-                _owned_dir(home.parent, owner)
-                _owned_dir(home, owner)
-        copied = _copy_missing(src, home, owner)
-        _write_student_nbgrader(home, owner, course_id)
+                _owned_dirs(home, owner)
+        # as the student (owner), never as root: the home may hold links the student planted
+        copied = write_home(home, owner, notebooks=src,
+                            files={".jupyter/nbgrader_config.py": _student_nbgrader_text(course_id)}, log=spawner.log)
         if copied:
             spawner.log.info("decodelab: gave %s %d course notebooks", name, len(copied))
+        # the kernels' Unix sockets (c.Spawner.args: ipc) are named after the runtime folder's path,
+        # which must stay within 107 bytes: ~/.jupyter/runtime is short enough for a 32-letter name
         spawner.environment = {**spawner.environment,
-                               "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers")}
+                               "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers"),
+                               "JUPYTER_RUNTIME_DIR": str(home / ".jupyter" / "runtime")}
 
     return hook
 
@@ -370,6 +439,9 @@ c.Spawner.pre_spawn_hook = decodelab_hub.pre_spawn_hook(COURSE / "notebooks", sy
 _COMMON = '''
 # ---- every mode: the single-user server, the course notebooks, the idle culler
 c.Spawner.cmd = [{python!r}, "-m", "jupyterhub.singleuser"]
+# kernels talk over Unix sockets in the student's home (0700), not TCP ports on 127.0.0.1, where any
+# other student could subscribe to the kernel's output channel (every cell's code and output)
+c.Spawner.args = ["--KernelManager.transport=ipc"]
 # the students' own environment (--python), nothing of the hub's: no PYTHONPATH, no virtualenv
 c.Spawner.env_keep = ["LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
 c.Spawner.environment = {{"PATH": {path!r}}}

@@ -215,6 +215,8 @@ def unpair(path: str | Path, owner: tuple[int, int] | None = None) -> bool:
         JSON (then it is left untouched).
     """
     path = Path(path)
+    if not path.is_file():  # a folder, a FIFO (reading it would wait forever), a device: not a notebook
+        return False
     try:
         nb = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
