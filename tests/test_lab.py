@@ -425,3 +425,35 @@ def test_bad_target_or_draft_is_a_usage_error(tmp_path, capsys, monkeypatch):
     assert "config.json" in capsys.readouterr().err
     assert lab.main(args + ["--draft", str(_model_folder(tmp_path / "d"))]) == 2
     assert "--target" in capsys.readouterr().err
+
+
+def _notebook(path: Path, *code: str) -> None:
+    cells = [{"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in code]
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+
+
+def test_copies_made_by_an_older_decodelab_are_named_with_what_to_do(tmp_path, monkeypatch, capsys):
+    """A student's copy from before the package's layout (``from decodelab import exercises``,
+    ``decodelab.widgets``) stops at its first cell; it is never overwritten, so lab says so."""
+    _notebook(tmp_path / "01_decode_phase.ipynb", "import decodelab\nfrom decodelab import exercises as ex")
+    _notebook(tmp_path / "02_prefill_vs_decode.ipynb", "from decodelab.widgets.latency import plot_roofline")
+    _notebook(tmp_path / "03_agent_loops.ipynb", "import decodelab.quiz")
+    _notebook(tmp_path / "04_speculative_decoding.ipynb",
+              "from decodelab import generate, load_models  # the lazy API\n"
+              "from decodelab.assess import exercises as ex\nfrom decodelab import latency as lat\n"
+              "from decodelab.teach.widgets.decode import (\n    show_tokens,\n)")
+    (tmp_path / "05_chips.ipynb").write_text("{not json", encoding="utf-8")
+    assert lab.stale_notebooks(tmp_path) == ["01_decode_phase.ipynb", "02_prefill_vs_decode.ipynb", "03_agent_loops.ipynb"]
+    assert lab.stale_notebooks(lab.NOTEBOOKS_DIR) == []  # the course's own notebooks import what exists
+    monkeypatch.setattr(lab, "_run_jupyterlab", lambda *a, **k: 0)
+    assert lab.main(["--notebooks-dir", str(tmp_path), "--no-browser"]) == 0
+    err = capsys.readouterr().err
+    assert "01_decode_phase.ipynb, 02_prefill_vs_decode.ipynb, 03_agent_loops.ipynb" in err and "이름을 바꾸거나" in err
+
+
+def test_lab_without_jupyterlab_says_what_to_install(monkeypatch, capsys):
+    real = lab.importlib.util.find_spec
+    monkeypatch.setattr(lab.importlib.util, "find_spec", lambda name, *a: None if name == "jupyterlab" else real(name, *a))
+    assert lab.main(["--no-browser"]) == 2
+    err = capsys.readouterr().err
+    assert "JupyterLab이 설치되어 있지 않습니다" in err and 'decodelab[lab]' in err

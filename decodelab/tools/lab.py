@@ -39,7 +39,9 @@ waits until JupyterLab has shut down and freed the port.
 from __future__ import annotations
 
 import errno
+import importlib.util
 import json
+import re
 import os
 import secrets
 import shlex
@@ -291,6 +293,60 @@ def student_copy(dest: str | Path = STUDENT_DIR) -> tuple[Path, list[str]]:
         )
     dest = Path(dest).resolve()
     return dest, copy_course(NOTEBOOKS_DIR, dest)
+
+
+#: the decodelab imports a notebook's code makes: ``from decodelab.x import ...``, ``import decodelab.x``
+_IMPORT = re.compile(r"^\s*(?:from\s+(decodelab(?:\.\w+)*)\s+import\s+([\w\s,()]+?)\s*(?:#.*)?$"
+                     r"|import\s+(decodelab(?:\.\w+)+))", re.MULTILINE)
+
+
+def stale_notebooks(folder: str | Path) -> list[str]:
+    """The course notebooks in ``folder`` (``NN_*.ipynb``) whose code imports a decodelab module
+    this installation does not have: copies made by an older decodelab (e.g. ``from decodelab import
+    exercises`` before the package's layout put it in ``decodelab.assess``), which would stop at their
+    first cell with an English ImportError. :func:`copy_course` never overwrites them (they are the
+    student's); :func:`main` says what to do. A notebook that cannot be read is left out.
+
+    Returns:
+        Their file names, sorted.
+    """
+    import decodelab
+
+    known = set(dir(decodelab))
+
+    def missing(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is None
+        except (ImportError, ValueError):
+            return True
+
+    stale = []
+    for nb in sorted(Path(folder).glob("[0-9][0-9]*_*.ipynb")):
+        try:
+            cells = json.loads(nb.read_text(encoding="utf-8")).get("cells", [])
+            code = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
+        except (OSError, ValueError, AttributeError, TypeError):
+            continue
+        for m in _IMPORT.finditer(code):
+            module, names, plain = m.group(1), m.group(2), m.group(3)
+            if plain and missing(plain):
+                break
+            if module and module != "decodelab" and missing(module):
+                break
+            if module == "decodelab":
+                words = [w.split(" as ")[0].strip() for w in names.strip("() ").split(",") if w.strip()]
+                if any(w not in known and missing(f"decodelab.{w}") for w in words):
+                    break
+        else:
+            continue
+        stale.append(nb.name)
+    return stale
+
+
+def _stale_note(folder: Path, stale: list[str]) -> str:
+    return (f"주의: {folder} 의 노트북 {', '.join(stale)} 은(는) 예전 decodelab에 맞춰 복사된 것이라 첫 셀에서 "
+            "멈춥니다(ImportError). 그 파일의 이름을 바꾸거나(예: 01_decode_phase-예전.ipynb) 지운 뒤 다시 "
+            "decodelab lab 을 실행하면 새 노트북이 복사됩니다. 예측·답은 ~/.decodelab/answers 에 그대로 남습니다.")
 
 
 def _in_git_checkout(folder: Path) -> bool:
@@ -557,13 +613,20 @@ def main(argv: list[str] | None = None) -> int:
     to decodelab, which passes it on and waits for JupyterLab to shut down); JupyterLab's own code
     if it fails; 2 for a usage problem (``--port`` outside 1-65535, taken explicit port, no
     notebooks folder, unknown notebook, ``--target``/``--draft`` not a model folder, ``--draft``
-    without ``--target``), with a Korean message on stderr.
+    without ``--target``, JupyterLab not installed: the ``lab`` extra), with a Korean message on
+    stderr. Course notebooks copied by an older decodelab (:func:`stale_notebooks`) get a Korean
+    warning that says how to get the new ones.
 
     Once JupyterLab listens, the address that opens the chosen notebook directly, token included
     (:func:`lab_url`), is printed on stdout. ``--dry-run`` prints the command line, then that
     address, and starts nothing (with ``--target``, first the ``DECODELAB_*=...`` assignments).
     """
     args = _parser().parse_args(argv)
+    if not args.dry_run and importlib.util.find_spec("jupyterlab") is None:
+        print("decodelab lab: JupyterLab이 설치되어 있지 않습니다. 강좌에 쓰는 것을 함께 설치하세요: "
+              f'{shlex.quote(sys.executable)} -m pip install "decodelab[lab]" (저장소에서는 bash course.sh lab 이 '
+              "알아서 설치합니다).", file=sys.stderr)
+        return 2
     try:
         if args.notebooks_dir is not None:
             folder = args.notebooks_dir.resolve()
@@ -604,6 +667,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if note:
         print(note, file=sys.stderr)
+    stale = stale_notebooks(folder) if folder.is_dir() else []
+    if stale:
+        print(_stale_note(folder, stale), file=sys.stderr)
     token = new_token()
     url = lab_url(port, token, notebook=args.notebook)
     cmd = build_command(folder, port, open_browser=not args.no_browser, notebook=args.notebook, token=token)
