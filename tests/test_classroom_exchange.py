@@ -357,3 +357,34 @@ def test_a_course_the_grader_account_cannot_reach_starts_without_formgrader(tmp_
     first_closed = next(str(f) for f in reversed(course.parents) if not f.stat().st_mode & 0o001)
     assert f"formgrader를 띄우지 않습니다: {first_closed}에는 다른 사용자가 들어갈 수 없어" in err
     assert f"강좌 폴더 {course}에 닿지 못합니다. 'chmod o+x {first_closed}'" in err
+
+
+def test_a_json_config_the_grader_account_adds_never_steers_roots_nbgrader(tmp_path):
+    """nbgrader reads nbgrader_config.json of its folder after nbgrader_config.py and lets it win.
+    The grader account may add files to the course folder (1770), so a JSON config of its own
+    could give root's ``nbgrader autograde`` the plain Execute step (students' code unsandboxed, as
+    root). The hub now keeps a root-owned empty one there (the sticky bit keeps it root's), and
+    replaces one of any other owner."""
+    if os.geteuid() != 0:
+        pytest.skip("the grader account is used only when the hub runs as root")
+    import pwd
+
+    from decodelab.classroom.exchange import GRADER_USER, hub_services
+
+    course = hubkit.open_tmp("jsoncfg") / "course"
+    course.mkdir()
+    (course / "nbgrader_config.py").write_text("c = get_config()\nc.Execute.timeout = 120\n", encoding="utf-8")
+    hub_services(course, python=sys.executable, lecturer="prof")  # makes the grader account, as the hub does
+    grader = pwd.getpwnam(GRADER_USER)
+    planted = course / "nbgrader_config.json"
+    planted.unlink(missing_ok=True)
+    planted.write_text('{"Execute": {"timeout": 7}, "Autograde": {"autograde_preprocessors": '
+                       '["nbgrader.preprocessors.Execute"]}}', encoding="utf-8")
+    os.chown(planted, grader.pw_uid, grader.pw_gid)
+    hub_services(course, python=sys.executable, lecturer="prof")  # the hub starts again
+    st = os.lstat(planted)
+    assert (st.st_uid, st.st_mode & 0o777) == (0, 0o644)
+    probe = ("from nbgrader.apps import NbGraderApp; a = NbGraderApp(); a.load_config_file(); "
+             "print(a.config.Execute.timeout, 'Autograde' in a.config)")
+    r = subprocess.run([sys.executable, "-c", probe], cwd=course, capture_output=True, text=True, timeout=120)
+    assert r.stdout.split() == ["120", "False"], r.stdout + r.stderr

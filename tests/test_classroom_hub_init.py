@@ -225,7 +225,7 @@ def test_hub_started_with_sigint_ignored_gives_jupyterhub_the_default(tmp_path, 
     seen = []
 
     def execv(exe, cmd):
-        seen.append((signal.getsignal(signal.SIGINT), cmd[1:3]))
+        seen.append((signal.getsignal(signal.SIGINT), cmd[3]))
         raise SystemExit(0)
 
     monkeypatch.setattr(hub.os, "execv", execv)
@@ -236,7 +236,43 @@ def test_hub_started_with_sigint_ignored_gives_jupyterhub_the_default(tmp_path, 
             classroom(["hub", str(tmp_path / "c"), "--ConfigurableHTTPProxy.command=/bin/true"])
     finally:
         signal.signal(signal.SIGINT, before)
-    assert seen == [(signal.SIG_DFL, ["-m", "jupyterhub"])]
+    assert seen == [(signal.SIG_DFL, "jupyterhub")]
+
+
+def test_root_never_imports_a_module_added_to_the_course_folder(tmp_path, monkeypatch):
+    """The hub and autograde run in the course folder, where the grader account (formgrader) may add
+    files (root:decodelab-formgrader 1770). ``python -m`` puts the current folder first on
+    ``sys.path``, so a ``jupyterhub.py`` or ``nbgrader.py`` put there ran as root instead of the real
+    one. Both now run their module without the current folder on ``sys.path``."""
+    import subprocess
+
+    course = tmp_path / "c"
+    assert _init([str(course), "--demo-users", "alice"]) == 0
+    for name in ("jupyterhub", "nbgrader"):
+        (course / f"{name}.py").write_text(f"open({str(tmp_path / name)!r}, 'w').write('planted ran')\n")
+    monkeypatch.chdir(tmp_path)
+    seen = []
+
+    def execv(exe, cmd):
+        seen.append(cmd)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(hub.os, "execv", execv)
+    with pytest.raises(SystemExit):
+        classroom(["hub", str(course), "--ConfigurableHTTPProxy.command=/bin/true"])
+    (cmd,) = seen
+    r = subprocess.run([*cmd[:4], "--version"], cwd=course, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr[-2000:]  # the real jupyterhub answered
+    from decodelab.classroom import cli
+
+    calls = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd, env: calls.append((cmd, cwd)) or 0)
+    monkeypatch.setattr("decodelab.classroom.sandbox.probe", lambda: {"uid": 1, "mode": "off"})
+    assert classroom(["autograde", str(course), "exam-02"]) == 0
+    ((cmd, cwd),) = calls
+    r = subprocess.run([*cmd[:4], "--version"], cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr[-2000:]
+    assert not (tmp_path / "jupyterhub").exists() and not (tmp_path / "nbgrader").exists()
 
 
 def test_init_refuses_a_students_python_an_unprivileged_user_cannot_run(tmp_path, capsys):

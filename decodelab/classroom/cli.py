@@ -40,6 +40,14 @@ SUBCOMMANDS = {
 }
 
 
+#: ``python -c`` code that runs module ``sys.argv[1]`` as ``python -m`` would, without the current
+#: folder on ``sys.path``. ``python -m`` puts it first, and the hub and autograde run (as root) in
+#: the course folder, where the grader account may add files: a ``grp.py`` or ``nbgrader.py`` there
+#: would be imported by root.
+RUN_MODULE = ("import runpy, sys; del sys.path[0]; mod = sys.argv.pop(1); "
+              "runpy.run_module(mod, run_name='__main__', alter_sys=True)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one ``decodelab classroom`` subcommand; returns its exit code (2 for an unknown one)."""
     return dispatch("decodelab classroom", SUBCOMMANDS, list(sys.argv[1:] if argv is None else argv))
@@ -184,7 +192,7 @@ def hub_command(argv: list[str]) -> int:
         print("decodelab classroom hub: configurable-http-proxy가 없습니다: 'bash scripts/install_hub.sh'로 "
               "설치하세요 (npm install -g configurable-http-proxy).", file=sys.stderr)
         return 2
-    cmd = [sys.executable, "-m", "jupyterhub", "-f", str(config)]
+    cmd = [sys.executable, "-c", RUN_MODULE, "jupyterhub", "-f", str(config)]
     if args.port is not None:
         cmd.append(f"--port={args.port}")
     if args.ip is not None:
@@ -289,7 +297,7 @@ def autograde_command(argv: list[str]) -> int:
     who = {"account": f"채점 계정(uid {seen['uid']})", "userns": f"이 사용자(uid {seen['uid']}), bubblewrap 격리",
            "off": f"이 사용자(uid {seen['uid']}), 격리 없음"}[seen["mode"]]
     print(f"학생 코드는 {who}로 실행합니다: 강좌 폴더, 성적부, 문항 은행은 보이지 않습니다.", flush=True)
-    cmd = [sys.executable, "-m", "nbgrader", "autograde", a.assignment]
+    cmd = [sys.executable, "-c", RUN_MODULE, "nbgrader", "autograde", a.assignment]
     if a.student:
         cmd.append(f"--student={a.student}")
     if a.force:

@@ -71,6 +71,29 @@ def _token(path: Path) -> str:
     return token
 
 
+def _root_json_config(course: Path) -> None:
+    """A root-owned, empty ``nbgrader_config.json`` in ``course`` (the grader account may add files there).
+
+    nbgrader reads ``nbgrader_config.json`` of the folder it runs in *after* ``nbgrader_config.py``
+    and lets it win: one the grader account wrote would steer root's ``nbgrader`` (``sudo nbgrader
+    collect``, ``decodelab classroom autograde``), e.g. autograde's plain ``Execute`` (students'
+    code unsandboxed, as root). An empty one of root's, which the sticky bit keeps, leaves that to
+    ``nbgrader_config.py``; one of any other owner is replaced.
+    """
+    path = course / "nbgrader_config.json"
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and st.st_uid == 0 and not os.path.islink(path):
+        return
+    if st is not None:
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write("{}\n")
+
+
 def _grader_account(course: Path, user: str) -> None:
     """Create system user ``user`` when missing and give it nbgrader's part of ``course`` (root only).
 
@@ -93,6 +116,7 @@ def _grader_account(course: Path, user: str) -> None:
     gid = grp.getgrgid(pw.pw_gid).gr_gid
     os.chown(course, 0, gid)
     os.chmod(course, 0o1770)  # the grader adds files; the sticky bit keeps root's files root's
+    _root_json_config(course)
     (course / "state").mkdir(exist_ok=True)
     os.chmod(course / "state", 0o700)
     for name in GRADER_DIRS:

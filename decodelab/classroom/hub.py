@@ -456,6 +456,8 @@ c.JupyterHub.load_roles = [{{
 c.JupyterHub.services = [{{
     "name": "idle-culler",
     "command": [{python!r}, "-m", "jupyterhub_idle_culler", "--timeout={idle}"],
+    # root's, as the hub: never the course folder, where the grader account may add modules
+    "cwd": str(STATE),
 }}]
 '''
 
