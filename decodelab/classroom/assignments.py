@@ -72,6 +72,8 @@ c.SandboxKernelManager.memory_mb = 4096  # 커널의 주소 공간 한도(MiB)
 c.GradeAnswers.bank_dir = os.path.join(c.CourseDirectory.root, "exam")
 _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
 _steps[_steps.index(Execute)] = "decodelab.classroom.sandbox.SandboxedExecute"
+# 학생이 쓴 마크다운과 학생 코드의 출력은 강의자의 formgrader 화면에 글자로만 (스크립트가 돌지 않게: decodelab.classroom.markup)
+_steps.insert(_steps.index("decodelab.classroom.sandbox.SandboxedExecute") + 1, "decodelab.classroom.markup.NeutralizeMarkup")
 _steps.insert(_steps.index(SaveAutoGrades) + 1, "decodelab.classroom.review.GradeAnswers")
 c.Autograde.autograde_preprocessors = _steps
 # 읽기 전용 칸은 배포본(숨은 테스트를 지운 칸)과 비교: 학생이 정말 고친 칸만 경고합니다 (decodelab.classroom.checksums)
