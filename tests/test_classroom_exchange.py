@@ -146,7 +146,7 @@ def klass():
                "prof": prof, "ngshare_port": int(ports["DECODELAB_NGSHARE_PORT"])}
     finally:
         hub.stop()
-        for n in (alice, bob, carol):
+        for n in (alice, bob, carol, prof):  # the lecturer signs up as a system user too
             subprocess.run(["userdel", "--remove", n], capture_output=True)
 
 
