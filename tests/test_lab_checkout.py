@@ -126,6 +126,7 @@ def test_opening_the_lab_from_a_clone_and_saving_leaves_git_status_clean(tmp_pat
         status, page = _request(f"{base}/lab/tree/{FIRST}?token={token}", token)
         config = json.loads(page.split('id="jupyter-config-data"', 1)[1].split(">", 1)[1].split("</script>", 1)[0])
         assert "@jupyterlab/apputils-extension:announcements" in config["disabledExtensions"]
+        assert "@jupyter/nbgrader" in config["disabledExtensions"]  # the test extra's nbgrader: no menu here
         assert not (tmp_path / "settings" / "@jupyterlab").exists()  # no user setting was written for it
 
         # opening again keeps the student's edit

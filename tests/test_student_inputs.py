@@ -145,7 +145,8 @@ def test_a_prediction_box_commits_8_counters(tmp_path, monkeypatch):
 
 def test_the_lab_turns_the_announcements_plugin_off_without_user_settings(monkeypatch):
     page = json.loads((lab.JUPYTER_CONFIG / "labconfig" / "page_config.json").read_text(encoding="utf-8"))
-    assert page["disabledExtensions"] == {"@jupyterlab/apputils-extension:announcements": True}
+    assert page["disabledExtensions"] == {"@jupyterlab/apputils-extension:announcements": True,
+                                          "@jupyter/nbgrader": True}  # no nbgrader menu in a student's lab
     monkeypatch.setenv("JUPYTER_CONFIG_PATH", "/etc/site-jupyter")
     assert lab.lab_env()["JUPYTER_CONFIG_PATH"].split(":") == [str(lab.JUPYTER_CONFIG), "/etc/site-jupyter"]
     monkeypatch.delenv("JUPYTER_CONFIG_PATH")

@@ -369,7 +369,9 @@ def working_copy(checkout_notebooks: str | Path, home: str | Path | None = None)
 def lab_env() -> dict[str, str]:
     """The environment additions of the lab that ``decodelab lab`` starts: ``JUPYTER_CONFIG_PATH`` with
     :data:`JUPYTER_CONFIG` first (its ``labconfig/page_config.json`` turns off the announcements
-    plugin: no news pop-up), followed by any ``JUPYTER_CONFIG_PATH`` already set."""
+    plugin: no news pop-up; and nbgrader's lab extension, which a venv set up for the tests holds:
+    no "Nbgrader" menu or "Create Assignment" panel in a student's lab; the hub's student servers and
+    formgrader do not use this folder), followed by any ``JUPYTER_CONFIG_PATH`` already set."""
     rest = os.environ.get("JUPYTER_CONFIG_PATH")
     return {"JUPYTER_CONFIG_PATH": os.pathsep.join([str(JUPYTER_CONFIG), *([rest] if rest else [])])}
 
