@@ -17,7 +17,7 @@ from conftest import quizzes_with_exercises
 
 from decodelab.assess import exercises as ex
 from decodelab.assess.exercises import views
-from decodelab.assess.report import grade_folder, gradebook_csv, rubrics_markdown
+from decodelab.assess.report import grade_folder, report_csv, rubrics_markdown
 from decodelab.assess.quiz import AnswerStore, read_submission
 
 REPO = Path(__file__).resolve().parents[1]
@@ -445,7 +445,7 @@ def test_exercises_survive_a_new_process_and_appear_in_the_export_and_gradebook(
     book = grade_folder(subs)
     (row,) = book.rows
     assert row.exercises["01-predict-kv-step"] == {"kind": "prediction", "response": 12.5, "revealed": 3.1}
-    rows = list(csv.reader(io.StringIO(gradebook_csv(book))))
+    rows = list(csv.reader(io.StringIO(report_csv(book))))
     head, cells = rows[0], dict(zip(rows[0], rows[1]))
     # predictions next to the revealed value, written text as text (never a score), task results
     i = head.index("01-predict-kv-step [예측]")
@@ -460,7 +460,7 @@ def test_exercises_survive_a_new_process_and_appear_in_the_export_and_gradebook(
     assert "## 01-written-decode-definition" in md and "방금 만든 토큰을 다음 입력으로 쓴다" in md and "모범 답안" in md
 
 
-def test_gradebook_cli_writes_the_rubric_next_to_the_gradebook(quizzes, tmp_path, capsys):
+def test_grade_cli_writes_the_rubric_next_to_the_report(quizzes, tmp_path, capsys):
     from decodelab.assess.report import main as grade_main
     from decodelab.assess.quiz.submission import make_submission
 

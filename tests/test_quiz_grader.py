@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.assess.report import grade_folder, gradebook_csv, write_gradebook
+from decodelab.assess.report import grade_folder, report_csv, write_report
 from decodelab.assess.report import main as grade_main
 from decodelab.assess.quiz import load_quizzes, read_submission
 from decodelab.assess.quiz.submission import MAX_BYTES, SubmissionError, make_submission
@@ -173,7 +173,7 @@ def test_an_error_while_grading_one_file_skips_only_that_file(tmp_path, monkeypa
     assert [(r.student_id, r.total) for r in book.rows] == [("alice", 1.0), ("carol", 2.0)]
     assert [(p.file, p.skipped) for p in book.problems] == [("b.json", True)]
     assert "OverflowError" in book.problems[0].message
-    out = write_gradebook(book, tmp_path / "gb.csv")
+    out = write_report(book, tmp_path / "gb.csv")
     assert len(list(csv.reader(io.StringIO(out.read_text(encoding="utf-8-sig"))))) == 3
 
 
@@ -181,12 +181,12 @@ def test_atomic_write_keeps_the_mode_of_an_existing_file(tmp_path):
     from decodelab._atomic import atomic_write_bytes
 
     book = grade_folder(tmp_path, QUESTIONS)  # empty folder: header only
-    new = write_gradebook(book, tmp_path / "new.csv")
+    new = write_report(book, tmp_path / "new.csv")
     assert new.stat().st_mode & 0o777 == 0o600  # a new file is private
     shared = tmp_path / "shared.csv"
     shared.write_text("old", encoding="utf-8")
     os.chmod(shared, 0o640)
-    write_gradebook(book, shared)
+    write_report(book, shared)
     assert shared.stat().st_mode & 0o777 == 0o640
     assert shared.read_text(encoding="utf-8-sig").startswith("student_id,")
     os.chmod(shared, 0o444)  # read-only is kept too; the folder is writable, so the replace works
@@ -194,11 +194,11 @@ def test_atomic_write_keeps_the_mode_of_an_existing_file(tmp_path):
     assert shared.stat().st_mode & 0o777 == 0o444 and shared.read_bytes() == b"x"
 
 
-def test_gradebook_csv_columns_and_atomic_write(folder, tmp_path, monkeypatch):
+def test_report_csv_columns_and_atomic_write(folder, tmp_path, monkeypatch):
     book = grade_folder(folder, QUESTIONS, exercises={})  # question columns only (exercise columns: test_exercises)
     out = tmp_path / "gradebook.csv"
     out.write_text("old gradebook", encoding="utf-8")
-    write_gradebook(book, out)
+    write_report(book, out)
     raw = out.read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf")
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"))))
@@ -223,7 +223,7 @@ def test_gradebook_csv_columns_and_atomic_write(folder, tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(OSError):
-        write_gradebook(book, out)
+        write_report(book, out)
     monkeypatch.undo()
     assert out.read_bytes() == raw
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
@@ -234,7 +234,7 @@ def test_csv_cells_cannot_be_formulas(tmp_path):
     d.mkdir()
     _write(d / "=cmd.json", make_submission("x1", {}))
     book = grade_folder(d, QUESTIONS)
-    text = gradebook_csv(book)
+    text = report_csv(book)
     assert "'=cmd.json" in text
     with pytest.raises(ValueError, match="학번"):
         make_submission("=1+1", {})

@@ -218,7 +218,7 @@ def test_accepted_form_that_states_a_misconception_is_an_authoring_error():
 
 
 def test_widget_and_gradebook_keep_a_review_answer_as_review(tmp_path):
-    from decodelab.assess.report import grade_folder, write_gradebook
+    from decodelab.assess.report import grade_folder, write_report
     from decodelab.assess.quiz import quiz_widget
 
     w = quiz_widget("03", answers_dir=tmp_path / "answers", export_dir=tmp_path)
@@ -231,5 +231,5 @@ def test_widget_and_gradebook_keep_a_review_answer_as_review(tmp_path):
     book = grade_folder(tmp_path, load_quizzes(notebook="03"))
     (row,) = book.rows
     assert row.scores["03-check-2"] is None and row.total == 0.0
-    text = write_gradebook(book, tmp_path / "gb.csv").read_text(encoding="utf-8-sig")
+    text = write_report(book, tmp_path / "gb.csv").read_text(encoding="utf-8-sig")
     assert "검토 필요" in text

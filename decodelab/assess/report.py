@@ -2,13 +2,13 @@
 
 :func:`grade_folder` never stops at a bad file: a malformed, truncated, oversized, non-JSON or
 hostile file (also one whose grading raises an unexpected error) is recorded in
-``Gradebook.problems`` with a Korean reason and skipped, and every good file still gets its row.
-Every entry of the folder that is not graded is reported and counted (:attr:`Gradebook.skipped`:
-unusable files, dot-files included; :attr:`Gradebook.ignored`: earlier gradebooks ``*.csv`` and the
-output file). :func:`write_gradebook` writes the CSV atomically (temporary file + ``os.replace``), so
-an interrupted run leaves the previous gradebook intact.
+``PracticeReport.problems`` with a Korean reason and skipped, and every good file still gets its row.
+Every entry of the folder that is not graded is reported and counted (:attr:`PracticeReport.skipped`:
+unusable files, dot-files included; :attr:`PracticeReport.ignored`: earlier reports ``*.csv`` and the
+output file). :func:`write_report` writes the CSV atomically (temporary file + ``os.replace``), so
+an interrupted run leaves the previous report intact.
 
-CSV columns (:func:`gradebook_csv`), one row per (student, quiz set):
+CSV columns (:func:`report_csv`), one row per (student, quiz set):
 
 - ``student_id``, ``quiz_set``, ``file``, ``shuffle_key`` (reproduces the order the student saw,
   :func:`decodelab.assess.quiz.shuffle.student_view`);
@@ -38,7 +38,7 @@ It is the **practice** report (the answers a student exported from the widgets, 
 student could read: never grades). It writes no LMS file; graded work goes through nbgrader and
 ``decodelab classroom export`` (:mod:`decodelab.classroom.lms`, the one Canvas/Moodle writer).
 
-The command ``decodelab grade`` is :func:`main`. Exit status: 0 all files graded; 1 gradebook
+The command ``decodelab grade`` is :func:`main`. Exit status: 0 all files graded; 1 report
 written but some files were skipped (each listed on stderr with its reason; the stdout summary
 counts them); 2 nothing written (no such folder, a file instead of a folder, no submission file in
 the folder, invalid quiz key, bad arguments).
@@ -70,14 +70,14 @@ from .quiz.submission import MAX_BYTES, Submission, SubmissionError, read_submis
 __all__ = [
     "DUPLICATE_RULE",
     "GradeRow",
-    "Gradebook",
+    "PracticeReport",
     "Problem",
     "grade_folder",
-    "gradebook_csv",
+    "report_csv",
     "main",
     "predictions_markdown",
     "rubrics_markdown",
-    "write_gradebook",
+    "write_report",
     "write_predictions",
     "write_rubrics",
 ]
@@ -94,7 +94,7 @@ DUPLICATE_RULE = ("같은 학생의 제출이 여럿이면: 내용이 같은 파
 @dataclass(frozen=True)
 class Problem:
     """A file that was skipped (``kind="skipped"``), ignored on purpose (``"ignored"``: an earlier
-    gradebook ``*.csv``, the output file), or a warning about a file that was graded (``"warning"``)."""
+    report ``*.csv``, the output file), or a warning about a file that was graded (``"warning"``)."""
 
     file: str
     message: str
@@ -148,7 +148,7 @@ class GradeRow:
 
 
 @dataclass
-class Gradebook:
+class PracticeReport:
     """Rows (sorted by student id), the question ids (columns, in quiz order), the problems,
     ``submission_files`` (how many ``*.json`` files the folder held, read or skipped), and the
     definitions behind the columns: ``questions`` (keyed) and ``exercises`` (id -> definition)."""
@@ -169,7 +169,7 @@ class Gradebook:
 
     @property
     def ignored(self) -> list[Problem]:
-        """The folder entries not read on purpose (earlier gradebooks, the output file)."""
+        """The folder entries not read on purpose (earlier reports, the output file)."""
         return [p for p in self.problems if p.kind == "ignored"]
 
     @property
@@ -256,11 +256,11 @@ def grade_folder(
     exercises: dict | None = None,
     other_ids: Iterable[str] = (),
     now: datetime | None = None,
-) -> Gradebook:
+) -> PracticeReport:
     """Grade every ``*.json`` file in ``submissions_dir`` (not recursive).
 
     Every other entry is reported: dot-files (``.x.json``, ``.DS_Store``), folders, non-JSON files are
-    skipped with a reason; ``*.csv`` files (earlier gradebooks) and the paths in ``exclude`` are
+    skipped with a reason; ``*.csv`` files (earlier reports) and the paths in ``exclude`` are
     listed as not read. Duplicate submissions are resolved by :data:`DUPLICATE_RULE`.
 
     Args:
@@ -268,7 +268,7 @@ def grade_folder(
         questions: the keyed questions to grade against (default: :func:`decodelab.assess.quiz.load_quizzes`).
         max_bytes: per-file size cap (bytes).
         max_files: at most this many files are read; the rest are reported.
-        exclude: files never to read, e.g. the gradebook being written (whatever its name).
+        exclude: files never to read, e.g. the report being written (whatever its name).
         exercises: exercise id -> definition, for the exercise columns (default:
             :func:`decodelab.assess.exercises.load_exercises` of the default quiz folder).
         other_ids: ids of questions that exist but are not graded this time (``--notebook``):
@@ -276,7 +276,7 @@ def grade_folder(
         now: the grading time (default: now, UTC), against which future ``exported_at`` are judged.
 
     Returns:
-        :class:`Gradebook`; ``submission_files == 0`` when the folder holds no ``*.json`` file.
+        :class:`PracticeReport`; ``submission_files == 0`` when the folder holds no ``*.json`` file.
 
     Raises:
         NotADirectoryError: (Korean) ``submissions_dir`` does not exist, or is a file.
@@ -296,7 +296,7 @@ def grade_folder(
         exercises = load_exercises()
     questions = list(questions)
     now = now or datetime.now(timezone.utc)
-    book = Gradebook([q.id for q in questions], questions=questions, exercises=dict(exercises))
+    book = PracticeReport([q.id for q in questions], questions=questions, exercises=dict(exercises))
     known = frozenset(other_ids) | frozenset(exercises)
     here = folder.resolve()
     skip = set()
@@ -409,11 +409,11 @@ def _value(v: Any) -> str:
     return _cell(unicodedata.normalize("NFC", v) if isinstance(v, str) else v)
 
 
-def _notebooks(book: Gradebook) -> list[str]:
+def _notebooks(book: PracticeReport) -> list[str]:
     return sorted({q.notebook for q in book.questions} or {q[:2] for q in book.question_ids})
 
 
-def _exercise_columns(book: Gradebook) -> list[tuple[str, str, str]]:
+def _exercise_columns(book: PracticeReport) -> list[tuple[str, str, str]]:
     """(header, exercise id, part) for the exercise columns, in definition order."""
     cols = []
     for eid, ex in book.exercises.items():
@@ -427,8 +427,8 @@ def _exercise_columns(book: Gradebook) -> list[tuple[str, str, str]]:
     return cols
 
 
-def gradebook_csv(book: Gradebook) -> str:
-    """The gradebook as CSV text (see the module docstring for the columns)."""
+def report_csv(book: PracticeReport) -> str:
+    """The practice report as CSV text (see the module docstring for the columns)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     shorts = [q.id for q in book.questions if q.kind == "short"]
@@ -473,17 +473,17 @@ def _write(path: str | os.PathLike, data: bytes, what: str) -> Path:
         raise type(e)(f"{what} {path}을(를) 쓸 수 없습니다 ({os_reason(e)}): -o 로 쓰기 권한이 있는 다른 경로를 지정하세요.") from None
 
 
-def write_gradebook(book: Gradebook, path: str | os.PathLike) -> Path:
-    """Write the gradebook CSV atomically (UTF-8 with BOM).
+def write_report(book: PracticeReport, path: str | os.PathLike) -> Path:
+    """Write the practice report CSV atomically (UTF-8 with BOM).
 
     Raises:
         FileNotFoundError: (Korean) the output folder does not exist.
-        OSError: (Korean, same subclass) the write failed; any previous gradebook at ``path`` is left untouched.
+        OSError: (Korean, same subclass) the write failed; any previous report at ``path`` is left untouched.
     """
-    return _write(path, gradebook_csv(book).encode("utf-8-sig"), "연습 보고서")
+    return _write(path, report_csv(book).encode("utf-8-sig"), "연습 보고서")
 
 
-def rubrics_markdown(book: Gradebook) -> str:
+def rubrics_markdown(book: PracticeReport) -> str:
     """The written exercises for hand grading (Korean Markdown): for each, the question, the rubric
     (what a full answer mentions) and the model answer; ``""`` when there is none."""
     parts = []
@@ -498,14 +498,14 @@ def rubrics_markdown(book: Gradebook) -> str:
             "(자동으로 채점하지 않습니다).\n\n" + "\n".join(parts))
 
 
-def write_rubrics(book: Gradebook, path: str | os.PathLike) -> Path | None:
+def write_rubrics(book: PracticeReport, path: str | os.PathLike) -> Path | None:
     """Write :func:`rubrics_markdown` to ``path`` (UTF-8); None (nothing written) when there is no
     written exercise."""
     text = rubrics_markdown(book)
     return _write(path, text.encode("utf-8"), "채점 기준 파일") if text else None
 
 
-def predictions_markdown(book: Gradebook) -> str:
+def predictions_markdown(book: PracticeReport) -> str:
     """How far the class's intuition was off (Korean Markdown), one section per prediction:
 
     - ``number``: how many predicted, the median prediction, the median revealed value, and the
@@ -549,7 +549,7 @@ def predictions_markdown(book: Gradebook) -> str:
     return "# 예측 요약: 학생들의 직관은 얼마나 빗나갔나\n\n" + "\n".join(parts)
 
 
-def write_predictions(book: Gradebook, path: str | os.PathLike) -> Path | None:
+def write_predictions(book: PracticeReport, path: str | os.PathLike) -> Path | None:
     """Write :func:`predictions_markdown` to ``path`` (UTF-8); None when no prediction is defined."""
     text = predictions_markdown(book)
     return _write(path, text.encode("utf-8"), "예측 요약 파일") if text else None
@@ -597,7 +597,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 all good, 1 written with skipped files, 2 nothing written: the output is not a ``.csv``
         (so a student's ``.json`` submission is never overwritten), the folder holds no submission
-        file, or no file could be graded while a gradebook already exists (it is left as it was).
+        file, or no file could be graded while a report already exists (it is left as it was).
     """
     args = _grade_parser().parse_args(argv)
     err = sys.stderr
@@ -633,7 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"decodelab grade: 경고: 채점할 수 있는 제출 파일이 하나도 없어 기존 연습 보고서 {args.output}를 그대로 두었습니다 "
                   "(위의 '건너뜀' 이유를 확인하세요).", file=err)
             return 2
-        out = write_gradebook(book, args.output)
+        out = write_report(book, args.output)
         written = [str(out)]
         for extra_file in (write_rubrics(book, rubric_path), write_predictions(book, predictions_path)):
             if extra_file is not None:

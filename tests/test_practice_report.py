@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from decodelab.assess.report import DUPLICATE_RULE, grade_folder, gradebook_csv
+from decodelab.assess.report import DUPLICATE_RULE, grade_folder, report_csv
 from decodelab.assess.report import main as grade_main
 from decodelab.assess.quiz import REVIEW, AnswerStore, grade, load_quizzes, read_submission
 from decodelab.assess.quiz import grading
@@ -66,7 +66,7 @@ def test_blank_wrong_review_and_text_cells(tmp_path, undecided):
     _write(d / "a.json", make_submission("alice", {SINGLE.id: _wrong_choice(SINGLE), SHORT.id: "애매한 답"}))
     _write(d / "b.json", make_submission("bob", {SINGLE.id: SINGLE.answer}))
     book = grade_folder(d, QUESTIONS, exercises={}, now=NOW)
-    alice, bob = _rows(gradebook_csv(book))
+    alice, bob = _rows(report_csv(book))
     assert alice[SINGLE.id] == "0"  # answered wrong
     assert alice[SHORT.id] == REVIEW == "검토 필요"  # awaiting review, not 0
     assert alice[f"{SHORT.id} [답]"] == "애매한 답"  # the text, for the review
@@ -107,7 +107,7 @@ def test_per_notebook_max_comes_from_that_notebooks_questions(tmp_path):
     q1 = next(q for q in every if q.notebook == "01" and q.kind == "single")
     _write(d / "a.json", make_submission("alice", {q1.id: q1.answer}))
     book = grade_folder(d, every, exercises={}, now=NOW)
-    (row,) = _rows(gradebook_csv(book))
+    (row,) = _rows(report_csv(book))
     for nb in sorted({q.notebook for q in every}):
         assert row[f"{nb} 만점"] == f"{sum(q.points for q in every if q.notebook == nb):g}"
     assert row["01 점수"] == f"{q1.points:g}" and row["02 점수"] == "0"
