@@ -16,8 +16,9 @@ All) loses no prediction. Everything is saved at once in the student's answers
 folder, next to the quiz answers (:class:`decodelab.assess.quiz.store.AnswerStore`, quiz set ``course``,
 ``$DECODELAB_ANSWERS_DIR`` or ``~/.decodelab/answers``), so it survives a kernel restart, and goes into
 the quiz widget's submission file (``exercises``); on a JupyterHub each record carries the student's
-hub login (``$JUPYTERHUB_USER``, see :func:`decodelab.assess.quiz.store.hub_user`), never a typed id. The lecturer's gradebook shows predictions next
-to the revealed values, written answers as text (never scored) and task results.
+hub login (``$JUPYTERHUB_USER``, see :func:`decodelab.assess.quiz.store.hub_user`), never a typed
+id. The practice report (``decodelab grade``) shows predictions next to the revealed values,
+written answers as text (never scored) and task results.
 
 Definitions live in ``quizzes/exercises/NN.yaml`` (NN = 01..07; the quiz folder is found as in
 :func:`decodelab.assess.quiz.loading.quizzes_dir`)::

@@ -3,7 +3,7 @@
 Each question kind is a class of :mod:`decodelab.assess.quiz.schema` with its own rules: ``parse`` (read a
 response, or say in Korean what to change), ``score`` (the score in [0, 1] and the feedback lines)
 and ``answer_text`` (the right answer, readable). The score is multiplied by the question's
-``points`` in the gradebook:
+``points`` in the practice report:
 
 - ``single``: 1 if the chosen id is the answer, else 0.
 - ``multiple``: ``max(0, (right picks - wrong picks) / number of right options)``; 1 only for the
@@ -29,7 +29,7 @@ __all__ = ["GradeResult", "REVIEW", "SHORT_REASONS", "answer_text", "check", "gr
            "misconception_of", "parse_response", "score_response", "short_verdict"]
 
 REVIEW = "검토 필요"
-"""What the gradebook shows for an answer sent to the lecturer's review (score ``None``)."""
+"""What the practice report shows for an answer sent to the lecturer's review (score ``None``)."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def score_response(q, response: Any) -> float | None:
 
 def grade(question: Any, response: Any, *, quizzes: str | None = None) -> float | None:
     """Score one response: a float in [0, 1] for a decided answer, ``None`` for one sent to the
-    lecturer's review (a short answer the rules cannot decide; the gradebook shows "검토 필요").
+    lecturer's review (a short answer the rules cannot decide; the practice report shows "검토 필요").
 
     Args:
         question: a question id (e.g. ``"01-decode-definition"``) or a keyed question object.

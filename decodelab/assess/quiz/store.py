@@ -66,7 +66,7 @@ def hub_user() -> str | None:
 
 def text_problem(text: str) -> str | None:
     """Why ``text`` cannot be saved as an answer, or None: a NUL character (it would end up raw in
-    the lecturer's gradebook CSV) or a lone surrogate (not encodable as UTF-8, e.g. half of an emoji
+    the practice report's CSV) or a lone surrogate (not encodable as UTF-8, e.g. half of an emoji
     pasted from a broken source). The reason is Korean and says what to change."""
     if "\x00" in text:
         return "답에 보이지 않는 NUL 문자(\\x00)가 들어 있습니다: 그 문자를 지우고 다시 입력하세요"
