@@ -214,32 +214,43 @@ def test_hub_refuses_a_port_outside_1_to_65535_before_starting(tmp_path, capsys,
     assert "포트(--port)" in err and "65535" in err
 
 
-def test_hub_started_with_sigint_ignored_gives_jupyterhub_the_default(tmp_path, monkeypatch):
+@pytest.fixture
+def started(monkeypatch, tmp_path):
+    """What ``decodelab classroom hub`` would start, instead of starting it: each entry is
+    ``(SIGINT disposition, command line)`` of a jupyterhub exec (or subprocess call), which then
+    exits with 0 (``SystemExit``). The test runs in ``tmp_path`` (the command changes into the
+    course folder)."""
+    import signal
+
+    monkeypatch.chdir(tmp_path)
+    seen = []
+
+    def execv(exe, cmd):
+        seen.append((signal.getsignal(signal.SIGINT), cmd))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(hub.os, "execv", execv)
+    monkeypatch.setattr(hub.subprocess, "call", lambda cmd, *a, **k: execv(None, cmd))
+    return seen
+
+
+def test_hub_started_with_sigint_ignored_gives_jupyterhub_the_default(tmp_path, started):
     """A hub started in the background inherits SIGINT as ignored; JupyterHub stops its idle culler
     with SIGINT (then waits 10 s for it), so the disposition jupyterhub is exec'd with must be the
     default one."""
     import signal
 
     assert _init([str(tmp_path / "c"), "--demo-users", "alice"]) == 0
-    monkeypatch.chdir(tmp_path)  # hub_command changes into the course folder
-    seen = []
-
-    def execv(exe, cmd):
-        seen.append((signal.getsignal(signal.SIGINT), cmd[3]))
-        raise SystemExit(0)
-
-    monkeypatch.setattr(hub.os, "execv", execv)
-    monkeypatch.setattr(hub.subprocess, "call", lambda cmd: execv(None, cmd))
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         with pytest.raises(SystemExit):
             classroom(["hub", str(tmp_path / "c"), "--ConfigurableHTTPProxy.command=/bin/true"])
     finally:
         signal.signal(signal.SIGINT, before)
-    assert seen == [(signal.SIG_DFL, "jupyterhub")]
+    assert [(disposition, cmd[3]) for disposition, cmd in started] == [(signal.SIG_DFL, "jupyterhub")]
 
 
-def test_root_never_imports_a_module_added_to_the_course_folder(tmp_path, monkeypatch):
+def test_root_never_imports_a_module_added_to_the_course_folder(tmp_path, monkeypatch, started):
     """The hub and autograde run in the course folder, where the grader account (formgrader) may add
     files (root:decodelab-formgrader 1770). ``python -m`` puts the current folder first on
     ``sys.path``, so a ``jupyterhub.py`` or ``nbgrader.py`` put there ran as root instead of the real
@@ -250,17 +261,9 @@ def test_root_never_imports_a_module_added_to_the_course_folder(tmp_path, monkey
     assert _init([str(course), "--demo-users", "alice"]) == 0
     for name in ("jupyterhub", "nbgrader"):
         (course / f"{name}.py").write_text(f"open({str(tmp_path / name)!r}, 'w').write('planted ran')\n")
-    monkeypatch.chdir(tmp_path)
-    seen = []
-
-    def execv(exe, cmd):
-        seen.append(cmd)
-        raise SystemExit(0)
-
-    monkeypatch.setattr(hub.os, "execv", execv)
     with pytest.raises(SystemExit):
         classroom(["hub", str(course), "--ConfigurableHTTPProxy.command=/bin/true"])
-    (cmd,) = seen
+    ((_, cmd),) = started
     r = subprocess.run([*cmd[:4], "--version"], cwd=course, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip(), r.stderr[-2000:]  # the real jupyterhub answered
     from decodelab.classroom import cli
@@ -300,22 +303,13 @@ def test_init_refuses_a_students_python_an_unprivileged_user_cannot_run(tmp_path
     assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", str(link)]) == 0
 
 
-def test_hub_binds_loopback_unless_ip_is_given(tmp_path, monkeypatch, capsys):
+def test_hub_binds_loopback_unless_ip_is_given(tmp_path, started, capsys):
     assert _init([str(tmp_path / "c"), "--demo-users", "alice"]) == 0
-    monkeypatch.chdir(tmp_path)
-    seen = []
-
-    def execv(exe, cmd):
-        seen.append(cmd)
-        raise SystemExit(0)
-
-    monkeypatch.setattr(hub.os, "execv", execv)
-    monkeypatch.setattr(hub.subprocess, "call", lambda cmd: execv(None, cmd))
     for extra in ([], ["--ip", "0.0.0.0"]):
         with pytest.raises(SystemExit):
             classroom(["hub", str(tmp_path / "c"), "--ConfigurableHTTPProxy.command=/bin/true", *extra])
-    assert not any(a.startswith("--ip") for a in seen[0])  # the config's 127.0.0.1
-    assert "--ip=0.0.0.0" in seen[1]
+    assert not any(a.startswith("--ip") for a in started[0][1])  # the config's 127.0.0.1
+    assert "--ip=0.0.0.0" in started[1][1]
     assert "HTTPS 리버스 프록시" in capsys.readouterr().err
 
 
