@@ -230,12 +230,14 @@ class Student:
     def _xsrf(self) -> str:
         return self.client.cookies.get("_xsrf", path="/hub/") or ""
 
-    def login(self, password: str) -> httpx.Response:
+    def login(self, password: str, *, spawn: bool = True) -> httpx.Response:
         """The login form, as a browser posts it; returns the last response (the hub's page or a
-        login page with an error)."""
+        login page with an error). A browser then follows the hub's redirect, which starts the
+        user's server; ``spawn=False`` stops at the redirect (the session cookie is set), for a
+        test that needs the login but not the server (a lecturer at /hub/authorize)."""
         self.client.get("/hub/login")
         return self.client.post("/hub/login", data={"username": self.name, "password": password,
-                                                    "_xsrf": self._xsrf()})
+                                                    "_xsrf": self._xsrf()}, follow_redirects=spawn)
 
     def hub_api(self, method: str, path: str, **kw) -> httpx.Response:
         headers = {"X-XSRFToken": self._xsrf(), **kw.pop("headers", {})}

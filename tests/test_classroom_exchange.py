@@ -62,13 +62,13 @@ def _needs_ngshare_exchange():
         pytest.skip("ngshare-exchange missing: bash scripts/install_hub.sh")
 
 
-def _signup_login(hub, name: str) -> hubkit.Student:
+def _signup_login(hub, name: str, *, spawn: bool = True) -> hubkit.Student:
     s = hubkit.Student(hub, name)
     s.client.get("/hub/signup")
     r = s.client.post("/hub/signup", data={"username": name, "signup_password": PW,
                                            "signup_password_confirmation": PW, "_xsrf": s._xsrf()})
     assert r.status_code == 200, r.text[-2000:]
-    s.login(PW)
+    s.login(PW, spawn=spawn)
     assert "jupyterhub-session-id" in s.client.cookies, f"{name} could not log in"
     return s
 
@@ -86,12 +86,17 @@ class Seat:
     their hub token, their home)."""
 
     def __init__(self, hub, name):
+        """Sign up, log in and ask for the server; :meth:`ready` waits for it (so several seats'
+        servers start together)."""
         self.hub, self.name = hub, name
         self.s = _signup_login(hub, name)
         self.token = self.s.token()
         assert self.s.spawn().status_code in (201, 202), hub.log_text()[-3000:]
+
+    def ready(self) -> "Seat":
+        """Wait for the server, open a kernel in it and define ``nb(*args)`` there."""
         self.s.wait_ready()
-        self.kernel = hubkit.start_kernel(hub, name, self.token)
+        self.kernel = hubkit.start_kernel(self.hub, self.name, self.token)
         self.run(textwrap.dedent("""
             import os, subprocess, sys
             from pathlib import Path
@@ -102,6 +107,7 @@ class Seat:
                 print(f"rc={r.returncode}")
                 print(r.stdout[-3000:] + r.stderr[-3000:])
         """))
+        return self
 
     def run(self, code: str) -> str:
         out = hubkit.run_code(self.hub, self.name, self.token, self.kernel, code, timeout_s=300)
@@ -138,6 +144,8 @@ def klass():
             r = _lecturer_nbgrader(course, *step)
             assert r.returncode == 0 and "ERROR" not in r.stdout + r.stderr, r.stdout + r.stderr
         seats = {n: Seat(hub, n) for n in (alice, bob, carol)}
+        for seat in seats.values():
+            seat.ready()
         for seat in seats.values():
             out = seat.nbgrader("fetch_assignment", A)
             fetched = seat.run(f"print((HOME / {A!r} / '{A}.ipynb').is_file())")
@@ -223,7 +231,7 @@ def test_backdated_submission_is_late_and_penalised(collected):
 
 def test_formgrader_through_the_hub_lists_the_submissions(collected):
     hub, prof, alice = collected["hub"], collected["prof"], collected["alice"]
-    lecturer = _signup_login(hub, prof)
+    lecturer = _signup_login(hub, prof, spawn=False)  # formgrader is a hub service: no server of the lecturer's
     page = lecturer.client.get("/services/formgrader/formgrader")
     assert page.status_code == 200, page.text[-2000:]
     r = lecturer.client.get(f"/services/formgrader/formgrader/api/submissions/{A}")

@@ -87,13 +87,13 @@ def test_signup_roster_and_lecturer_approval(hub):
     assert 'authenticator_class = "decodelab.classroom.auth.NativeAuthenticator"' in config and f"{{{JUNHO!r}, {MINJI!r}}}" in config
 
     prof, _ = _signup(hub, PROF, LECTURER_PW)
-    prof.login(LECTURER_PW)
+    prof.login(LECTURER_PW, spawn=False)
     assert _logged_in(prof)
     assert prof.client.get("/hub/admin").status_code == 200
     assert prof.client.get("/hub/authorize").status_code == 200
 
     minji, _ = _signup(hub, MINJI, STUDENT_PW)
-    minji.login(STUDENT_PW)
+    minji.login(STUDENT_PW, spawn=False)
     assert _logged_in(minji)  # on the roster: approved at sign-up
     assert minji.client.get("/hub/admin").status_code == 403
     assert minji.client.get("/hub/authorize").status_code == 403
@@ -158,7 +158,7 @@ def test_without_a_roster_the_lecturer_logs_in_approves_and_the_student_spawns(o
     """Today nobody, not even the lecturer, could log in without a roster (JupyterHub 5+ lets no
     one in without allowed_users or allow_all)."""
     prof, _ = _signup(open_hub, PROF, LECTURER_PW)
-    prof.login(LECTURER_PW)
+    prof.login(LECTURER_PW, spawn=False)
     assert _logged_in(prof), open_hub.log_text()[-2000:]
     assert prof.client.get("/hub/admin").status_code == 200
 
@@ -194,7 +194,7 @@ def test_nfc_nfd_and_case_spellings_of_a_name_are_one_account(open_hub):
     nfd = unicodedata.normalize("NFD", HANGUL)
     assert nfd != HANGUL and unicodedata.normalize("NFC", nfd) == HANGUL
     prof = hubkit.Student(open_hub, PROF)
-    prof.login(LECTURER_PW)
+    prof.login(LECTURER_PW, spawn=False)
     assert _logged_in(prof)
 
     _, text = _signup(open_hub, HANGUL + "A", STUDENT_PW)  # stored as 김민지a
@@ -206,7 +206,7 @@ def test_nfc_nfd_and_case_spellings_of_a_name_are_one_account(open_hub):
     _approve(prof, name)
     for spelling in (nfd + "A", HANGUL + "a", nfd + "a", HANGUL + "A"):
         s = hubkit.Student(open_hub, spelling)
-        s.login(STUDENT_PW)
+        s.login(STUDENT_PW, spawn=False)
         assert _logged_in(s), spelling
         assert s.hub_api("GET", "/user").json()["name"] == name
     names = [u["name"] for u in prof.hub_api("GET", "/users").json()]
@@ -239,13 +239,14 @@ SYSTEM = f"dls{SUFFIX}"  # a system account of the machine (uid below UID_MIN) t
 
 
 def _lecturer(hub):
-    """The lecturer, logged in (signed up first when this test runs alone)."""
+    """The lecturer, logged in (signed up first when this test runs alone); no server of theirs
+    is started (approving needs only the hub's pages)."""
     prof = hubkit.Student(hub, PROF)
-    prof.login(LECTURER_PW)
+    prof.login(LECTURER_PW, spawn=False)
     if not _logged_in(prof):
         _signup(hub, PROF, LECTURER_PW)
         prof = hubkit.Student(hub, PROF)
-        prof.login(LECTURER_PW)
+        prof.login(LECTURER_PW, spawn=False)
     assert _logged_in(prof), hub.log_text()[-2000:]
     return prof
 
@@ -357,9 +358,10 @@ for port in ports:
     s.connect(f"tcp://127.0.0.1:{port}")
     poller.register(s, zmq.POLLIN)
 heard = []
+STOP = threading.Event()  # set once the other student has printed every mark (at most 120 s)
 def listen():
-    end = time.time() + 25
-    while time.time() < end and not any(b"MARK-" in m for m in heard):
+    end = time.time() + 120
+    while time.time() < end and not STOP.is_set() and not any(b"MARK-" in m for m in heard):
         for s, _ in poller.poll(250):
             heard.extend(s.recv_multipart())
 LISTENER = threading.Thread(target=listen)
@@ -376,11 +378,12 @@ def test_another_student_cannot_listen_to_a_students_kernel(open_hub):
     import pwd
 
     prof = _lecturer(open_hub)
-    seats = {}
-    for name in (SPY, TARGET):
-        s = _approved(open_hub, prof, name)
+    students, seats = {}, {}
+    for name in (SPY, TARGET):  # both servers start together
+        students[name] = s = _approved(open_hub, prof, name)
         if not _running(s):
             assert s.spawn().status_code in (201, 202), open_hub.log_text()[-3000:]
+    for name, s in students.items():
         s.wait_ready()
         token = s.token()
         seats[name] = (token, hubkit.start_kernel(open_hub, name, token))
@@ -396,7 +399,7 @@ def test_another_student_cannot_listen_to_a_students_kernel(open_hub):
         assert out["status"] == "ok" and mark in out["stdout"], out
         time.sleep(1)
     out = hubkit.run_code(open_hub, SPY, spy_token, spy_kernel,
-                          "LISTENER.join()\nprint(json.dumps([m.decode('utf-8', 'replace') for m in heard if b'MARK-' in m]))")
+                          "STOP.set()\nLISTENER.join()\nprint(json.dumps([m.decode('utf-8', 'replace') for m in heard if b'MARK-' in m]))")
     assert out["status"] == "ok", out
     heard = json.loads(out["stdout"].strip().splitlines()[-1])
     assert not [m for m in heard if mark in m], f"{SPY} heard {TARGET}'s kernel: {heard[:2]}"

@@ -457,3 +457,15 @@ def test_lab_without_jupyterlab_says_what_to_install(monkeypatch, capsys):
     assert lab.main(["--no-browser"]) == 2
     err = capsys.readouterr().err
     assert "JupyterLab이 설치되어 있지 않습니다" in err and 'decodelab[lab]' in err
+
+
+def test_jupyter_starts_without_compiling_the_iri_grammar():
+    """jsonschema 4.25+ imports rfc3987-syntax, which compiles about 35 Lark parsers on import (some
+    2.5 CPU-seconds in every JupyterLab, student server, hub and nbgrader command); the lab extra
+    keeps jsonschema below 4.25 (pyproject.toml), so what Jupyter imports to validate notebooks and
+    events never loads it."""
+    pytest.importorskip("jupyter_events")
+    code = ("import sys, nbformat, jupyter_events.validators\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rfc3987_syntax', 'lark')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
