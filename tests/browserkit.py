@@ -20,8 +20,9 @@ notebooks of ``tests/demo_notebooks.py`` beside them) with the project's Python;
    a checkbox is ticked; such sliders are listed in the report); no slider move adds
    images (plots must be redrawn in place, not stack up); the checks of step 3 are repeated
    after the sliders moved (an exception in a slider callback shows up then);
-4. saves a screenshot of the whole notebook to ``artifacts/screenshots/<NN>.png`` (a very long
-   notebook continues in ``<NN>-p2.png``, ...).
+4. with ``DECODELAB_SCREENSHOTS=1``, saves a screenshot of the whole notebook to
+   ``artifacts/screenshots/<NN>.png`` (a very long notebook continues in ``<NN>-p2.png``, ...), for
+   looking at the course as a student sees it. A plain test run leaves them out: they check nothing.
 
 Each problem found is a :class:`Problem` in the returned :class:`Report`. :func:`run_notebook_once`
 keeps the kernel and saves the notebook, once per server, so that another test can open the run
@@ -58,6 +59,8 @@ import demo_notebooks
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = Path(os.environ.get("DECODELAB_BROWSER_NOTEBOOKS") or REPO / "notebooks")
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
+#: whole-notebook screenshots (step 4 above) only when asked for: ``DECODELAB_SCREENSHOTS=1``
+WHOLE_NOTEBOOK_SHOTS = os.environ.get("DECODELAB_SCREENSHOTS", "").lower() in ("1", "true", "yes")
 CHROMIUM = os.environ.get("DECODELAB_CHROMIUM", "/usr/bin/chromium")
 ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 CHROMIUM_ARGS = [
@@ -175,6 +178,11 @@ def start_lab_server(tmp_path_factory):
         # ~/.decodelab) must not change what the notebooks show
         DECODELAB_ANSWERS_DIR=str(root / "answers"),
     )
+    # the lab a student gets from `decodelab lab`: its Jupyter config folder first (no news pop-up;
+    # no nbgrader menu, panel and toolbar button, which the test venv's nbgrader would add)
+    from decodelab.tools.lab import lab_env
+
+    env.update(lab_env())
     env.pop("MPLBACKEND", None)  # let the kernel use the inline backend
     token = secrets.token_hex(16)
     log = root / "server.log"
@@ -750,7 +758,8 @@ def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_e
         _move_sliders(page, report, slider_effect_s)
         report.seconds["sliders"] = time.monotonic() - t2
         _check_outputs(page, report)
-        _screenshot(page, shot_name)
+        if WHOLE_NOTEBOOK_SHOTS:
+            _screenshot(page, shot_name)
         if keep_kernel and page.evaluate(JS_SAVE):
             report.add("not-saved", "the notebook is still modified after saving")
         if any(p.kind.startswith("widget-") for p in report.problems):
