@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import os
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from ..quiz.store import AnswerStore, text_problem
 from ..quiz.submission import MAX_ANSWER_TEXT
@@ -37,6 +37,15 @@ def _esc(text: Any) -> str:
 
 def _box(color: str, body: str) -> str:
     return f'<div style="background:{color};padding:6px 10px;border-radius:4px;line-height:1.5">{body}</div>'
+
+
+def _guarded(fn: Callable[[], None], target: Any) -> None:
+    """Run a button or checkbox callback; an error shows as a red box in ``target`` (the widget's
+    message area), never as a traceback in the cell."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - never a traceback in the widget
+        target.value = _box(_BAD, f"⚠️ {_esc(e)}")
 
 
 def _display(obj: Any) -> None:
@@ -82,7 +91,7 @@ class PredictView:
                                         layout=W.Layout(width="auto"))
             row = [self.input]
         self.button = W.Button(description="예측 확정", button_style="primary", layout=W.Layout(width="110px"))
-        self.button.on_click(lambda _b: self._guard(self.commit))
+        self.button.on_click(lambda _b: _guarded(self.commit, self.feedback))
         self.feedback = W.HTML("")
         self.view = W.VBox([self.prompt, W.HBox(row), self.button, self.feedback],
                            layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
@@ -109,12 +118,6 @@ class PredictView:
             return format_value(v, self.ex.unit)
         text = {c.id: c.text for c in self.ex.choices}
         return f"{v}. {text.get(v, '')}"
-
-    def _guard(self, fn) -> None:
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - never a traceback in the widget
-            self.feedback.value = _box(_BAD, f"⚠️ {_esc(e)}")
 
     def _lock(self) -> None:
         self.input.disabled = True
@@ -271,17 +274,11 @@ class RevealView:
         self.held = W.Output(layout=W.Layout(display="none"))  # what the measuring cell printed
         self.notice = W.HTML("")
         self.skip_button = W.Button(description="예측 없이 보기", layout=W.Layout(width="130px", display="none"))
-        self.skip_button.on_click(lambda _b: self._guard(self.skip))
+        self.skip_button.on_click(lambda _b: _guarded(self.skip, self.notice))
         self.result = W.HTML("")
         self.view = W.VBox([self.notice, self.skip_button, self.held, self.result])
         self.view.add_class(f"decodelab-result-{self.ex.id}")
         _LIVE_GATES.setdefault(self.ex.id, weakref.WeakSet()).add(self)
-
-    def _guard(self, fn) -> None:
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - never a traceback in the widget
-            self.notice.value = _box(_BAD, f"⚠️ {_esc(e)}")
 
     def start_capture(self) -> None:
         """From now on what this cell prints, displays or plots goes into the held output."""
@@ -451,7 +448,7 @@ class WrittenView:
                              "제출하면 모범 답안과 채점 기준이 보입니다.</small>")
         self.text = W.Textarea(placeholder="여기에 설명을 쓰세요", layout=W.Layout(width="95%", height="90px"))
         self.button = W.Button(description="제출", button_style="primary", layout=W.Layout(width="90px"))
-        self.button.on_click(lambda _b: self._guard(self.submit))
+        self.button.on_click(lambda _b: _guarded(self.submit, self.feedback))
         self.feedback = W.HTML("")
         # "맞았는지 스스로 확인": one box per rubric point, ticked by the student (saved as self_check)
         self.points = [W.Checkbox(value=False, description=p, indent=False, layout=W.Layout(width="95%"))
@@ -475,7 +472,7 @@ class WrittenView:
                 box.value = i in ticked
             self._tally()
         for box in self.points:
-            box.observe(lambda _c: self._guard(self._ticked), names="value")
+            box.observe(lambda _c: _guarded(self._ticked, self.feedback), names="value")
 
     def _tally(self) -> None:
         n, done = len(self.points), sum(1 for p in self.points if p.value)
@@ -488,12 +485,6 @@ class WrittenView:
             return
         self.store.update(self.ex.id, self_check=[i for i, p in enumerate(self.points) if p.value])
         self._tally()
-
-    def _guard(self, fn) -> None:
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001
-            self.feedback.value = _box(_BAD, f"⚠️ {_esc(e)}")
 
     def _show_model(self, head: str) -> None:
         rubric = "".join(f"<li>{_esc(p)}</li>" for p in self.ex.rubric)
