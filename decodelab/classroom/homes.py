@@ -44,18 +44,20 @@ def _files_in_home(home: Path, files: dict[str, str]) -> None:
 
 def _stage(src: Path, owner: tuple[int, int]) -> Path:
     """A private copy (a fresh 0700 temporary folder, given to ``owner``) of what
-    :func:`decodelab.tools.lab.copy_course` reads from ``src``: the child reads the course's
-    notebooks as root, then copies them into the home as the student from this copy."""
+    :func:`decodelab.tools.lab.copy_course` reads from ``src`` (:func:`~decodelab.tools.lab.course_files`):
+    the child reads the course's notebooks as root, then copies them into the home as the student
+    from this copy."""
     import shutil
     import tempfile
 
+    from ..tools.lab import course_files
+
     staging = Path(tempfile.mkdtemp(prefix="decodelab-home-"))
-    items = sorted(src.glob("[0-9][0-9]*_*.ipynb")) + sorted((src / "figures").glob("*.svg")) + [src / "rise.css"]
-    for item in items:
-        if item.is_file():
-            dest = staging / item.relative_to(src)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(item, dest)
+    notebooks, extras = course_files(src)
+    for item in [*notebooks, *extras]:
+        dest = staging / item.relative_to(src)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(item, dest)
     for p in [staging, *staging.rglob("*")]:
         os.lchown(p, *owner)
     return staging

@@ -206,11 +206,11 @@ def find_notebooks_dir(start: str | Path | None = None) -> Path | None:
     return None
 
 
-def unpair(path: str | Path, owner: tuple[int, int] | None = None) -> bool:
+def unpair(path: str | Path) -> bool:
     """Turn off the jupytext pairing of the notebook at ``path`` (its ``metadata.jupytext``), keeping
     every cell and output: the notebook then opens from the ``.ipynb`` alone, whatever its text twin
     (``src/NN_*.md``) says or how old it is. The file is rewritten atomically (its permission bits
-    kept; ``owner`` ``(uid, gid)``: given back to that user, as the hub's copies need).
+    kept).
 
     Returns:
         True when a pairing was removed; False when there was none, or the file is not a notebook
@@ -228,19 +228,27 @@ def unpair(path: str | Path, owner: tuple[int, int] | None = None) -> bool:
         return False
     del meta["jupytext"]
     atomic_write_text(path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
-    if owner is not None:
-        os.chown(path, *owner)
     return True
 
 
-def copy_course(src: str | Path, dest: str | Path, *, owner: tuple[int, int] | None = None) -> list[str]:
+def course_files(src: str | Path) -> tuple[list[Path], list[Path]]:
+    """What a student's copy of the course holds, in the folder ``src``: the notebooks
+    (``NN_*.ipynb``) and the files beside them that they use (the diagrams ``figures/*.svg`` and
+    ``rise.css``), each list sorted; only files that exist."""
+    src = Path(src)
+    notebooks = sorted(p for p in src.glob("[0-9][0-9]*_*.ipynb") if p.is_file())
+    extras = [p for p in [*sorted((src / "figures").glob("*.svg")), src / "rise.css"] if p.is_file()]
+    return notebooks, extras
+
+
+def copy_course(src: str | Path, dest: str | Path) -> list[str]:
     """Give ``dest`` the course notebooks of ``src`` that it lacks (``NN_*.ipynb``), without pairing.
 
     A notebook already in ``dest`` (the student's, perhaps edited) is never overwritten; if it still
     carries a jupytext pairing it is unpaired in place (:func:`unpair`), so a notebook left newer than
     its twin by an interrupted save opens again. A new copy is written unpaired. The diagrams the
     notebooks embed (``figures/*.svg``) and ``rise.css`` are copied beside them the same way (never
-    overwritten). ``owner`` ``(uid, gid)``: every file written is given to that user (the hub).
+    overwritten); :func:`course_files` says which files.
 
     Returns:
         The names of the notebooks copied now.
@@ -248,27 +256,20 @@ def copy_course(src: str | Path, dest: str | Path, *, owner: tuple[int, int] | N
     src, dest = Path(src), Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     copied = []
-    for nb in sorted(src.glob("[0-9][0-9]*_*.ipynb")):
+    notebooks, extras = course_files(src)
+    for nb in notebooks:
         target = dest / nb.name
         if target.exists():
-            unpair(target, owner)
+            unpair(target)
             continue
         shutil.copyfile(nb, target)
         unpair(target)
-        if owner is not None:
-            os.chown(target, *owner)
         copied.append(nb.name)
-    extras = sorted((src / "figures").glob("*.svg")) + [src / "rise.css"]
-    for item in (p for p in extras if p.is_file()):
+    for item in extras:
         target = dest / item.relative_to(src)
         if not target.exists():
-            if not target.parent.exists():
-                target.parent.mkdir(parents=True)
-                if owner is not None:
-                    os.chown(target.parent, *owner)
+            target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(item, target)
-            if owner is not None:
-                os.chown(target, *owner)
     return copied
 
 
