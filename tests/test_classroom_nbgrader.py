@@ -36,6 +36,7 @@ from decodelab.classroom.cli import autograde_command as autograde_main  # noqa:
 from decodelab.classroom.cli import variant_command as variant_main  # noqa: E402
 from decodelab.classroom.bank import Parametric, Task, Written, load_bank, variant  # noqa: E402
 from decodelab.classroom.lms import export  # noqa: E402
+from decodelab.classroom.homes import write_home  # noqa: E402
 from decodelab.classroom.student import draw  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -170,7 +171,7 @@ def course(tmp_path_factory):
             home = base / sid
             home.mkdir()
             # the student's server as the hub prepares it: ~/.jupyter/nbgrader_config.py (hub login = student id)
-            hub._write_student_nbgrader(home, None, "decodelab")
+            write_home(home, None, files={".jupyter/nbgrader_config.py": hub._student_nbgrader_text("decodelab")})
             env = {**os.environ, "JUPYTERHUB_USER": sid, "HOME": str(home)}
             _nbgrader(["fetch_assignment", A, *flags], home, env)
             path = home / A / f"{A}.ipynb"

@@ -301,11 +301,6 @@ def _student_nbgrader_text(course_id: str) -> str:
     return STUDENT_NBGRADER_CONFIG.format(course_id=course_id, exchange=str(exchange))
 
 
-def _write_student_nbgrader(home: Path, owner: tuple[int, int] | None, course_id: str) -> None:
-    """Write :func:`_student_nbgrader_text` into ``home`` as ``owner`` (:func:`decodelab.classroom.homes.write_home`)."""
-    write_home(home, owner, files={".jupyter/nbgrader_config.py": _student_nbgrader_text(course_id)})
-
-
 def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_id: str = "decodelab") -> Callable:
     """A ``Spawner.pre_spawn_hook`` that prepares the student's home before each spawn.
 
