@@ -16,15 +16,19 @@ Public API (see each function's docstring):
 Names are imported lazily (PEP 562), so ``import decodelab.assess.quiz`` or ``decodelab grade`` does
 not pay for importing torch and transformers.
 
-``import decodelab`` also registers the bundled Hangul font with matplotlib (when matplotlib is
-installed; see :mod:`decodelab.plots`), so any figure drawn afterwards, the student's own
-included, renders Korean text and negative ticks. That costs importing matplotlib (not pyplot),
-never torch.
+``import decodelab`` also makes matplotlib use the bundled Hangul font (see :mod:`decodelab.plots`),
+so any figure drawn afterwards, the student's own included, renders Korean text and negative
+ticks. It registers the font at once when matplotlib is already imported (a notebook that drew
+before), and otherwise right after the first ``import matplotlib`` of the process (a post-import
+hook, :class:`_FontAfterMatplotlib`): a process that never draws (the ``decodelab`` commands,
+the hub's spawn hook, nbgrader) does not pay about 0.25 s of CPU for importing matplotlib.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 
 __version__ = "0.1.0"
 
@@ -60,11 +64,7 @@ def __dir__():
 
 
 def _register_font() -> None:
-    """Register the bundled Hangul font with matplotlib, if matplotlib is importable."""
-    import importlib.util
-
-    if importlib.util.find_spec("matplotlib") is None:
-        return
+    """Register the bundled Hangul font with matplotlib (:mod:`decodelab.plots` does it at import)."""
     try:
         from . import plots  # registers the font at import (decodelab.plots.setup_korean_font)
     except (OSError, ImportError) as exc:  # a broken install must not stop the package importing
@@ -75,4 +75,43 @@ def _register_font() -> None:
     del plots
 
 
-_register_font()
+class _FontAfterMatplotlib:
+    """A meta path finder that runs :func:`_register_font` right after ``matplotlib`` itself has
+    been imported, the first time any code imports it, and then leaves ``sys.meta_path``.
+
+    It finds nothing itself: for ``matplotlib`` it asks the finders after it for the real spec
+    and wraps that spec's loader's ``exec_module``; every other name is left to the other finders.
+    """
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "matplotlib":
+            return None
+        _remove_hook(self)
+        spec = importlib.util.find_spec(name)  # the remaining finders: matplotlib is not in sys.modules yet
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _register_font()
+
+        spec.loader.exec_module = exec_module  # this loader object belongs to this import alone
+        return spec
+
+
+def _remove_hook(hook) -> None:
+    try:
+        sys.meta_path.remove(hook)
+    except ValueError:  # already gone (two threads importing matplotlib at once)
+        pass
+
+
+def _font_when_matplotlib_is_imported() -> None:
+    if "matplotlib" in sys.modules:
+        _register_font()
+    elif importlib.util.find_spec("matplotlib") is not None:
+        sys.meta_path.insert(0, _FontAfterMatplotlib())
+
+
+_font_when_matplotlib_is_imported()
