@@ -283,32 +283,52 @@ def test_threads_auto_sets_one_thread_only_for_the_bundled_pair(tok, tmp_path):
 REPO = MODELS_DIR.parents[2]
 
 
+#: the notebooks run on a random-weight pair below: the decode phase, speculative decoding, its speedup
+SWITCHED_NOTEBOOKS = ["01_decode_phase.ipynb", "04_speculative_decoding.ipynb", "04b_speculative_speedup.ipynb"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["01_decode_phase.ipynb", "04_speculative_decoding.ipynb", "04b_speculative_speedup.ipynb"])
-def test_environment_switch_reaches_the_notebooks(name, tok, tmp_path, monkeypatch):
-    """Run a whole notebook (as nbval does) with DECODELAB_TARGET/DRAFT set to a random-weight pair."""
+def test_environment_switch_reaches_the_notebooks(tok, tmp_path, monkeypatch):
+    """Run whole notebooks (as nbval does) with DECODELAB_TARGET/DRAFT set to a random-weight pair.
+
+    The three share one kernel (starting one costs about 4 CPU-s here, mostly importing torch and
+    transformers), each run starting with ``%reset -f``: a name the notebook uses before defining
+    it still fails, as in a fresh kernel."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
-    path = REPO / "notebooks" / name
-    nb = nbformat.read(path, as_version=4)
-    if not any("describe()" in c.source for c in nb.cells if c.cell_type == "code"):
-        pytest.skip(f"{name} does not print pair.describe() yet (contract: load_models() + print(pair.describe()))")
     make_model(tmp_path / "t", "llama", vocab=4160, seed=5, tokenizer=tok)
     make_model(tmp_path / "d", "llama", vocab=4128, seed=6, tokenizer=tok)
     monkeypatch.setenv(M.ENV_TARGET, str(tmp_path / "t"))
     monkeypatch.setenv(M.ENV_DRAFT, str(tmp_path / "d"))
     monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))  # never the student's folder
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
+    notebooks = []
+    for name in SWITCHED_NOTEBOOKS:
+        nb = nbformat.read(REPO / "notebooks" / name, as_version=4)
+        assert any("describe()" in c.source for c in nb.cells if c.cell_type == "code"), \
+            f"{name} must print pair.describe() (contract: load_models() + print(pair.describe()))"
+        nb.cells.insert(0, nbformat.v4.new_code_cell("%reset -f"))
+        notebooks.append((name, nb))
+    client = nbclient.NotebookClient(notebooks[0][1], timeout=120, kernel_name="python3",
+                                     resources={"metadata": {"path": str(REPO / "notebooks")}})
     # No stand-in for the Output widget's front end (nbval has none either): with it (nbclient
     # 0.11, ipykernel 7.4) a cell that starts with ex.hold(), an Output widget capturing the cell,
     # sometimes waits the whole cell timeout before the next cell runs when the CPU is busy
     del client.comm_open_handlers["jupyter.widget"]
-    client.execute()
-    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    assert f"대상 모델 {tmp_path / 't'}" in printed and f"초안 모델 {tmp_path / 'd'}" in printed
-    assert "번들 모델" not in printed.split("모델 쌍:", 1)[1].splitlines()[0]
+    with client.setup_kernel():
+        for name, nb in notebooks:
+            client.nb = nb
+            client.reset_execution_trackers()
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                try:
+                    client.execute_cell(cell, index)
+                except nbclient.exceptions.CellExecutionError as exc:
+                    pytest.fail(f"{name}, cell {index} on the random pair:\n{exc}")
+            printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+            assert f"대상 모델 {tmp_path / 't'}" in printed and f"초안 모델 {tmp_path / 'd'}" in printed, name
+            assert "번들 모델" not in printed.split("모델 쌍:", 1)[1].splitlines()[0], name
 
 
 def test_draft_with_a_smaller_output_layer_but_the_same_weights_is_always_accepted(tok, tmp_path):
