@@ -13,7 +13,9 @@ root in the course folder (release, collect), as lecturer/grading.md says.
 - a late submission carrying a backdated ``timestamp.txt`` is collected with the server's time and
   nbgrader counts it late (and the course's late policy takes the whole score);
 - formgrader, reached through the hub as the lecturer, lists the collected submissions; a student
-  is refused.
+  is refused;
+- sign-up with the roster: its names are approved at sign-up, no other name can log in even when
+  the lecturer approves it, and only the lecturer opens ``/hub/admin`` and ``/hub/authorize``.
 """
 
 from __future__ import annotations
@@ -62,14 +64,23 @@ def _needs_ngshare_exchange():
         pytest.skip("ngshare-exchange missing: bash scripts/install_hub.sh")
 
 
-def _signup_login(hub, name: str, *, spawn: bool = True) -> hubkit.Student:
+def _signup(hub, name: str, password: str) -> hubkit.Student:
     s = hubkit.Student(hub, name)
     s.client.get("/hub/signup")
-    r = s.client.post("/hub/signup", data={"username": name, "signup_password": PW,
-                                           "signup_password_confirmation": PW, "_xsrf": s._xsrf()})
+    r = s.client.post("/hub/signup", data={"username": name, "signup_password": password,
+                                           "signup_password_confirmation": password, "_xsrf": s._xsrf()})
     assert r.status_code == 200, r.text[-2000:]
+    return s
+
+
+def _logged_in(s: hubkit.Student) -> bool:
+    return "jupyterhub-session-id" in s.client.cookies
+
+
+def _signup_login(hub, name: str, *, spawn: bool = True) -> hubkit.Student:
+    s = _signup(hub, name, PW)
     s.login(PW, spawn=spawn)
-    assert "jupyterhub-session-id" in s.client.cookies, f"{name} could not log in"
+    assert _logged_in(s), f"{name} could not log in"
     return s
 
 
@@ -132,8 +143,10 @@ def klass():
     base = hubkit.open_tmp("exchange")
     tag = uuid.uuid4().hex[:5]
     alice, bob, carol, prof = (f"{n}{tag}" for n in ("alice", "bob", "carol", "prof"))
+    # minji and junho: roster students who sign up in test_signup_roster_and_lecturer_approval; eve is not on it
+    minji, junho, eve = (f"{n}{tag}" for n in ("minji", "junho", "eve"))
     roster = base / "roster.csv"
-    roster.write_text(f"username\n{alice}\n{bob}\n{carol}\n", encoding="utf-8")
+    roster.write_text(f"username\n{alice}\n{bob}\n{carol}\n{minji}\n{junho}\n", encoding="utf-8")
     course = base / "course"
     hubkit.init_course(course, None, lecturer=prof,
                        args=["--roster", str(roster), "--due", "2099-01-01 00:00", "--late-penalty", str(LATE_PERCENT)])
@@ -151,10 +164,11 @@ def klass():
             fetched = seat.run(f"print((HOME / {A!r} / '{A}.ipynb').is_file())")
             assert "rc=0" in out and "True" in fetched, out + hub.log_text()[-4000:]
         yield {"hub": hub, "course": course, "alice": seats[alice], "bob": seats[bob], "carol": seats[carol],
-               "prof": prof, "ngshare_port": int(ports["DECODELAB_NGSHARE_PORT"])}
+               "prof": prof, "minji": minji, "junho": junho, "eve": eve,
+               "ngshare_port": int(ports["DECODELAB_NGSHARE_PORT"])}
     finally:
         hub.stop()
-        for n in (alice, bob, carol, prof):  # the lecturer signs up as a system user too
+        for n in (alice, bob, carol, prof, minji, junho, eve):  # the lecturer signs up as a system user too
             subprocess.run(["userdel", "--remove", n], capture_output=True)
 
 
@@ -185,6 +199,45 @@ def collected(klass):
     r = _lecturer_nbgrader(course, "collect", A)
     assert r.returncode == 0, r.stdout + r.stderr
     return {**klass, "due": due, "attempts": attempts, "collect_log": r.stdout + r.stderr}
+
+
+def test_signup_roster_and_lecturer_approval(klass):
+    """Sign-up with a roster (NativeAuthenticator, the pinned 1.3 with JupyterHub 6.1), no server
+    spawned: the lecturer signs up and is an admin at once; a roster student signs up and can log
+    in; a name outside the roster can sign up but never log in, even after the lecturer approves it
+    at ``/hub/authorize``; a student cannot open ``/hub/authorize`` or ``/hub/admin``; a too-short
+    password is refused at sign-up."""
+    hub, prof, minji, junho, eve = (klass[k] for k in ("hub", "prof", "minji", "junho", "eve"))
+    config = (hub.course / "jupyterhub_config.py").read_text()
+    roster = sorted([klass[k].name for k in ("alice", "bob", "carol")] + [junho, minji])
+    assert 'authenticator_class = "decodelab.classroom.auth.NativeAuthenticator"' in config
+    assert "c.Authenticator.allowed_users = {" + ", ".join(map(repr, roster)) + "}" in config
+
+    lecturer = _signup(hub, prof, PW)  # the password test_formgrader_through_the_hub... logs in with
+    lecturer.login(PW, spawn=False)
+    assert _logged_in(lecturer)
+    assert lecturer.client.get("/hub/admin").status_code == 200
+    assert lecturer.client.get("/hub/authorize").status_code == 200
+
+    student = _signup(hub, minji, PW)
+    student.login(PW, spawn=False)
+    assert _logged_in(student)  # on the roster: approved at sign-up
+    assert student.client.get("/hub/admin").status_code == 403
+    assert student.client.get("/hub/authorize").status_code == 403
+    assert student.hub_api("GET", f"/users/{junho}").status_code in (403, 404)
+
+    short = _signup(hub, junho, "short")
+    short.login("short")
+    assert not _logged_in(short)  # too short for minimum_password_length = 10: no account
+
+    outsider = _signup(hub, eve, PW)
+    outsider.login(PW)
+    assert not _logged_in(outsider)  # not on the roster, not approved
+    assert lecturer.client.get(f"/hub/authorize/{eve}").status_code == 200  # the lecturer approves...
+    assert eve in lecturer.client.get("/hub/authorize").text
+    again = hubkit.Student(hub, eve)
+    again.login(PW)
+    assert not _logged_in(again)  # ...but the roster still decides who may log in
 
 
 def _mark(course: Path, student: str) -> str | None:

@@ -1,17 +1,13 @@
 """Class mode on the real JupyterHub: NativeAuthenticator (the pinned 1.3 with JupyterHub 6.1),
 sign-up approved by the lecturer, with and without a roster.
 
-Two hubs, over HTTP with the hub's own forms:
-
-- with a roster (``init DIR --roster roster.csv``, no server spawned): the lecturer signs up and
-  is an admin at once; a roster student signs up and can log in; a name outside the roster can
-  sign up but never log in, even after the lecturer approves it at ``/hub/authorize``; a student
-  cannot open ``/hub/authorize`` or ``/hub/admin``; a too-short password is refused at sign-up.
-- without a roster, on the students' Python of :func:`hubkit.student_python` (one an unprivileged
-  user can run), as a lecturer following lecturer/classroom.md would: the lecturer logs in and
-  approves a student, who logs in and whose server spawns as a real system user the hub creates
-  (removed again after the test; root only); the NFC and NFD spellings and the case variants of
-  one name are one account; every socket of the hub's processes listens on 127.0.0.1 only.
+One hub, over HTTP with the hub's own forms, without a roster, on the students' Python of
+:func:`hubkit.student_python` (one an unprivileged user can run), as a lecturer following
+lecturer/classroom.md would: the lecturer logs in and approves a student, who logs in and whose
+server spawns as a real system user the hub creates (removed again after the test; root only); the
+NFC and NFD spellings and the case variants of one name are one account; every socket of the hub's
+processes listens on 127.0.0.1 only. Sign-up with a roster is tested on the class-mode hub of
+tests/test_classroom_exchange.py (``test_signup_roster_and_lecturer_approval``), which has one.
 """
 
 from __future__ import annotations
@@ -36,7 +32,7 @@ STUDENT_PW = "student-pw-19c0b7d4"
 # Logging in spawns the user's server (JupyterHub's default), and class mode makes each a system
 # user of this machine: every name carries this run's suffix, and the fixtures remove those users.
 SUFFIX = secrets.token_hex(3)
-PROF, MINJI, JUNHO, EVE = (f"{n}{SUFFIX}" for n in ("prof", "minji", "junho", "eve"))
+PROF = f"prof{SUFFIX}"
 
 
 def _remove_users(names) -> None:
@@ -51,24 +47,6 @@ def _remove_users(names) -> None:
         subprocess.run(["userdel", "--remove", name], capture_output=True)
 
 
-@pytest.fixture(scope="module")
-def hub(tmp_path_factory):
-    missing = hubkit.missing_parts()
-    if missing:
-        if hubkit.os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("class-mode hub test cannot run under CI: missing " + ", ".join(missing))
-        pytest.skip("missing: " + ", ".join(missing))
-    root = hubkit.open_tmp("classmode")  # formgrader's account must reach the course folder
-    roster = root / "roster.csv"
-    roster.write_text(f"username,name\n{MINJI},김민지\n{JUNHO},박준호\n", encoding="utf-8")
-    course = root / "course"
-    hubkit.init_course(course, None, lecturer=PROF, args=["--roster", str(roster)])
-    h = hubkit.start_hub(course)
-    yield h
-    h.stop()
-    _remove_users([PROF, MINJI, JUNHO, EVE])
-
-
 def _signup(hub, name: str, password: str):
     s = hubkit.Student(hub, name)
     s.client.get("/hub/signup")
@@ -80,37 +58,6 @@ def _signup(hub, name: str, password: str):
 
 def _logged_in(s) -> bool:
     return "jupyterhub-session-id" in s.client.cookies
-
-
-def test_signup_roster_and_lecturer_approval(hub):
-    config = (hub.course / "jupyterhub_config.py").read_text()
-    assert 'authenticator_class = "decodelab.classroom.auth.NativeAuthenticator"' in config and f"{{{JUNHO!r}, {MINJI!r}}}" in config
-
-    prof, _ = _signup(hub, PROF, LECTURER_PW)
-    prof.login(LECTURER_PW, spawn=False)
-    assert _logged_in(prof)
-    assert prof.client.get("/hub/admin").status_code == 200
-    assert prof.client.get("/hub/authorize").status_code == 200
-
-    minji, _ = _signup(hub, MINJI, STUDENT_PW)
-    minji.login(STUDENT_PW, spawn=False)
-    assert _logged_in(minji)  # on the roster: approved at sign-up
-    assert minji.client.get("/hub/admin").status_code == 403
-    assert minji.client.get("/hub/authorize").status_code == 403
-    assert minji.hub_api("GET", f"/users/{JUNHO}").status_code in (403, 404)
-
-    short, text = _signup(hub, JUNHO, "short")
-    short.login("short")
-    assert not _logged_in(short)  # too short for minimum_password_length = 10: no account
-
-    eve, _ = _signup(hub, EVE, STUDENT_PW)
-    eve.login(STUDENT_PW)
-    assert not _logged_in(eve)  # not on the roster, not approved
-    assert prof.client.get(f"/hub/authorize/{EVE}").status_code == 200  # the lecturer approves...
-    assert EVE in prof.client.get("/hub/authorize").text
-    eve2 = hubkit.Student(hub, EVE)
-    eve2.login(STUDENT_PW)
-    assert not _logged_in(eve2)  # ...but the roster still decides who may log in
 
 
 # ---------------------------------------------------------------- without a roster
