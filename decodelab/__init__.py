@@ -79,31 +79,39 @@ class _FontAfterMatplotlib:
     """A meta path finder that runs :func:`_register_font` right after ``matplotlib`` itself has
     been imported, the first time any code imports it, and then leaves ``sys.meta_path``.
 
-    It finds nothing itself: for ``matplotlib`` it asks the finders after it for the real spec
-    and wraps that spec's loader's ``exec_module``; every other name is left to the other finders.
+    It finds nothing itself: for ``matplotlib`` it asks the finders after it for the real spec and
+    wraps that spec's loader's ``exec_module``; every other name is left to the other finders. A
+    spec that is only looked up (``importlib.util.find_spec("matplotlib")``, as libraries do to see
+    whether a package is installed) is never executed, so the hook stays until a real import.
     """
 
     def find_spec(self, name, path=None, target=None):
         if name != "matplotlib":
             return None
-        _remove_hook(self)
-        spec = importlib.util.find_spec(name)  # the remaining finders: matplotlib is not in sys.modules yet
+        spec = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is not self and find is not None:
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run = spec.loader.exec_module
 
         def exec_module(module):
             run(module)
+            _remove_hook(self)
             _register_font()
 
-        spec.loader.exec_module = exec_module  # this loader object belongs to this import alone
+        spec.loader.exec_module = exec_module  # a finder makes a new loader object for each spec
         return spec
 
 
 def _remove_hook(hook) -> None:
     try:
         sys.meta_path.remove(hook)
-    except ValueError:  # already gone (two threads importing matplotlib at once)
+    except ValueError:  # already gone
         pass
 
 

@@ -163,10 +163,12 @@ def test_import_decodelab_alone_makes_students_plots_korean():
 
 
 @pytest.mark.parametrize("first", ["import matplotlib.pyplot as plt", "from decodelab import plots",
-                                   "import matplotlib.font_manager"])
+                                   "import matplotlib.font_manager",
+                                   # a library asking whether matplotlib is installed imports nothing
+                                   "import importlib.util; importlib.util.find_spec('matplotlib')"])
 def test_the_font_is_registered_whichever_import_brings_matplotlib(first):
     # the post-import hook runs once, after matplotlib itself, whatever imported it, and leaves
-    # sys.meta_path; matplotlib imported before decodelab is handled at once (test above's control)
+    # sys.meta_path; matplotlib imported before decodelab is handled at once (the second run)
     code = (
         "import sys, decodelab;"
         f"{first};"
