@@ -7,7 +7,8 @@ still calls ``self.statsd`` (gone from JupyterHub's handlers: every login is an 
 :class:`NativeAuthenticator` here is the same authenticator (same options: configure it as
 ``c.NativeAuthenticator.*``) with only its login handler adapted; sign-up, the lecturer's
 ``/hub/authorize`` page and password changes are the original handlers.
-``tests/test_classroom_hub_native.py`` drives the real hub with it.
+``tests/test_classroom_hub_native.py`` (without a roster) and ``tests/test_classroom_exchange.py``
+(with one) drive the real hub with it.
 
 Two rules of the course on top of the original:
 
