@@ -1,9 +1,8 @@
 """Drive a real JupyterHub of ``decodelab classroom`` over HTTP: start it, log students in, spawn
 their servers, call their Jupyter server API, run code in a kernel.
 
-Shared by ``tests/test_classroom_hub.py``, ``tests/test_classroom_hub_native.py`` and
-``benchmarks/bench_classroom.py`` (not a test
-module itself). Everything talks to 127.0.0.1 only; each hub gets free ports for the proxy, its
+Shared by the hub tests (``tests/test_classroom_hub.py``, ``_hub_native.py``, ``_exchange.py``,
+``_hub_init.py``) and ``benchmarks/bench_classroom.py`` (not a test module itself). Everything talks to 127.0.0.1 only; each hub gets free ports for the proxy, its
 API and the hub itself, so several can run at once.
 
 The students' servers never run as root (one system user per student in class mode,
