@@ -79,11 +79,17 @@ class _FontAfterMatplotlib:
     """A meta path finder that runs :func:`_register_font` right after ``matplotlib`` itself has
     been imported, the first time any code imports it, and then leaves ``sys.meta_path``.
 
-    It finds nothing itself: for ``matplotlib`` it asks the finders after it for the real spec and
-    wraps that spec's loader's ``exec_module``; every other name is left to the other finders. A
-    spec that is only looked up (``importlib.util.find_spec("matplotlib")``, as libraries do to see
-    whether a package is installed) is never executed, so the hook stays until a real import.
+    It finds nothing itself: for ``matplotlib`` it asks the other finders (never another such hook:
+    the package imported again, by ``importlib.reload`` or ``%autoreload``, installs none) for the
+    real spec and wraps that spec's loader's ``exec_module``; every other name is left to the other
+    finders. A spec that is only looked up (``importlib.util.find_spec("matplotlib")``, as libraries
+    do to see whether a package is installed) is never executed, so the hook stays until a real
+    import. Registering the font can never make ``import matplotlib`` fail: an error becomes a
+    warning. A finder put in front of this one later that loads matplotlib itself bypasses it (the
+    font is then not registered until :mod:`decodelab.plots` is imported).
     """
+
+    decodelab_font_hook = True  # how a hook is recognised across reloads (the class object changes)
 
     def find_spec(self, name, path=None, target=None):
         if name != "matplotlib":
@@ -91,7 +97,7 @@ class _FontAfterMatplotlib:
         spec = None
         for finder in sys.meta_path:
             find = getattr(finder, "find_spec", None)
-            if finder is not self and find is not None:
+            if find is not None and not getattr(finder, "decodelab_font_hook", False):
                 spec = find(name, path, target)
                 if spec is not None:
                     break
@@ -102,9 +108,16 @@ class _FontAfterMatplotlib:
         def exec_module(module):
             run(module)
             _remove_hook(self)
-            _register_font()
+            try:
+                _register_font()
+            except Exception as exc:  # noqa: BLE001 - matplotlib itself imported fine: keep it usable
+                import warnings
 
-        spec.loader.exec_module = exec_module  # a finder makes a new loader object for each spec
+                warnings.warn(f"한글 글꼴을 등록하지 못했습니다 ({exc!r}). 그림의 한글이 네모로 보일 수 있습니다.")
+
+        # matplotlib (C extensions: never from a zip) comes from a file finder, which makes a new
+        # loader object for each spec: the wrapper belongs to this spec alone
+        spec.loader.exec_module = exec_module
         return spec
 
 
@@ -118,7 +131,8 @@ def _remove_hook(hook) -> None:
 def _font_when_matplotlib_is_imported() -> None:
     if "matplotlib" in sys.modules:
         _register_font()
-    elif importlib.util.find_spec("matplotlib") is not None:
+    elif not any(getattr(f, "decodelab_font_hook", False) for f in sys.meta_path) \
+            and importlib.util.find_spec("matplotlib") is not None:
         sys.meta_path.insert(0, _FontAfterMatplotlib())
 
 

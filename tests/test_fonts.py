@@ -165,7 +165,10 @@ def test_import_decodelab_alone_makes_students_plots_korean():
 @pytest.mark.parametrize("first", ["import matplotlib.pyplot as plt", "from decodelab import plots",
                                    "import matplotlib.font_manager",
                                    # a library asking whether matplotlib is installed imports nothing
-                                   "import importlib.util; importlib.util.find_spec('matplotlib')"])
+                                   "import importlib.util; importlib.util.find_spec('matplotlib')",
+                                   # the package imported again (%autoreload): still one hook
+                                   "import importlib; importlib.reload(decodelab); importlib.reload(decodelab)",
+                                   "del sys.modules['decodelab']; import decodelab"])
 def test_the_font_is_registered_whichever_import_brings_matplotlib(first):
     # the post-import hook runs once, after matplotlib itself, whatever imported it, and leaves
     # sys.meta_path; matplotlib imported before decodelab is handled at once (the second run)
@@ -182,6 +185,23 @@ def test_the_font_is_registered_whichever_import_brings_matplotlib(first):
     before = subprocess.run([sys.executable, "-c", "import matplotlib, decodelab; print(matplotlib.rcParams['font.sans-serif'][0])"],
                             capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
     assert before.stdout.split() == ["NanumGothic"], before.stderr
+
+
+def test_a_font_that_cannot_be_registered_never_breaks_matplotlib():
+    # the hook runs inside matplotlib's own import: its error is a warning, matplotlib stays usable
+    code = (
+        "import warnings, decodelab\n"
+        "decodelab._register_font = lambda: 1 / 0\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import matplotlib.pyplot as plt\n"
+        "fig, ax = plt.subplots(); ax.plot([1, 2])\n"
+        "mine = [str(w.message) for w in caught if '한글 글꼴' in str(w.message)]\n"
+        "print(len(mine), 'ZeroDivisionError' in mine[0])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "True"], out.stdout + out.stderr
 
 
 def test_the_decodelab_commands_never_import_matplotlib():
