@@ -128,6 +128,7 @@ def test_a_taken_port_is_named_with_what_to_change(fake_serve, monkeypatch):
 
 # ------------------------------------------------------------------ the real server
 
+@pytest.mark.slow  # starts the module's server (about 14 s here, mostly waiting): scheduled early, not last
 def test_one_request_has_vllm_timings_and_exactly_max_tokens(server):
     assert S.server_model(server) == TARGET
     r = S.measure_request(server, "모든 국민은", max_tokens=8)
