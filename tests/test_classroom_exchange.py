@@ -146,7 +146,8 @@ def klass():
     # minji and junho: roster students who sign up in test_signup_roster_and_lecturer_approval; eve is not on it
     minji, junho, eve = (f"{n}{tag}" for n in ("minji", "junho", "eve"))
     roster = base / "roster.csv"
-    roster.write_text(f"username\n{alice}\n{bob}\n{carol}\n{minji}\n{junho}\n", encoding="utf-8")
+    roster.write_text(f"username,name\n{alice},앨리스\n{bob},밥\n{carol},캐럴\n{minji},김민지\n{junho},박준호\n",
+                      encoding="utf-8")
     course = base / "course"
     hubkit.init_course(course, None, lecturer=prof,
                        args=["--roster", str(roster), "--due", "2099-01-01 00:00", "--late-penalty", str(LATE_PERCENT)])

@@ -1,5 +1,5 @@
 """Class mode on the real JupyterHub: NativeAuthenticator (the pinned 1.3 with JupyterHub 6.1),
-sign-up approved by the lecturer, with and without a roster.
+sign-up approved by the lecturer, without a roster (with one: tests/test_classroom_exchange.py).
 
 One hub, over HTTP with the hub's own forms, without a roster, on the students' Python of
 :func:`hubkit.student_python` (one an unprivileged user can run), as a lecturer following
