@@ -107,7 +107,10 @@ class _FontAfterMatplotlib:
 
         def exec_module(module):
             run(module)
-            _remove_hook(self)
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:  # already gone
+                pass
             try:
                 _register_font()
             except Exception as exc:  # noqa: BLE001 - matplotlib itself imported fine: keep it usable
@@ -119,13 +122,6 @@ class _FontAfterMatplotlib:
         # loader object for each spec: the wrapper belongs to this spec alone
         spec.loader.exec_module = exec_module
         return spec
-
-
-def _remove_hook(hook) -> None:
-    try:
-        sys.meta_path.remove(hook)
-    except ValueError:  # already gone
-        pass
 
 
 def _font_when_matplotlib_is_imported() -> None:
