@@ -16,7 +16,6 @@ import decodelab
 from decodelab.teach import build
 from decodelab import latency as lat
 from decodelab import profiles
-from decodelab import speculative as spec
 from decodelab.rejection import acceptance_probabilities
 
 REPO = Path(__file__).resolve().parents[1]
