@@ -2,8 +2,9 @@
 their servers, call their Jupyter server API, run code in a kernel.
 
 Shared by the hub tests (``tests/test_classroom_hub.py``, ``_hub_native.py``, ``_exchange.py``,
-``_hub_init.py``) and ``benchmarks/bench_classroom.py`` (not a test module itself). Everything talks to 127.0.0.1 only; each hub gets free ports for the proxy, its
-API and the hub itself, so several can run at once.
+``_hub_init.py``) and ``benchmarks/bench_classroom.py`` (not a test module itself). Everything
+talks to 127.0.0.1 only; each hub gets free ports for the proxy, its API and the hub itself, so
+several can run at once.
 
 The students' servers never run as root (one system user per student in class mode,
 ``decodelab-demo`` in the demo), so what they must reach lives in folders every user may enter
@@ -237,6 +238,20 @@ class Student:
         self.client.get("/hub/login")
         return self.client.post("/hub/login", data={"username": self.name, "password": password,
                                                     "_xsrf": self._xsrf()}, follow_redirects=spawn)
+
+    def signup(self, password: str) -> str:
+        """NativeAuthenticator's sign-up form (class mode), as a browser posts it; returns the page's
+        text (its message: created, waiting for approval, refused)."""
+        self.client.get("/hub/signup")
+        r = self.client.post("/hub/signup", data={"username": self.name, "signup_password": password,
+                                                  "signup_password_confirmation": password, "_xsrf": self._xsrf()})
+        assert r.status_code == 200, r.text[-2000:]
+        return r.text
+
+    @property
+    def logged_in(self) -> bool:
+        """Whether the hub gave this session its login cookie."""
+        return "jupyterhub-session-id" in self.client.cookies
 
     def hub_api(self, method: str, path: str, **kw) -> httpx.Response:
         headers = {"X-XSRFToken": self._xsrf(), **kw.pop("headers", {})}

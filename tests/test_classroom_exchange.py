@@ -66,21 +66,14 @@ def _needs_ngshare_exchange():
 
 def _signup(hub, name: str, password: str) -> hubkit.Student:
     s = hubkit.Student(hub, name)
-    s.client.get("/hub/signup")
-    r = s.client.post("/hub/signup", data={"username": name, "signup_password": password,
-                                           "signup_password_confirmation": password, "_xsrf": s._xsrf()})
-    assert r.status_code == 200, r.text[-2000:]
+    s.signup(password)
     return s
-
-
-def _logged_in(s: hubkit.Student) -> bool:
-    return "jupyterhub-session-id" in s.client.cookies
 
 
 def _signup_login(hub, name: str, *, spawn: bool = True) -> hubkit.Student:
     s = _signup(hub, name, PW)
     s.login(PW, spawn=spawn)
-    assert _logged_in(s), f"{name} could not log in"
+    assert s.logged_in, f"{name} could not log in"
     return s
 
 
@@ -216,29 +209,29 @@ def test_signup_roster_and_lecturer_approval(klass):
 
     lecturer = _signup(hub, prof, PW)  # the password test_formgrader_through_the_hub... logs in with
     lecturer.login(PW, spawn=False)
-    assert _logged_in(lecturer)
+    assert lecturer.logged_in
     assert lecturer.client.get("/hub/admin").status_code == 200
     assert lecturer.client.get("/hub/authorize").status_code == 200
 
     student = _signup(hub, minji, PW)
     student.login(PW, spawn=False)
-    assert _logged_in(student)  # on the roster: approved at sign-up
+    assert student.logged_in  # on the roster: approved at sign-up
     assert student.client.get("/hub/admin").status_code == 403
     assert student.client.get("/hub/authorize").status_code == 403
     assert student.hub_api("GET", f"/users/{junho}").status_code in (403, 404)
 
     short = _signup(hub, junho, "short")
     short.login("short")
-    assert not _logged_in(short)  # too short for minimum_password_length = 10: no account
+    assert not short.logged_in  # too short for minimum_password_length = 10: no account
 
     outsider = _signup(hub, eve, PW)
     outsider.login(PW)
-    assert not _logged_in(outsider)  # not on the roster, not approved
+    assert not outsider.logged_in  # not on the roster, not approved
     assert lecturer.client.get(f"/hub/authorize/{eve}").status_code == 200  # the lecturer approves...
     assert eve in lecturer.client.get("/hub/authorize").text
     again = hubkit.Student(hub, eve)
     again.login(PW)
-    assert not _logged_in(again)  # ...but the roster still decides who may log in
+    assert not again.logged_in  # ...but the roster still decides who may log in
 
 
 def _mark(course: Path, student: str) -> str | None:

@@ -47,17 +47,9 @@ def _remove_users(names) -> None:
         subprocess.run(["userdel", "--remove", name], capture_output=True)
 
 
-def _signup(hub, name: str, password: str):
+def _signup(hub, name: str, password: str) -> tuple[hubkit.Student, str]:
     s = hubkit.Student(hub, name)
-    s.client.get("/hub/signup")
-    r = s.client.post("/hub/signup", data={"username": name, "signup_password": password,
-                                           "signup_password_confirmation": password, "_xsrf": s._xsrf()})
-    assert r.status_code == 200
-    return s, r.text
-
-
-def _logged_in(s) -> bool:
-    return "jupyterhub-session-id" in s.client.cookies
+    return s, s.signup(password)
 
 
 # ---------------------------------------------------------------- without a roster
@@ -106,18 +98,18 @@ def test_without_a_roster_the_lecturer_logs_in_approves_and_the_student_spawns(o
     one in without allowed_users or allow_all)."""
     prof, _ = _signup(open_hub, PROF, LECTURER_PW)
     prof.login(LECTURER_PW, spawn=False)
-    assert _logged_in(prof), open_hub.log_text()[-2000:]
+    assert prof.logged_in, open_hub.log_text()[-2000:]
     assert prof.client.get("/hub/admin").status_code == 200
 
     student, text = _signup(open_hub, STUDENT, STUDENT_PW)
     assert "has been sent to the admin" in text
     student.login(STUDENT_PW)
-    assert not _logged_in(student)  # not approved yet
+    assert not student.logged_in  # not approved yet
     assert STUDENT in prof.client.get("/hub/authorize").text
     _approve(prof, STUDENT)
     student = hubkit.Student(open_hub, STUDENT)
     student.login(STUDENT_PW)
-    assert _logged_in(student)
+    assert student.logged_in
     assert student.client.get("/hub/authorize").status_code == 403
 
     # first try: the server spawns as the student's own (new) system user, on a Python it can run
@@ -142,7 +134,7 @@ def test_nfc_nfd_and_case_spellings_of_a_name_are_one_account(open_hub):
     assert nfd != HANGUL and unicodedata.normalize("NFC", nfd) == HANGUL
     prof = hubkit.Student(open_hub, PROF)
     prof.login(LECTURER_PW, spawn=False)
-    assert _logged_in(prof)
+    assert prof.logged_in
 
     _, text = _signup(open_hub, HANGUL + "A", STUDENT_PW)  # stored as 김민지a
     assert "has been sent to the admin" in text
@@ -154,7 +146,7 @@ def test_nfc_nfd_and_case_spellings_of_a_name_are_one_account(open_hub):
     for spelling in (nfd + "A", HANGUL + "a", nfd + "a", HANGUL + "A"):
         s = hubkit.Student(open_hub, spelling)
         s.login(STUDENT_PW, spawn=False)
-        assert _logged_in(s), spelling
+        assert s.logged_in, spelling
         assert s.hub_api("GET", "/user").json()["name"] == name
     names = [u["name"] for u in prof.hub_api("GET", "/users").json()]
     assert names.count(name) == 1 and not [n for n in names if n != name and unicodedata.normalize("NFC", n.casefold()) == name]
@@ -190,11 +182,11 @@ def _lecturer(hub):
     is started (approving needs only the hub's pages)."""
     prof = hubkit.Student(hub, PROF)
     prof.login(LECTURER_PW, spawn=False)
-    if not _logged_in(prof):
+    if not prof.logged_in:
         _signup(hub, PROF, LECTURER_PW)
         prof = hubkit.Student(hub, PROF)
         prof.login(LECTURER_PW, spawn=False)
-    assert _logged_in(prof), hub.log_text()[-2000:]
+    assert prof.logged_in, hub.log_text()[-2000:]
     return prof
 
 
@@ -203,7 +195,7 @@ def _approved(hub, prof, name: str):
     _approve(prof, name)
     s = hubkit.Student(hub, name)
     s.login(STUDENT_PW)
-    assert _logged_in(s), hub.log_text()[-2000:]
+    assert s.logged_in, hub.log_text()[-2000:]
     return s
 
 
