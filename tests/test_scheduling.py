@@ -93,11 +93,12 @@ def test_the_browser_run_asks_the_conftest_whether_it_is_reopened():
 
 
 def test_slow_modules_go_out_first_and_a_module_stays_together():
-    items = [_Item("tests/a.py::t1"), _Item("tests/b.py::t1"), _Item("tests/b.py::t2", "slow"), _Item("tests/c.py::t1", "browser"),
-             _Item("tests/a.py::t2", "slow"), _Item("nb/x.ipynb::Cell 0"), _Item("nb/x.ipynb::Cell 1")]
+    items = [_Item("tests/a.py::t1"), _Item("tests/d.py::t1", "classroom"), _Item("tests/b.py::t1"),
+             _Item("tests/b.py::t2", "slow"), _Item("tests/c.py::t1", "browser"), _Item("tests/a.py::t2", "slow"),
+             _Item("nb/x.ipynb::Cell 0"), _Item("nb/x.ipynb::Cell 1")]
     root.pytest_collection_modifyitems(_Config(), items)
     assert [i.nodeid for i in items] == ["tests/c.py::t1", "tests/a.py::t1", "tests/b.py::t1", "tests/b.py::t2",
-                                         "tests/a.py::t2", "nb/x.ipynb::Cell 0", "nb/x.ipynb::Cell 1"]
+                                         "tests/a.py::t2", "tests/d.py::t1", "nb/x.ipynb::Cell 0", "nb/x.ipynb::Cell 1"]
 
 
 def test_a_notebook_run_from_the_wheel_is_not_run_again_by_its_own_nbval_cells(monkeypatch):
@@ -205,3 +206,62 @@ def test_browser_missing_names_what_to_install(monkeypatch):
 
     monkeypatch.setattr(browserkit, "CHROMIUM", "/no/such/chromium")
     assert "no Chromium at /no/such/chromium" in browserkit.browser_missing()
+
+
+class _SchedConfig:
+    """What pytest-xdist's scheduler reads of the config: ``-n <workers>`` with ``--dist load``."""
+
+    def __init__(self, workers: int):
+        self.option = type("Option", (), {"loadscopereorder": True})()
+        self._values = {"dist": "load", "tx": [f"{workers}*popen"]}
+
+    def getvalue(self, name):
+        return self._values[name]
+
+
+class _Node:
+    """A worker as the scheduler sees it: it records the tests it is sent."""
+
+    def __init__(self, name):
+        self.name, self.sent, self.shutting_down = name, [], False
+        self.gateway = type("Gateway", (), {"id": name})()
+
+    def send_runtest_some(self, indices):
+        self.sent.append(indices)
+
+    def shutdown(self):
+        self.shutting_down = True
+
+
+UNITS = [  # in the collection's order (browser modules first, then slow ones, then the rest)
+    "tests/test_browser.py::test_notebook_in_jupyterlab[02_prefill_vs_decode]",
+    "tests/test_browser.py::test_notebook_in_jupyterlab[05_chips]",
+    "tests/test_browser_slides.py::test_a",
+    "tests/test_speculative.py::test_a",
+    "tests/test_classroom_hub.py::test_a",
+    "tests/test_quiz.py::test_a",
+]
+
+
+def _first_units(workers: int) -> list[list[str]]:
+    """The tests each of ``workers`` fake workers is sent when the run starts, in order."""
+    sched = root.pytest_xdist_make_scheduler(_SchedConfig(workers), log=None)
+    nodes = [_Node(f"gw{i}") for i in range(workers)]
+    for node in nodes:
+        sched.add_node(node)
+    for node in nodes:
+        sched.add_node_collection(node, UNITS)
+    sched.schedule()
+    return [[UNITS[i] for batch in node.sent for i in batch] for node in nodes]
+
+
+def test_the_first_half_of_the_workers_take_the_browser_units_and_the_others_the_rest():
+    assert [root.browser_lane(i, 2) for i in range(2)] == [True, False]
+    assert [root.browser_lane(i, 3) for i in range(3)] == [True, True, False]
+    assert root.browser_lane(0, 1)
+    two = _first_units(2)  # two units each to start with
+    assert two == [UNITS[0:2], UNITS[3:5]], two
+    # three workers: two browser lanes; the second one's browser lane is dry at its second unit
+    assert _first_units(3) == [[UNITS[0], UNITS[2]], [UNITS[1], UNITS[4]], [UNITS[3], UNITS[5]]]
+    # a lane that runs dry takes the other lane's units: one worker gets everything, in order
+    assert _first_units(1) == [UNITS[0:2]]
