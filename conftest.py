@@ -224,9 +224,7 @@ def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist (``-n N``): each unit of work (:func:`xdist_scope`) runs on one worker, so its
     module fixtures are set up once; units go out in the order of the collection (sorted above,
     the slowest first), each to the first worker that runs short of work, which takes the first
-    unit of its lane (:func:`browser_lane`). On this project's 2-core machine, 2 workers in lanes
-    ran the suite in 350 s where 3 workers without lanes took 370 s (2026-12-07): fewer processes
-    competing for the cores did about a sixth less CPU work."""
+    unit of its lane (:func:`browser_lane`)."""
     if config.getvalue("dist") != "load":  # the user asked for another --dist
         return None
     from xdist.scheduler import LoadScopeScheduling

@@ -87,9 +87,10 @@ case "$cmd" in
     exec "$VENV/bin/decodelab" lab "$@"
     ;;
   test)
-    # pytest-xdist workers: as many as the CPUs, at least 2 and at most 8; the first half of them
-    # take the browser tests (which mostly wait on a kernel or a page) while the others run the
-    # CPU-bound ones (conftest.py: browser_lane). DECODELAB_TEST_WORKERS=N sets N (0: one process).
+    # pytest-xdist workers: one more than the CPUs (the browser tests spend much of their time
+    # waiting on a kernel or a page), at most 8; the first half of them take the browser tests
+    # first, the others the CPU-bound ones (conftest.py: browser_lane). DECODELAB_TEST_WORKERS=N
+    # sets N (0: one process).
     # Arguments that choose the workers themselves or need one process (-n, --pdb, -p no:xdist)
     # are passed on without -n.
     if [ -n "${DECODELAB_TEST_WORKERS:-}" ]; then
@@ -102,8 +103,7 @@ case "$cmd" in
       fi
       workers=$((10#$workers))
     else
-      workers=$(nproc 2>/dev/null || echo 2)
-      if [ "$workers" -lt 2 ]; then workers=2; fi
+      workers=$(( $(nproc 2>/dev/null || echo 2) + 1 ))
       if [ "$workers" -gt 8 ]; then workers=8; fi
     fi
     parallel=(-n "$workers")
