@@ -214,8 +214,8 @@ def browser_lane(index: int, workers: int) -> bool:
 
     The first half of the workers (at least one) do: a browser test mostly waits while its kernel
     and Chromium work (about one core between them), so the other workers meanwhile run the
-    CPU-bound units and keep the cores busy, and only the browser lane's workers start a JupyterLab
-    server and Chromium. Each worker takes the other lane's units once its own is empty."""
+    CPU-bound units and keep the cores busy (and seldom start a JupyterLab server and Chromium of
+    their own). Each worker takes the other lane's units once its own is empty."""
     return index < max(1, (workers + 1) // 2)
 
 
@@ -235,7 +235,8 @@ def pytest_xdist_make_scheduler(config, log):
 
         def _assign_work_unit(self, node) -> None:
             lane = browser_lane(list(self.assigned_work).index(node), len(self.assigned_work))
-            scope = next((s for s in self.workqueue if s.startswith(BROWSER_MODULES) == lane), next(iter(self.workqueue)))
+            mine = (s for s in self.workqueue if s.startswith(BROWSER_MODULES) == lane)
+            scope = next(mine, next(iter(self.workqueue)))  # the other lane's first unit when mine is empty
             work_unit = self.assigned_work.setdefault(node, {})[scope] = self.workqueue.pop(scope)
             collection = self.registered_collections[node]
             node.send_runtest_some([collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
