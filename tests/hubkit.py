@@ -280,6 +280,13 @@ class Student:
         return r.json()["token"]
 
 
+def sign_up(hub: Hub, name: str, password: str) -> tuple[Student, str]:
+    """A new :class:`Student` of ``hub`` named ``name`` who has posted the sign-up form
+    (:meth:`Student.signup`), and the page's text."""
+    s = Student(hub, name)
+    return s, s.signup(password)
+
+
 def server_api(hub: Hub, user: str, token: str, method: str, path: str, **kw) -> httpx.Response:
     """A call to ``/user/<user>/api<path>`` with an API token."""
     return httpx.request(method, f"{hub.url}/user/{user}/api{path}", headers={"Authorization": f"token {token}"},

@@ -64,14 +64,8 @@ def _needs_ngshare_exchange():
         pytest.skip("ngshare-exchange missing: bash scripts/install_hub.sh")
 
 
-def _signup(hub, name: str, password: str) -> hubkit.Student:
-    s = hubkit.Student(hub, name)
-    s.signup(password)
-    return s
-
-
 def _signup_login(hub, name: str, *, spawn: bool = True) -> hubkit.Student:
-    s = _signup(hub, name, PW)
+    s, _ = hubkit.sign_up(hub, name, PW)
     s.login(PW, spawn=spawn)
     assert s.logged_in, f"{name} could not log in"
     return s
@@ -207,24 +201,24 @@ def test_signup_roster_and_lecturer_approval(klass):
     assert 'authenticator_class = "decodelab.classroom.auth.NativeAuthenticator"' in config
     assert "c.Authenticator.allowed_users = {" + ", ".join(map(repr, roster)) + "}" in config
 
-    lecturer = _signup(hub, prof, PW)  # the password test_formgrader_through_the_hub... logs in with
+    lecturer, _ = hubkit.sign_up(hub, prof, PW)  # the password test_formgrader_through_the_hub... logs in with
     lecturer.login(PW, spawn=False)
     assert lecturer.logged_in
     assert lecturer.client.get("/hub/admin").status_code == 200
     assert lecturer.client.get("/hub/authorize").status_code == 200
 
-    student = _signup(hub, minji, PW)
+    student, _ = hubkit.sign_up(hub, minji, PW)
     student.login(PW, spawn=False)
     assert student.logged_in  # on the roster: approved at sign-up
     assert student.client.get("/hub/admin").status_code == 403
     assert student.client.get("/hub/authorize").status_code == 403
     assert student.hub_api("GET", f"/users/{junho}").status_code in (403, 404)
 
-    short = _signup(hub, junho, "short")
+    short, _ = hubkit.sign_up(hub, junho, "short")
     short.login("short")
     assert not short.logged_in  # too short for minimum_password_length = 10: no account
 
-    outsider = _signup(hub, eve, PW)
+    outsider, _ = hubkit.sign_up(hub, eve, PW)
     outsider.login(PW)
     assert not outsider.logged_in  # not on the roster, not approved
     assert lecturer.client.get(f"/hub/authorize/{eve}").status_code == 200  # the lecturer approves...

@@ -47,11 +47,6 @@ def _remove_users(names) -> None:
         subprocess.run(["userdel", "--remove", name], capture_output=True)
 
 
-def _signup(hub, name: str, password: str) -> tuple[hubkit.Student, str]:
-    s = hubkit.Student(hub, name)
-    return s, s.signup(password)
-
-
 # ---------------------------------------------------------------- without a roster
 
 
@@ -96,12 +91,12 @@ print(json.dumps(out))
 def test_without_a_roster_the_lecturer_logs_in_approves_and_the_student_spawns(open_hub):
     """Today nobody, not even the lecturer, could log in without a roster (JupyterHub 5+ lets no
     one in without allowed_users or allow_all)."""
-    prof, _ = _signup(open_hub, PROF, LECTURER_PW)
+    prof, _ = hubkit.sign_up(open_hub, PROF, LECTURER_PW)
     prof.login(LECTURER_PW, spawn=False)
     assert prof.logged_in, open_hub.log_text()[-2000:]
     assert prof.client.get("/hub/admin").status_code == 200
 
-    student, text = _signup(open_hub, STUDENT, STUDENT_PW)
+    student, text = hubkit.sign_up(open_hub, STUDENT, STUDENT_PW)
     assert "has been sent to the admin" in text
     student.login(STUDENT_PW)
     assert not student.logged_in  # not approved yet
@@ -136,10 +131,10 @@ def test_nfc_nfd_and_case_spellings_of_a_name_are_one_account(open_hub):
     prof.login(LECTURER_PW, spawn=False)
     assert prof.logged_in
 
-    _, text = _signup(open_hub, HANGUL + "A", STUDENT_PW)  # stored as 김민지a
+    _, text = hubkit.sign_up(open_hub, HANGUL + "A", STUDENT_PW)  # stored as 김민지a
     assert "has been sent to the admin" in text
     for spelling in (nfd + "A", HANGUL + "a", nfd + "a"):
-        _, text = _signup(open_hub, spelling, STUDENT_PW + "x")
+        _, text = hubkit.sign_up(open_hub, spelling, STUDENT_PW + "x")
         assert "already in use" in text, spelling
     name = HANGUL + "a"
     _approve(prof, name)
@@ -183,7 +178,7 @@ def _lecturer(hub):
     prof = hubkit.Student(hub, PROF)
     prof.login(LECTURER_PW, spawn=False)
     if not prof.logged_in:
-        _signup(hub, PROF, LECTURER_PW)
+        hubkit.sign_up(hub, PROF, LECTURER_PW)
         prof = hubkit.Student(hub, PROF)
         prof.login(LECTURER_PW, spawn=False)
     assert prof.logged_in, hub.log_text()[-2000:]
@@ -191,7 +186,7 @@ def _lecturer(hub):
 
 
 def _approved(hub, prof, name: str):
-    _signup(hub, name, STUDENT_PW)
+    hubkit.sign_up(hub, name, STUDENT_PW)
     _approve(prof, name)
     s = hubkit.Student(hub, name)
     s.login(STUDENT_PW)
