@@ -171,7 +171,7 @@ def test_import_decodelab_alone_makes_students_plots_korean():
                                    "del sys.modules['decodelab']; import decodelab"])
 def test_the_font_is_registered_whichever_import_brings_matplotlib(first):
     # the post-import hook runs once, after matplotlib itself, whatever imported it, and leaves
-    # sys.meta_path; matplotlib imported before decodelab is handled at once (the second run)
+    # sys.meta_path
     code = (
         "import sys, decodelab;"
         f"{first};"
@@ -182,6 +182,9 @@ def test_the_font_is_registered_whichever_import_brings_matplotlib(first):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["NanumGothic", "False", "False"]
+
+
+def test_matplotlib_imported_before_decodelab_gets_the_font_at_once():
     before = subprocess.run([sys.executable, "-c", "import matplotlib, decodelab; print(matplotlib.rcParams['font.sans-serif'][0])"],
                             capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
     assert before.stdout.split() == ["NanumGothic"], before.stderr
