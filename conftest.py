@@ -235,11 +235,10 @@ def pytest_xdist_make_scheduler(config, log):
 
         def _assign_work_unit(self, node) -> None:
             lane = browser_lane(list(self.assigned_work).index(node), len(self.assigned_work))
-            mine = (s for s in self.workqueue if s.startswith(BROWSER_MODULES) == lane)
-            scope = next(mine, next(iter(self.workqueue)))  # the other lane's first unit when mine is empty
-            work_unit = self.assigned_work.setdefault(node, {})[scope] = self.workqueue.pop(scope)
-            collection = self.registered_collections[node]
-            node.send_runtest_some([collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
+            mine = next((s for s in self.workqueue if s.startswith(BROWSER_MODULES) == lane), None)
+            if mine is not None:  # else the other lane's first unit, the queue's first
+                self.workqueue.move_to_end(mine, last=False)
+            super()._assign_work_unit(node)  # sends the queue's first unit
 
     config.option.loadscopereorder = False
     return ModuleScheduling(config, log)
