@@ -150,7 +150,14 @@ def test_warped_distribution_matches_reference(next_logits, t, k, p):
         assert (ours > 0).sum() <= k
 
 
-@pytest.mark.parametrize("t,k,p", SETTINGS)
+#: ``sample`` draws from whatever probabilities it is given, and the five settings' probabilities are
+#: checked exactly above, so two settings are drawn from: the two most peaked, where the bound is
+#: tightest (drawing from ``probs ** 1.1`` fails both; the full softmax over 4,096 tokens lets it
+#: pass), each with tokens filtered out
+DRAWN_SETTINGS = [(0.7, 50, None), (0.5, 20, 0.95)]
+
+
+@pytest.mark.parametrize("t,k,p", DRAWN_SETTINGS)
 def test_empirical_frequencies_match_warped_softmax(next_logits, t, k, p):
     n = 20_000
     ref = _reference_probs(next_logits.numpy(), t, k, p)
