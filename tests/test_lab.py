@@ -141,6 +141,7 @@ def test_lab_missing_notebooks_dir_says_the_folder_is_missing(tmp_path, capsys):
     assert lab.main(["--notebooks-dir", str(tmp_path / "nosuch"), "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "노트북 폴더" in err and "없습니다" in err and "nosuch" in err and "--notebook 으로" not in err
+    assert f"저장소 안에서는 ~/{lab.WORK_DIR}" in err
 
 
 @pytest.mark.parametrize("argv, korean", [(["--port", "abc"], "대신 정수 값을 주세요"), (["--bogus"], "알 수 없는 인자")])

@@ -450,7 +450,8 @@ def _parser() -> ArgumentParser:
         help=f"JupyterLab 포트 (기본 {DEFAULT_PORT}; 기본 포트가 사용 중이면 다음 빈 포트를 씁니다)",
     )
     p.add_argument("--no-browser", action="store_true", help="브라우저를 자동으로 열지 않습니다 (주소만 출력)")
-    p.add_argument("--notebooks-dir", type=Path, default=None, help=f"노트북 폴더 (기본: 현재 폴더나 그 위의 notebooks/, 없으면 ./{STUDENT_DIR}에 패키지의 노트북을 복사)")
+    p.add_argument("--notebooks-dir", type=Path, default=None, help=f"노트북 폴더 (기본: 현재 폴더나 그 위의 notebooks/. git 저장소 안이면 그 노트북을 ~/{WORK_DIR}에 "
+                   f"복사해 복사본을 엽니다. notebooks/가 없으면 ./{STUDENT_DIR}에 패키지의 노트북을 복사)")
     p.add_argument("--notebook", default=FIRST_NOTEBOOK, help=f"처음 열 노트북 파일 이름 (기본 {FIRST_NOTEBOOK})")
     p.add_argument("--target", type=Path, default=None,
                    help="대상 모델 폴더 (모든 노트북이 이 모델을 씀; DECODELAB_TARGET으로 전달)")
@@ -636,7 +637,7 @@ def main(argv: list[str] | None = None) -> int:
             if not folder.is_dir():
                 raise FileNotFoundError(
                     f"노트북 폴더 {folder} 이(가) 없습니다. --notebooks-dir 에 있는 폴더를 주거나, "
-                    f"이 옵션을 빼면 ./{STUDENT_DIR} 에 강좌 노트북을 복사해 엽니다."
+                    f"이 옵션을 빼면 강좌 노트북의 복사본을 엽니다 (저장소 안에서는 ~/{WORK_DIR}, 밖에서는 ./{STUDENT_DIR})."
                 )
         else:
             folder = find_notebooks_dir()
