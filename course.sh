@@ -39,7 +39,7 @@ install_torch() {  # $1: the virtualenv's python
     if "$vpy" -m pip install -q --timeout 5 --retries 0 "$TORCH_REQ" --index-url "$CPU_INDEX"; then
       return
     fi
-    echo "[decodelab] CPU 빌드 색인에 닿지 않아 기본 색인에서 $TORCH_REQ 를 설치합니다"
+    echo "[decodelab] CPU 빌드 색인에서 설치하지 못했습니다(위 pip 오류: 색인에 닿지 않거나 거기에 없는 의존 패키지). 기본 색인에서 $TORCH_REQ 를 설치합니다"
   else
     echo "[decodelab] torch를 설치합니다 ($TORCH_REQ)"
   fi
