@@ -33,7 +33,7 @@ def _seeds_dir() -> Path | None:
 
 
 SEEDS = _seeds_dir()
-needs_seeds = pytest.mark.skipif(SEEDS is None, reason="시드 글(../shared/seeds)이 없습니다")
+needs_seeds = pytest.mark.skipif(SEEDS is None, reason="시드 글(../shared/seeds)이 없습니다 (DECODELAB_SEEDS로 위치를 줄 수 있습니다)")
 
 
 def _seed_text(prefix: str) -> str:
