@@ -66,7 +66,7 @@ def test_unreachable_cpu_index_falls_back_to_the_plain_requirement(tmp_path):
     calls, out = _run(tmp_path, system="Linux", gpu=False, cpu_rc=1)
     assert calls[:2] == [f"-m pip install -q --timeout 5 --retries 0 torch==2.13.0 --index-url {CPU}",
                          "-m pip install -q torch==2.13.0"]
-    assert "기본 색인" in out and "설치하지 못했습니다" in out  # not "unreachable": pip's own error says why
+    assert "기본 색인" in out and "설치하지 못했습니다" in out  # pip's own error, above it, says why
 
 
 @pytest.mark.parametrize("system,gpu", [("Darwin", False), ("Linux", True), ("MINGW64_NT-10.0", False)])

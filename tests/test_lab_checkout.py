@@ -206,7 +206,7 @@ def test_from_a_clone_main_opens_the_working_copy_and_says_where_it_is(tmp_path,
     # the authors' way in: --notebooks-dir opens the checkout's notebooks as they are
     assert lab.main(["--no-browser", "--port", str(_free_port()), "--notebooks-dir", "notebooks"]) == 0
     assert seen["cwd"] == (repo / "notebooks").resolve()
-    # and --help says so (it once said a clone's notebooks open in place)
+    # and --help says where a clone's notebooks open
     assert f"~/{lab.WORK_DIR}에" in " ".join(lab._parser().format_help().split())
 
 
