@@ -160,7 +160,8 @@ def pytest_collection_modifyitems(config, items) -> None:
     rank: dict[str, int] = {}
     for item in items:
         m = module_of[id(item)]
-        rank[m] = min(rank.get(m, 3), _heaviness(item))
+        h = _heaviness(item)
+        rank[m] = min(rank.get(m, h), h)
     items.sort(key=lambda item: rank[module_of[id(item)]])  # stable
     for item in items:
         if hasattr(item, "output_timeout"):  # an nbval cell
