@@ -201,15 +201,11 @@ def test_signup_roster_and_lecturer_approval(klass):
     assert 'authenticator_class = "decodelab.classroom.auth.NativeAuthenticator"' in config
     assert "c.Authenticator.allowed_users = {" + ", ".join(map(repr, roster)) + "}" in config
 
-    lecturer, _ = hubkit.sign_up(hub, prof, PW)  # the password test_formgrader_through_the_hub... logs in with
-    lecturer.login(PW, spawn=False)
-    assert lecturer.logged_in
+    lecturer = _signup_login(hub, prof, spawn=False)  # PW: test_formgrader_through_the_hub... logs in with it
     assert lecturer.client.get("/hub/admin").status_code == 200
     assert lecturer.client.get("/hub/authorize").status_code == 200
 
-    student, _ = hubkit.sign_up(hub, minji, PW)
-    student.login(PW, spawn=False)
-    assert student.logged_in  # on the roster: approved at sign-up
+    student = _signup_login(hub, minji, spawn=False)  # on the roster: approved at sign-up
     assert student.client.get("/hub/admin").status_code == 403
     assert student.client.get("/hub/authorize").status_code == 403
     assert student.hub_api("GET", f"/users/{junho}").status_code in (403, 404)

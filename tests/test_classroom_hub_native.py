@@ -178,17 +178,15 @@ def _lecturer(hub):
     prof = hubkit.Student(hub, PROF)
     prof.login(LECTURER_PW, spawn=False)
     if not prof.logged_in:
-        hubkit.sign_up(hub, PROF, LECTURER_PW)
-        prof = hubkit.Student(hub, PROF)
+        prof, _ = hubkit.sign_up(hub, PROF, LECTURER_PW)
         prof.login(LECTURER_PW, spawn=False)
     assert prof.logged_in, hub.log_text()[-2000:]
     return prof
 
 
 def _approved(hub, prof, name: str):
-    hubkit.sign_up(hub, name, STUDENT_PW)
+    s, _ = hubkit.sign_up(hub, name, STUDENT_PW)
     _approve(prof, name)
-    s = hubkit.Student(hub, name)
     s.login(STUDENT_PW)
     assert s.logged_in, hub.log_text()[-2000:]
     return s
