@@ -24,10 +24,11 @@ re-implementation of the Llama forward pass that makes a draft step cheap enough
 architectures through ``transformers``. The draft's forward pass only changes speed, never the
 output distribution.
 
-A proposer may also return a *tree* of drafts (``Proposal.tree``, EAGLE's ``"eagle-tree"``): the
-proposal then carries the tree, its node tokens and the drafter's distributions, and
-:meth:`Proposer.verify_round` verifies it in one target pass with tree attention
-(:func:`decodelab.tree.verify_tree`); everything the verification needs is in its arguments.
+A proposer may also return a *tree* of drafts (``Proposal.tree``; EAGLE always does, its chain
+being a tree with one child per node): the proposal then carries the tree, its node tokens and
+the drafter's distributions, and :meth:`Proposer.verify_round` verifies it in one target pass
+with tree attention (:func:`decodelab.tree.verify_tree`); everything the verification needs is
+in its arguments.
 
 Vocabularies: a draft may have more or fewer output rows than the target (real pairs that share
 one tokenizer are often padded differently, e.g. Qwen2.5-0.5B 151,936 rows vs Qwen2.5-7B 152,064).
@@ -59,6 +60,7 @@ __all__ = [
     "Proposer",
     "Verification",
     "common_prefix_length",
+    "verify_tree_round",
 ]
 
 

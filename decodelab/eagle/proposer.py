@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from ..decoding import DecodeState, new_cache
 from ..proposers import Proposal, Proposer, Verification, verify_tree_round
 from ..sampling import SamplingConfig, probabilities
-from ..tree import DraftTree, TorchDraws, sample_children, verify_tree
+from ..tree import DraftTree, TorchDraws, sample_children
 from .head import EagleHead, load_head
 
 __all__ = ["DEFAULT_TREE", "EagleProposer", "make_proposer"]
