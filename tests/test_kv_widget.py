@@ -86,6 +86,7 @@ def test_notebook_01_starts_from_the_bundled_model(pair):
     calc = kv_calculator(pair.target, context_tokens=512, dtype="fp32").calculator
     assert calc.model.value == "bundled-target"
     assert calc.per_token == 15_360 and calc.total == 15_360 * 512
+    assert "= <b>15,360 B</b> = 15.4 KB (15 KiB)" in _text(calc) and "= 7.86 MB (7.5 MiB)" in _text(calc)
 
 
 def test_its_caption_states_where_the_formula_holds():

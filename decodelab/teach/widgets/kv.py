@@ -132,9 +132,18 @@ class KVCalculator:
         self.result.value = (
             "<div style='font-size:15px; line-height:1.6'>"
             f"토큰당: 2 × {L}층 × KV 헤드 {H}개 × 헤드 크기 {D} × {b:g}바이트 = <b>{self.per_token:,.0f} B</b>"
-            f" ({self.per_token / 1024:,.1f} KiB)<br>"
+            f" = {_size(self.per_token)}<br>"
             f"전체: {self.per_token:,.0f} B × 맥락 {S:,} 토큰 × 배치 {B} = <b>{self.total:,.0f} B</b>"
-            f" = {self.total / 1e9:,.3g} GB ({self.total / 2**30:,.3g} GiB)</div>")
+            f" = {_size(self.total)}</div>")
+
+
+def _size(nbytes: float) -> str:
+    """``nbytes`` in the largest decimal unit it reaches, with the binary one beside it:
+    ``"1.07 GB (1 GiB)"``, ``"7.86 MB (7.5 MiB)"``, ``"15.4 KB (15 KiB)"``."""
+    for power, dec, binary in ((3, "GB", "GiB"), (2, "MB", "MiB"), (1, "KB", "KiB")):
+        if nbytes >= 1000**power:
+            return f"{nbytes / 1000**power:,.3g} {dec} ({nbytes / 1024**power:,.3g} {binary})"
+    return f"{nbytes:,.0f} B"
 
 
 def kv_calculator(model=None, *, context_tokens: int = 8192, batch: int = 1, dtype: str = "bf16"):
