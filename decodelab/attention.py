@@ -322,7 +322,7 @@ class ModelAttention:
 
 
 def model_attention(model, tokenizer, prompt, *, layer: int = 0) -> ModelAttention:
-    """Run ``model`` on ``prompt`` once (a prefill with a KV cache, :func:`decodelab.prefill`) and
+    """Run ``model`` on ``prompt`` once (a prefill with a KV cache, as :func:`decodelab.prefill` does) and
     read ``layer``'s keys and values from the cache and each head's output from the forward pass
     (a hook on the input of the layer's ``o_proj``, which concatenates the heads in order).
 
@@ -331,7 +331,7 @@ def model_attention(model, tokenizer, prompt, *, layer: int = 0) -> ModelAttenti
     Returns:
         :class:`ModelAttention` (float32 copies on the CPU).
     """
-    from .decoding import prefill
+    from .decoding import forward, new_cache
 
     shapes = attention_shapes(model)
     layer = check("layer", layer, "층 번호", integer=True, high=shapes.n_layers - 1,
@@ -340,11 +340,12 @@ def model_attention(model, tokenizer, prompt, *, layer: int = 0) -> ModelAttenti
     _, block = _llama_attention(model, layer)
     seen: list[torch.Tensor] = []
     hook = block.self_attn.o_proj.register_forward_pre_hook(lambda module, args: seen.append(args[0].detach()))
+    cache = new_cache(model)
     try:
-        state = prefill(model, ids)
+        forward(model, ids, cache)             # a prefill (the ids were checked above, once)
     finally:
         hook.remove()
-    keys, values = cached_kv(state.cache, layer)
+    keys, values = cached_kv(cache, layer)
     n = ids.shape[1]
     outputs = seen[0][0].reshape(n, shapes.n_q_heads, shapes.d_head).transpose(0, 1)
     return ModelAttention(ids[0].tolist(), layer, keys[0].float().cpu().clone(), values[0].float().cpu().clone(),
