@@ -90,8 +90,9 @@ def _imports(tree):
     ("lean_llama.py", "from .proposers import DraftModelProposer", ".lean_llama"),
     # the course folder's leaf module asking the hub (the hub reads the course folder through it)
     ("classroom/course.py", "from .hub import write_config", ".hub"),
-    # the subject reaching up for a widget (the token labels live in decodelab.plots for that)
-    ("attention.py", "from .teach.widgets.decode import tokens_html", "decodelab.attention -> decodelab.teach"),
+    # the subject reaching up for a widget (the token labels live in decodelab.plots for that); a
+    # module the teaching layer does not import, so the only contract broken is subject-first
+    ("batching.py", "from .teach.widgets.decode import tokens_html", "decodelab.batching -> decodelab.teach"),
     # a widget reaching up for the quizzes
     ("teach/build.py", "from ..assess.quiz import load_quizzes", "decodelab.teach.build -> decodelab.assess"),
     # the grading rules importing torch (assessment runs without it: a lecturer's grading process)
