@@ -343,7 +343,8 @@ def check_roofline(fn: Callable, cases: Sequence[tuple] = ROOFLINE_CASES, *, rel
 #: (model, prompt, layer, query head) of the attention check. ``"target"`` is the model passed to
 #: :func:`check_head_attention` (the bundled target: 5 query heads, 5 KV heads, no GQA);
 #: ``"gqa"`` is :func:`gqa_model`, a small Llama with 4 query heads sharing 2 KV heads, whose
-#: prompts are token ids. Later layers, later heads and GQA pairs where ``kv != head``.
+#: prompts are token ids. Later layers, later heads and GQA pairs where ``kv != head``. On another
+#: target (``DECODELAB_TARGET``) a layer or head past its size wraps round (``% n_layers``, ``% n_q_heads``).
 ATTENTION_CASES = (
     ("target", "모든 국민은 법률 앞에 평등하다", 0, 0),
     ("target", "모든 국민은 법률 앞에 평등하다", 1, 3),
@@ -458,11 +459,13 @@ def check_head_attention(fn: Callable, model, tokenizer, *, cases: Sequence[tupl
     """
     import torch
 
-    from ..attention import layer_inputs, model_attention
+    from ..attention import attention_shapes, layer_inputs, model_attention
 
     failures, n_ok = [], 0
     for which, prompt, layer, head in cases:
         m, tok = (model, tokenizer) if which == "target" else (gqa_model(), None)
+        shapes = attention_shapes(m)
+        layer, head = layer % shapes.n_layers, head % shapes.n_q_heads
         inp = layer_inputs(m, tok, list(prompt) if not isinstance(prompt, str) else prompt, layer=layer)
         ref = model_attention(m, tok, inp.token_ids, layer=layer)
         kv = head // inp.group
