@@ -220,7 +220,13 @@ class NeutralizeMarkup(NbGraderPreprocessor):
     def preprocess_cell(self, cell, resources, index):
         grader = _nbgrader_meta(cell.get("metadata", {}).get("nbgrader"))
         cell["metadata"] = from_dict({"nbgrader": grader} if grader is not None else {})
-        if cell.cell_type == "markdown" and not _vouched(cell):
+        if cell.cell_type == "markdown" and _vouched(cell):  # the course's own text, as released
+            if cell.get("attachments"):  # not covered by the checksum: only images stay
+                cell["attachments"] = from_dict({
+                    name: {k: v for k, v in data.items() if k in IMAGE_MIMES and isinstance(v, str) and _BASE64.fullmatch(v)}
+                    for name, data in cell["attachments"].items() if isinstance(data, dict)})
+            return cell, resources
+        if cell.cell_type == "markdown":
             cell.source = neutral_markdown(cell.source, cell.get("attachments"))
         elif cell.cell_type == "code":
             cell.outputs = [from_dict(o) for o in (clean_output(out) for out in cell.get("outputs", [])) if o is not None]
@@ -228,5 +234,5 @@ class NeutralizeMarkup(NbGraderPreprocessor):
                 cell["execution_count"] = None
         elif cell.cell_type == "raw":  # the template writes a raw cell into the page as it is
             cell.source = clean_html("<pre>" + cell.source.replace("&", "&amp;").replace("<", "&lt;") + "</pre>")
-        cell.pop("attachments", None)
+        cell.pop("attachments", None)  # resolved into the cleaned HTML (only PNG/JPEG/GIF)
         return cell, resources
