@@ -13,6 +13,12 @@ grades alice's written answer, then opens formgrader (nbgrader's own server exte
 server, token login: the lecturer's session) in headless Chromium at each submission and clicks
 every link in it. No dialog may open and no grade may change; the page must show mallory's answer
 (so the check is not vacuous) from the autograded copy while ``submitted/`` still holds the attacks.
+
+formgrader runs here on this test's Python, not as the hub's service: the hub's services and the
+students' servers run on a Python an unprivileged user can execute (tests/hubkit.py), on this
+machine Debian's 3.11.2, where soupsieve 4.1 cannot compile the selector ``img:not([alt])`` that
+nbconvert's HTML exporter applies to every page (SelectorSyntaxError: formgrader answers 500 for
+every submission). The page, the template, the cookie session and the API are formgrader's own.
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAW
 #: with the lecturer's session: every grade of exam-02 to full marks through formgrader's API
 GRADE_JS = ("(async()=>{const m=document.cookie.match(/_xsrf=([^;]+)/);"
             "const h={'X-XSRFToken':m?decodeURIComponent(m[1]):'','Content-Type':'application/json'};"
-            "const b=location.pathname.split('/formgrader/')[0]+'/formgrader/api/';"
+            "const p=location.pathname,b=p.slice(0,p.lastIndexOf('/formgrader/submissions/'))+'/formgrader/api/';"
             "const subs=await(await fetch(b+'submitted_notebooks/exam-02/exam-02')).json();"
             "for(const s of subs){const gs=await(await fetch(b+'grades?submission_id='+s.id)).json();"
             "for(const g of gs){await fetch(b+'grade/'+g.id,{method:'PUT',headers:h,"
