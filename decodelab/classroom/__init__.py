@@ -8,7 +8,7 @@
   grading calls (lecturer's side: they refuse outside a course directory);
 - :mod:`decodelab.classroom.student`: the student's side of an exam notebook (own numbers, answer widgets);
 - :mod:`decodelab.classroom.review`: the autograde step that fills formgrader's review queue;
-- :mod:`decodelab.classroom.lms`: Canvas / Moodle grade files from nbgrader's gradebook (``export``).
+- :mod:`decodelab.classroom.lms`: Canvas / Moodle grade files from nbgrader's gradebook (``export``; nbgrader's ExportPlugin ``LmsExport``).
 
 The command is ``decodelab classroom init|hub|variant|export`` (:mod:`decodelab.classroom.cli`).
 """
