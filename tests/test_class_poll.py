@@ -49,6 +49,16 @@ class _Recorder:
                 self.end_headers()
                 self.wfile.write(out)
 
+            def do_GET(self):  # noqa: N802 - a lecturer's view of an item: nothing revealed, 1 answer
+                rec.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": None})
+                out = json.dumps({"item": ITEM, "state": "open", "revealed": None, "kind": "number", "unit": "배",
+                                  "prompt": "?", "count": 1, "choices": [], "values": [2.0]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
             def log_message(self, *_a):
                 pass
 
@@ -213,3 +223,25 @@ def test_lecturer_view_without_a_hub_says_so(answers):
     v = ClassPollView(ITEM, live=False)
     assert "JupyterHub 강좌 서버에서 돌지 않아" in v.status.value
     assert v.close_button.disabled and v.reset_button.disabled and v.chart.value == ""
+
+
+def test_lecturer_view_sends_only_a_reveal_made_after_it_began(answers, recorder):
+    """A reveal already in the lecturer's answers (preparing the lesson) is not sent when the view
+    starts, nor after 초기화; the lecturer's reveal during the lesson is sent once."""
+    import time
+
+    from decodelab.classroom.polls_view import ClassPollView
+
+    ex.reveal_record(ITEM, 3.0)  # preparing the lesson
+    v = ClassPollView(ITEM, live=False, endpoint=(recorder.url, "lecturer-token"))
+    reveals = lambda: [r["body"] for r in recorder.requests if r["path"].endswith("/reveal")]  # noqa: E731
+    assert reveals() == [] and 'data-count="1"' in v.status.value
+    time.sleep(1.1)  # the record's time has whole seconds
+    ex.reveal_record(ITEM, 3.47)  # the measuring cell in the lesson
+    v.refresh()
+    v.refresh()
+    assert reveals() == [{"value": 3.47}]
+    assert all(r["auth"] == "token lecturer-token" for r in recorder.requests)
+    v.act("reset")
+    v.refresh()
+    assert reveals() == [{"value": 3.47}]

@@ -10,9 +10,10 @@ It shows the question, whether answers are taken (받는 중 / 마감됨), how m
 a histogram of the numbers (bins on a log scale when the answers span 10x or more) or a bar per
 choice, and, once revealed, the measured value marked in it. Buttons: 받기 시작 (open), 마감
 (close), 초기화 (reset: press twice), 새로 고침. Names appear only when the lecturer ticks 이름 보기.
-The measured value comes from the service, or from the lecturer's own reveal of the same item in
-this kernel (``ex.reveal``, saved in the lecturer's answers), which is then sent to the service
-(closing the item). Requests go with the lecturer's own hub token (the kernel's
+The measured value comes from the service, or from the lecturer's own reveal of the same item
+(``ex.reveal`` in the lecturer's notebook, saved in the lecturer's answers) made after the view was
+shown, which is then sent to the service (closing the item); a reveal from before (preparing the
+lesson) is not sent, nor sent again after 초기화. Requests go with the lecturer's own hub token (the kernel's
 ``$JUPYTERHUB_API_TOKEN``); the service answers only an admin or a member of the hub group
 ``instructors``.
 """
@@ -187,6 +188,8 @@ class ClassPollView:
                            layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
         self.view.add_class("decodelab-poll")
         self._armed_reset = False
+        # the lecturer's own reveal when the view began (a reveal from preparing the lesson is not sent)
+        self._own_seen = self._own_reveal()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -214,27 +217,29 @@ class ClassPollView:
             return None
         return r.body
 
-    def _own_reveal(self) -> Any:
-        """The value the lecturer revealed for this item in their own notebook (None if not yet)."""
+    def _own_reveal(self) -> tuple[Any, Any]:
+        """``(value, when)`` of the lecturer's own reveal of this item in their answers (the value
+        None if not revealed; ``when`` the record's ``updated_at``, so a rerun of the same value counts)."""
         from ..assess.quiz.store import AnswerStore
 
         try:
             rec = AnswerStore("course", self.answers_dir).get(self.item_id) or {}
         except Exception:  # noqa: BLE001 - an unreadable answers file only means: no reveal known
-            return None
-        return rec.get("revealed")
+            return None, None
+        return rec.get("revealed"), rec.get("updated_at")
 
     def refresh(self) -> None:
         """Fetch the distribution and redraw (what the live thread does every ``interval_s``)."""
         with self._lock:
             q = "?names=1" if self.names.value else ""
             data = self._call("GET", f"items/{quote(self.item_id, safe='')}{q}")
-            if data is not None and data.get("revealed") is None:
-                own = self._own_reveal()
-                if own is not None:  # the lecturer ran the measuring cell: the room sees the value now
-                    data = self._call("POST", f"items/{quote(self.item_id, safe='')}/reveal", {"value": own}) or data
-                    if self.names.value:
-                        data = self._call("GET", f"items/{quote(self.item_id, safe='')}{q}") or data
+            own = self._own_reveal()
+            if data is not None and own[0] is not None and own != self._own_seen:
+                # the lecturer opened the result in their notebook after this view began: the room sees it now
+                self._own_seen = own
+                data = self._call("POST", f"items/{quote(self.item_id, safe='')}/reveal", {"value": own[0]}) or data
+                if self.names.value:
+                    data = self._call("GET", f"items/{quote(self.item_id, safe='')}{q}") or data
             if data is None:
                 return
             self.data = data
@@ -255,6 +260,8 @@ class ClassPollView:
         """``open`` (take answers), ``close`` (stop taking them) or ``reset`` (delete them)."""
         if action not in ("open", "close", "reset"):
             raise ValueError(f"action={action!r}: open, close, reset 중 하나")
+        if action == "reset":  # the reveal already in the lecturer's notebook is not sent again
+            self._own_seen = self._own_reveal()
         if self._call("POST", f"items/{quote(self.item_id, safe='')}/{action}") is not None:
             self.message.value = {"open": "예측을 받기 시작했습니다.", "close": "예측 받기를 마감했습니다.",
                                   "reset": "이 질문의 예측을 모두 지웠습니다."}[action]
