@@ -38,7 +38,7 @@ import pytest
 import hubkit
 from browserkit import JS_OPEN, SCREENSHOTS
 from decodelab.assess.exercises import classpoll
-from decodelab.classroom.polls import SERVICE
+from decodelab.classroom.polls import LECTURER_CACHE_S, SERVICE
 
 pytestmark = [pytest.mark.slow, pytest.mark.classroom]
 
@@ -209,6 +209,16 @@ def test_attacks_on_the_poll_fail(hub, people):
     assert _api(h, alice, "POST", "answers/01-written-decode-definition", json={"value": 1}).status_code == 404
     assert _api(h, alice, "POST", "answers/99-predict-nothing", json={"value": 1}).status_code == 404
     assert answers() == expected
+    # a teaching assistant: not an admin, but in the hub group "instructors", reads the distribution
+    lecturer = sessions[LECTURER]
+    assert lecturer.hub_api("POST", "/users/ta1").status_code == 201
+    r = lecturer.hub_api("POST", "/users/ta1/tokens", json={"note": "poll test"})
+    assert r.status_code == 201, r.text
+    ta = r.json()["token"]
+    assert _api(h, ta, "GET", f"items/{ITEM}").status_code == 403  # not yet in the group
+    assert lecturer.hub_api("POST", "/groups/instructors", json={"users": ["ta1"]}).status_code == 201
+    time.sleep(LECTURER_CACHE_S + 0.5)  # the service asks the hub again after its cache time
+    assert _api(h, ta, "GET", f"items/{ITEM}?names=1").json()["names"] == expected
 
 
 def _browser():
