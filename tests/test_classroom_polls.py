@@ -202,6 +202,16 @@ def test_attacks_on_the_poll_fail(hub, people):
     # the browser's hub cookie (through the proxy) is no credential: a page on another site cannot post
     r = sessions["alice"].client.post(f"/services/{SERVICE}/api/answers/{ITEM}", json={"value": 1})
     assert r.status_code == 401, (r.status_code, r.text[:200])
+    # a body far larger than an answer is refused before it is read (nothing stored)
+    import httpx
+
+    try:
+        big = _api(h, alice, "POST", f"answers/{ITEM}", content=b'{"value": 5, "pad": "' + b"x" * 100_000 + b'"}',
+                   headers={"Content-Type": "application/json"})
+        assert big.status_code >= 400, big.status_code
+    except httpx.TransportError:
+        pass  # tornado may also just close the connection
+    assert answers() == expected
     # bad values and unknown items
     assert _api(h, alice, "POST", f"answers/{ITEM}", json={"value": "2"}).status_code == 400
     assert _api(h, alice, "POST", f"answers/{ITEM}", json={"value": True}).status_code == 400

@@ -59,6 +59,8 @@ INSTRUCTOR_GROUP = "instructors"
 ACCESS_SCOPE = f"access:services!service={SERVICE}"
 #: seconds the service keeps a user's lecturer status before asking the hub again
 LECTURER_CACHE_S = 10.0
+#: the largest request body the service reads (bytes)
+MAX_BODY_BYTES = 16 * 1024
 
 
 # ------------------------------------------------------------------------------ the hub's configuration
@@ -512,7 +514,8 @@ def main(argv: list[str] | None = None) -> None:
                    api_token=os.environ["JUPYTERHUB_API_TOKEN"])
 
     async def serve() -> None:
-        app.listen(url.port or PORT, host, xheaders=False)
+        # an answer is a few bytes: a bigger body is refused before it is read into memory
+        app.listen(url.port or PORT, host, xheaders=False, max_body_size=MAX_BODY_BYTES)
         print(f"[decodelab] {SERVICE}: {host}:{url.port or PORT}{prefix} ({args.db})", flush=True)
         await asyncio.Event().wait()
 
