@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -245,3 +246,17 @@ def test_lecturer_view_sends_only_a_reveal_made_after_it_began(answers, recorder
     v.act("reset")
     v.refresh()
     assert reveals() == [{"value": 3.47}]
+
+
+def test_render_numbers_as_a_histogram_with_the_median_and_the_measured_bin():
+    from decodelab.classroom.polls_view import render
+
+    data = {"kind": "number", "unit": "배", "count": 3, "revealed": None, "values": [2.0, 3.5, 20.0], "choices": []}
+    html = render(data)
+    counts = [int(c) for c in re.findall(r'class="decodelab-poll-bin" data-count="(\d+)"', html)]
+    assert counts == [2, 0, 1]  # a 10x spread: log10 bins 2-4.31-9.28-20
+    assert "중앙값 3.5 배 · 구간은 로그 눈금" in html and "실제 값" not in html
+    html = render({**data, "revealed": 3.47})
+    assert html.count("#ef6c00") == 2  # the measured value's bin (the first, 2-4.31: 2 and 3.5) and its line
+    assert "실제 값: 3.47 배" in html
+    assert "모든 예측보다 큽니다" in render({**data, "revealed": 50.0})

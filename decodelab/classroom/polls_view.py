@@ -121,13 +121,13 @@ def _number_chart(values: list[float], revealed: float | None, unit: str) -> str
                     f'<div style="width:80%;height:{h}px;background:{color};border-radius:2px 2px 0 0"></div>'
                     f'<div style="font-size:75%;color:#555;white-space:nowrap">{_esc(label)}</div></div>')
     median = values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
-    note = f"중앙값 {_num(median)} {_esc(unit)}".strip() + (" · 로그 눈금 구간" if log else "")
+    note = f"중앙값 {_num(median)} {_esc(unit)}".strip() + (" · 구간은 로그 눈금" if log else "")
     if revealed is not None and hit is None:
         side = "모든 예측보다 큽니다" if revealed > edges[-1] else "모든 예측보다 작습니다"
         note += f" · 실제 값은 {side}"
     return (f'<div class="decodelab-poll-hist" style="display:flex;align-items:flex-end;gap:4px;height:190px;'
             f'border-bottom:1px solid #999;max-width:720px">{"".join(cols)}</div>'
-            f'<div style="font-size:85%;color:#555;margin-top:2px">{note} ({_esc(unit) or "단위 없음"})</div>')
+            f'<div class="decodelab-poll-note" style="font-size:85%;color:#555;margin-top:2px">{note}</div>')
 
 
 def _choice_chart(choices: list[dict], counts: dict, revealed: str | None, total: int) -> str:
