@@ -1,4 +1,5 @@
-"""No prediction is answered on screen before the student commits it (issue 32, deliver 1).
+"""No prediction is answered on screen before the student commits it (issue 32, deliver 1; issue 43,
+deliver 3: the run-based half).
 
 A prediction (``ex.predict(ID)``, ``quizzes/exercises/NN.yaml``) is the course's signature exercise:
 its measured value stays hidden (``ex.hold`` / ``ex.reveal``) until the student commits a guess, and its
@@ -8,34 +9,44 @@ explanation (``why``) is part of what is revealed. So nothing a student can read
 - every markdown cell and every code cell's source from the top of the notebook down to the cell
   with ``ex.reveal(ID, ...)``, and what the exercise widgets of those cells show: every prediction's
   and written exercise's prompt (the prediction's own included), and the revealed ``why`` of each
-  prediction above it (a held cell's printed output is hidden, its source is not: a printed
-  source tag such as ``print("[facts/... → 400초]")`` stands in the source);
+  prediction above it;
 - the markdown cells right under the reveal cell, down to the next code cell (they stand on the
   same screen as the hidden result: "= 400초입니다" under it gives the answer away). A folded
-  ``<details>`` block counts as visible: opening it is as easy as reading it.
-
-What a code cell prints is not evaluated by running the notebook (minutes on 2 cores). Instead,
-every code cell between ``ex.predict(ID)`` and ``ex.reveal(ID, ...)`` must start with ``ex.hold``
-(:func:`unheld_cells`), so what it prints stays hidden until the commit; the values printed above the
-prediction come from literals in the sources (checked) or from functions computing earlier results,
-and a cell that printed an answer before its question is asked would show in the sources.
+  ``<details>`` block counts as visible: opening it is as easy as reading it;
+- what those code cells print when the notebook runs (:func:`executed`: each notebook is executed
+  once per test session with nbclient, its widgets' state kept): stream, ``text/plain``,
+  ``text/html`` and ``text/markdown`` outputs, and every widget's text (labels, values, defaults,
+  options), except what is hidden at that moment: an output held by ``ex.hold`` for this prediction,
+  and anything whose layout says ``display: none``. Output held for another prediction counts as
+  visible (the student commits that one first); the prediction's own question widget does not
+  count (its options are the question);
+- the earlier part of the same lesson (notebook 04 for 04b: its sources and what it printed);
+- ``GLOSSARY.md``: it defines terms; it never answers a prediction.
 
 The answer of each prediction is written down in :data:`ANSWERS` (the definitions hold no accepted
 value: a measured value is whatever the student's machine gives). A leak is any of:
 
 - a number inside an accepted range followed by one of its units ("400초", "~22 ms", "8 위치"), or, for
   answers distinctive enough (``bare``), the number alone ("= 400");
-- a key phrase that states the result (regular expressions, matched on whitespace-folded text);
+- a premise one division away from the answer (``premises``: "KV 2.68 GB" when the question is
+  2.68 GB ÷ 450 GB/s; "50번에 115.0초" when it asks how many calls fit in 600 s);
+- a key phrase that states the result (regular expressions, matched on whitespace-folded text), or
+  a printed pattern that shows it (``shown``: a table of the step time per batch size before the
+  question "what happens to TPOT when the batch grows");
 - for a choice with a fixed key, the keyed option's text;
 - a sentence of the prediction's ``why`` (14 characters or more in a row, whitespace removed);
 - for a choice, a reveal that passes the key as a literal (``ex.reveal(ID, "b")``).
 
-A new prediction needs an entry in :data:`ANSWERS` (the test says so).
+Every code cell between ``ex.predict(ID)`` and ``ex.reveal(ID, ...)`` must also start with ``ex.hold``
+(:func:`unheld_cells`, without running anything). A new prediction needs an entry in
+:data:`ANSWERS` (the test says so); the run-based test covers it without further code.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +77,8 @@ class Answer:
     phrases: tuple[str, ...] = ()  # regular expressions on whitespace-folded text
     key: str | None = None  # a choice's fixed key (its option text may not be visible)
     note: str = ""
+    premises: tuple[Num, ...] = ()  # values one division away from the answer (leaks like ``numbers``)
+    shown: tuple[str, ...] = ()  # regular expressions on whitespace-folded text that show the result
 
 
 MEASURED = "measured on the student's machine: no fixed value, only the phrases that state the result"
@@ -80,18 +93,26 @@ ANSWERS: dict[str, Answer] = {
                                   phrases=(r"메모리에서읽는데22",)),
     "02-predict-batch-throughput": Answer(phrases=(r"16배에는?못미",), note=MEASURED),
     "02-predict-batch-tpot": Answer(key="b", phrases=(r"TPOT[는가은이]?줄지않", r"TPOT[는가은이]?(오히려|같거나)?늘",
-                                                      r"TPOT[는가은이]?길어")),
+                                                      r"TPOT[는가은이]?길어"),
+                                    # a step time (= one request's TPOT) printed per batch size
+                                    shown=(r"배치.{0,20}스텝\(ms\)", r"요청하나의TPOT\d")),
     "03-predict-loop-50": Answer(numbers=(Num(380, 420, ("초", "s")), Num(380, 420, (), bare=True))),
     "03-predict-speedup-20x": Answer(numbers=(Num(3.0, 4.0, ("배", "x")), Num(110, 120, ("초", "s"))),
                                      phrases=(r"4배가까이",)),
     "03-predict-calls-in-10min": Answer(numbers=(Num(240, 280, ("번", "회")), Num(240, 280, (), bare=True)),
-                                        phrases=(r"호출수가4배",)),
-    "04-predict-alpha-vs-rate": Answer(key="a", phrases=(r"수락률[은이]?α보다작", r"α[가는]?수락률보다크")),
+                                        phrases=(r"호출수가4배",),
+                                        # 600 s ÷ the time of one call: "50번 115.0초" or "호출 한 번 2.3초"
+                                        premises=(Num(114, 116, ("초", "s")), Num(2.25, 2.35, ("초", "s")))),
+    "04-predict-alpha-vs-rate": Answer(key="a", phrases=(r"수락률[은이]?α보다작", r"α[가는]?수락률보다크"),
+                                       # a rounds table (each round's accepted count out of γ), or the
+                                       # accepted and proposed drafts printed together ("num_draft_tokens = 37")
+                                       shown=(r"라운드토큰수락", r"num_draft_tokens=\d+")),
     "04-predict-length-gamma6": Answer(phrases=(r"γ\+1보다훨씬천천히",), note=MEASURED),
     "04-predict-speedup-gamma4": Answer(phrases=(r"속도향상은토큰수만으로정해지지않",), note=MEASURED),
     "04-predict-eagle-tree": Answer(note="the winner changes with the machine's load: no fixed key"),
     "05-predict-lpu-count": Answer(numbers=(Num(141, 143, ("개", "장")), Num(141, 143, (), bare=True))),
-    "05-predict-kv-transfer-8k": Answer(numbers=(Num(5.5, 6.5, ("ms", "밀리초")),)),
+    "05-predict-kv-transfer-8k": Answer(numbers=(Num(5.5, 6.5, ("ms", "밀리초")),),
+                                        premises=(Num(2.6, 2.75, ("GB",)),)),  # then ÷ 450 GB/s
     "05-predict-disagg-ttft": Answer(key="c", phrases=(r"TTFT[가는]?프리필\+KV전송", r"TTFT=프리필\+KV전송",
                                                        r"전송시간만큼(TTFT가)?늘")),
     "07-predict-server-tpot": Answer(numbers=(Num(0.7, 1.9, ("배",)),), phrases=(r"0\.7[~∼–-]1\.9",),
@@ -232,13 +253,15 @@ def leaks(vis: Visible, answer: Answer, pred: ex.Prediction) -> list[str]:
         where = f"{vis.notebook} cell {j} ({kind})"
         for num in answer.numbers:
             found += [f"{where}: number {snip!r}" for snip in number_leaks(text, num)]
+        for num in answer.premises:
+            found += [f"{where}: a value one division away from the answer {snip!r}" for snip in number_leaks(text, num)]
         folded = _fold(text)
-        for pat in answer.phrases:
+        for pat in answer.phrases + answer.shown:
             for m in re.finditer(pat, folded):
                 found.append(f"{where}: phrase {folded[max(0, m.start() - 25):m.end() + 15]!r}")
         if keyed and len(keyed) >= 6 and keyed in folded:
             found.append(f"{where}: the keyed option's text {keyed!r}")
-        hits = sorted({w for w in whys if w in folded})
+        hits = sorted({w for w in whys if w in folded}) if kind != "glossary" else []  # it glosses the same terms
         if hits:
             found.append(f"{where}: a sentence of the revealed explanation (why): {hits[0]!r}")
     if pred.kind == "choice":
@@ -246,6 +269,156 @@ def leaks(vis: Visible, answer: Answer, pred: ex.Prediction) -> list[str]:
         if lit:
             found.append(f"{vis.notebook}: ex.reveal({vis.pid!r}, {lit.group(1)!r}) shows the key in its source")
     return found
+
+
+# --------------------------------------------------------------------------------------------
+# What the notebook prints when it runs
+# --------------------------------------------------------------------------------------------
+
+_EXECUTED: dict[Path, dict] = {}
+GLOSSARY = ROOT / "GLOSSARY.md"
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+REUSE_ENV = "DECODELAB_EXECUTED_NOTEBOOKS"
+"""A folder of notebooks already executed with their widgets' state (nbclient, or a JupyterLab run
+saved with its widget state): one whose cells' sources are those of this checkout's notebook is
+read instead of running the notebook again."""
+
+
+def executed(path: Path) -> dict:
+    """The notebook at ``path`` (a JSON dict) executed top to bottom, once per test session
+    (or read from :data:`REUSE_ENV`): nbclient with this interpreter's kernel and this checkout's ``decodelab`` first on its path,
+    the widgets' state kept in its metadata (what the front end would draw).
+
+    Raises:
+        nbclient.exceptions.CellExecutionError: a cell failed (the notebook must run cleanly).
+    """
+    path = Path(path)
+    if path not in _EXECUTED and os.environ.get(REUSE_ENV):
+        saved = Path(os.environ[REUSE_ENV]) / path.name
+        if saved.is_file():
+            nb = json.loads(saved.read_text(encoding="utf-8"))
+            now = json.loads(path.read_text(encoding="utf-8"))
+            if [_source(c) for c in nb["cells"]] == [_source(c) for c in now["cells"]]:
+                _EXECUTED[path] = nb
+    if path not in _EXECUTED:
+        import nbformat
+        from nbclient import NotebookClient
+
+        nb = nbformat.read(path, as_version=4)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+        client = NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=True,
+                                resources={"metadata": {"path": str(path.parent)}})
+        client.execute(env=env)
+        _EXECUTED[path] = json.loads(nbformat.writes(nb))
+    return _EXECUTED[path]
+
+
+def _strip_html(text: str) -> str:
+    text = re.sub(r"(?is)<(style|script)[^>]*>.*?</\1>", " ", text)
+    return html.unescape(re.sub(r"<[^>]+>", " ", text))
+
+
+def _joined(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+class Screen:
+    """What the outputs of an executed notebook show (``nb``: :func:`executed`'s dict) while the
+    prediction ``pid`` is still uncommitted."""
+
+    def __init__(self, nb: dict, pid: str | None):
+        self.state = nb.get("metadata", {}).get("widgets", {}).get(_WIDGET_STATE, {}).get("state", {})
+        self.pid = pid
+
+    def output_texts(self, output: dict) -> list[str]:
+        kind = output.get("output_type")
+        if kind == "stream":
+            return [_joined(output.get("text", ""))]
+        if kind == "error":
+            return [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
+        data = output.get("data", {})
+        if _WIDGET_VIEW in data:
+            return self.widget_texts(data[_WIDGET_VIEW].get("model_id", ""))
+        if "text/html" in data:
+            return [_strip_html(_joined(data["text/html"]))]
+        if "text/markdown" in data:
+            return [_joined(data["text/markdown"])]
+        if "text/plain" in data:
+            return [_joined(data["text/plain"])]
+        return []
+
+    def _hidden(self, st: dict) -> bool:
+        layout = self.state.get(str(st.get("layout", "")).removeprefix("IPY_MODEL_"), {}).get("state", {})
+        return layout.get("display") == "none"
+
+    def widget_texts(self, model_id: str, *, held_for: str | None = None) -> list[str]:
+        """The text of the widget ``model_id`` and its children: descriptions, string values
+        (HTML and labels with their tags removed), number values with their description (a
+        slider's default), placeholders, tooltips and options, and the outputs of ``Output``
+        widgets. Skipped: the prediction's own question, the output held for it, and what is
+        not displayed (except the held output of another prediction: it opens when the student
+        commits that one)."""
+        model = self.state.get(model_id)
+        if model is None:
+            return []
+        st = model.get("state", {})
+        classes = st.get("_dom_classes", []) or []
+        if self.pid is not None and f"decodelab-exercise-{self.pid}" in classes:
+            return []
+        result = next((c.removeprefix("decodelab-result-") for c in classes if c.startswith("decodelab-result-")), None)
+        if self._hidden(st) and not (held_for is not None and held_for != self.pid):
+            return []
+        out = []
+        desc = st.get("description") or ""
+        value = st.get("value")
+        if isinstance(value, str):
+            out.append(f"{desc} {_strip_html(value)}".strip())
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append(f"{desc} {value}")
+        elif desc:
+            out.append(desc)
+        for key in ("placeholder", "tooltip", "readout_format"):
+            if isinstance(st.get(key), str) and st[key].strip() and key != "readout_format":
+                out.append(st[key])
+        if isinstance(st.get("_options_labels"), list):
+            out.append(" / ".join(map(str, st["_options_labels"])))
+        for o in st.get("outputs", []) or []:
+            out += self.output_texts(o)
+        for child in st.get("children", []) or []:
+            out += self.widget_texts(str(child).removeprefix("IPY_MODEL_"), held_for=result)
+        return out
+
+    def cell_texts(self, cell: dict) -> list[str]:
+        return [t for o in cell.get("outputs", []) for t in self.output_texts(o) if t.strip()]
+
+
+def _lesson(path: Path) -> str:
+    return re.match(r"\d+", path.name).group(0)  # "04b_speculative_speedup.ipynb" -> "04"
+
+
+def printed_before_reveal(path: Path, vis: Visible) -> list[tuple[int, str, str]]:
+    """What the executed notebook at ``path`` shows above ``vis``'s reveal (cells ``vis`` covers),
+    what the earlier part of the same lesson shows (notebook 04 for 04b: sources and outputs), and
+    ``GLOSSARY.md``, as (cell index, kind, text); kinds: ``output``, ``earlier part``, ``glossary``."""
+    nb = executed(path)
+    screen = Screen(nb, vis.pid)
+    cells = nb["cells"]
+    out = []
+    for j in sorted({j for j, _, _ in vis.cells}):
+        if cells[j]["cell_type"] == "code":
+            out += [(j, "output", t) for t in screen.cell_texts(cells[j])]
+    for earlier in NOTEBOOKS:
+        if _lesson(earlier) == _lesson(path) and earlier.name < path.name:
+            enb = executed(earlier)
+            every = Screen(enb, None)
+            for j, cell in enumerate(enb["cells"]):
+                out.append((j, f"{earlier.stem} source", _source(cell)))
+                out += [(j, f"{earlier.stem} output", t) for t in every.cell_texts(cell)]
+    out.append((-1, "glossary", GLOSSARY.read_text(encoding="utf-8")))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,6 +438,21 @@ def _params():
         nb = _notebook_id(path)
         out.append(pytest.param(path, id=nb))
     return out
+
+
+@pytest.mark.slow  # runs each notebook once (nbclient): 30-60 s a notebook on 2 cores
+@pytest.mark.parametrize("path", _params())
+def test_nothing_printed_or_shown_answers_a_prediction_before_its_reveal(path):
+    """The run-based half: what the notebook prints and its widgets show (defaults included), the
+    earlier part of its lesson and the glossary, checked against each prediction's answer."""
+    problems = []
+    for vis in visible_before_reveal(path):
+        pred, answer = PREDICTIONS.get(vis.pid), ANSWERS.get(vis.pid)
+        if pred is None or answer is None:
+            continue  # reported by the source test
+        shown = Visible(vis.notebook, vis.pid, cells=printed_before_reveal(path, vis))
+        problems += [f"{vis.pid}: {p}" for p in leaks(shown, answer, pred)]
+    assert not problems, "the answer is on screen before the prediction is committed:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("path", _params())
