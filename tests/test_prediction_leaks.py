@@ -98,9 +98,11 @@ ANSWERS: dict[str, Answer] = {
     "01-predict-kv-step": Answer(phrases=(r"배수가생각보다작",), note=MEASURED),
     "02-predict-tpot-70b": Answer(numbers=(Num(21, 23, ("ms", "밀리초")), Num(43, 48, ("tok/s", "토큰", "tokens/s"))),
                                   phrases=(r"메모리에서읽는데22",)),
-    "02-predict-batch-throughput": Answer(phrases=(r"16배에는?못미",), note=MEASURED),
+    "02-predict-batch-throughput": Answer(phrases=(r"16배에는?못미",), note=MEASURED,
+                                          shown=(r"B=16:요청하나의TPOT\d",)),  # 16 ÷ this = the throughput ratio
     "02-predict-batch-tpot": Answer(phrases=(r"TPOT[는가은이]?줄지않", r"TPOT[는가은이]?(오히려|같거나)?늘",
                                              r"TPOT[는가은이]?길어", r"배치16의TPOT는배치1의"),
+                                    shown=(r"B=16:처리량\d",),  # 16 ÷ the throughput ratio = the TPOT ratio
                                     note="measured on this machine (the Llama-3-8B table's flat step time on an H100 is the "
                                          "premise the question sets against it): no fixed key; the throughput result, one "
                                          "division away, is held until this one is committed (ex.hold(..., until=))"),
