@@ -126,8 +126,8 @@ ANSWERS: dict[str, Answer] = {
                                         premises=(Num(7.95, 8.15, ("GB",)),)),  # three requests' KV, then ÷ 450 GB/s
     "05-predict-disagg-ttft": Answer(key="c", reasoned=True, phrases=(r"TTFT[가는]?프리필\+KV전송", r"TTFT=프리필\+KV전송",
                                                        r"전송시간만큼(TTFT가)?늘")),
-    "07-predict-server-tpot": Answer(numbers=(Num(0.7, 1.9, ("배",)),), phrases=(r"0\.7[~∼–-]1\.9",),
-                                     note="the measured ratio: 0.7-1.9x in the lecturer's runs (lecturer/07.md)"),
+    "07-predict-server-tpot": Answer(numbers=(Num(0.25, 1.9, ("배",)),), phrases=(r"0\.[37][~∼–-]1\.9",),
+                                     note="the measured ratio: 0.3-1.9x in the lecturer's runs (lecturer/07.md)"),
     "07-predict-concurrency": Answer(key="b", reasoned=True, phrases=(r"TPOT[,·]?(TTFT\))?도늘", r"TPOT도늘")),
 }
 
