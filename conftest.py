@@ -31,6 +31,7 @@ import os
 import shutil
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -111,6 +112,10 @@ WHEEL_RUN_DROPS = ("DECODELAB_TARGET", "DECODELAB_DRAFT", "DECODELAB_QUIZZES", "
 #: sliders that redraw in place), on the same pair (the server inherits DECODELAB_TARGET/DRAFT)
 #: and with the kernel a student gets (the inline matplotlib backend)
 BROWSER_RUN = "tests/test_browser.py::test_notebook_in_jupyterlab[{stem}]"
+#: the leak test that runs a course notebook top to bottom with nbclient (tests/test_prediction_leaks.py,
+#: ``{nb}`` the notebook's id: "04b"): a cell that fails fails it, as nbval-lax would; it stands in for
+#: nbval's run when neither the wheel's run nor the browser's takes the notebook
+LEAK_RUN = "tests/test_prediction_leaks.py::test_nothing_printed_or_shown_answers_a_prediction_before_its_reveal[{nb}]"
 
 
 def runs_elsewhere(config, ids: set[str]) -> dict[str, str]:
@@ -120,7 +125,8 @@ def runs_elsewhere(config, ids: set[str]) -> dict[str, str]:
     playwright are here (else that test is skipped and nbval's run is the only one), it tests this
     checkout's notebooks and the notebook has no cell whose output nbval-lax compares
     (``NBVAL_CHECK_OUTPUT``, or the tag ``nbval-check-output``: the browser run does not compare
-    outputs). Only for --nbval-lax: strict --nbval compares every cell's output."""
+    outputs), or else the run-based leak test (``LEAK_RUN``) when it is selected. Only for --nbval-lax:
+    strict --nbval compares every cell's output."""
     if not config.getoption("nbval_lax", False):
         return {}
     elsewhere: dict[str, str] = {}
@@ -132,6 +138,12 @@ def runs_elsewhere(config, ids: set[str]) -> dict[str, str]:
             test = BROWSER_RUN.format(stem=nb.stem)
             if test in ids and not _compares_outputs(nb):
                 elsewhere.setdefault(f"notebooks/{nb.name}", test)
+    for test in ids if not os.environ.get("DECODELAB_EXECUTED_NOTEBOOKS") else ():  # a saved run may stand in there
+        if test.startswith(LEAK_RUN.split("[", 1)[0] + "["):
+            nb_id = test.rsplit("[", 1)[1].rstrip("]")
+            for path in (Path(__file__).resolve().parent / "notebooks").glob(f"{nb_id}_*.ipynb"):
+                if not _compares_outputs(path):
+                    elsewhere.setdefault(f"notebooks/{path.name}", test)
     return elsewhere
 
 

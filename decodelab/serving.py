@@ -823,7 +823,7 @@ def wait_until_ready(url: str, process: subprocess.Popen, timeout_s: float, *, w
 
 def format_table(rows: list[SweepRow]) -> str:
     """The sweep as a Korean text table (ms and tokens/s)."""
-    head = f"{'동시 요청':>8} {'요청 수':>6} {'출력 토큰/s(합계)':>16} {'TTFT 중앙값':>11} {'TPOT 중앙값':>11} {'ITL 중앙값':>10} {'E2E 평균':>9}"
+    head = f"{'동시 요청':>8} {'요청 수':>6} {'처리량(tokens/s)':>16} {'TTFT 중앙값':>11} {'TPOT 중앙값':>11} {'ITL 중앙값':>10} {'E2E 평균':>9}"
     lines = [head]
     for r in rows:
         lines.append(f"{r.concurrency:>8} {r.requests:>6} {r.output_tokens_per_s:>16.1f} {r.median_ttft_ms:>9.1f}ms "

@@ -396,6 +396,45 @@ def test_one_skip_opens_every_held_cell_of_the_exercise(quizzes, monkeypatch):
     assert rec["response"] is None and rec["revealed"] == "b"
 
 
+def test_a_hold_until_another_prediction_opens_only_when_both_are_committed(quizzes, monkeypatch):
+    """Two predictions on one measurement (each one division from the other): each output waits
+    for both commits; a skip closes both."""
+    monkeypatch.setattr(views, "_display", lambda _x: None)
+    step, curve = ex.PredictView("01-predict-kv-step"), ex.PredictView("01-predict-curve")
+    ex.hold("01-predict-kv-step", until=["01-predict-curve"])
+    ex.reveal("01-predict-kv-step", 3.0)
+    ex.hold("01-predict-curve", until="01-predict-kv-step")
+    ex.reveal("01-predict-curve", "b")
+    here = AnswerStore("course").dir
+    a = next(g for g in views._LIVE_GATES["01-predict-kv-step"] if g.ex.id == "01-predict-kv-step" and g.store.dir == here)
+    b = next(g for g in views._LIVE_GATES["01-predict-curve"] if g.ex.id == "01-predict-curve" and g.store.dir == here)
+    assert "decodelab-until-01-predict-curve" in a.view._dom_classes
+    step.input.value = "2"
+    step.button.click()  # its own prediction alone does not open it
+    assert a.state == "hidden" and a.held.layout.display == "none" and "'01-predict-curve'" in a.notice.value
+    assert b.state == "hidden"
+    curve.input.value = "a"
+    curve.button.click()  # the second commit opens both
+    assert a.state == "open" and b.state == "open" and "실제 값: 3 ms" in a.result.value
+    assert AnswerStore("course").get("01-predict-curve")["revealed"] == "b"
+
+
+def test_a_skip_of_a_hold_until_closes_both_predictions(quizzes, monkeypatch):
+    monkeypatch.setattr(views, "_display", lambda _x: None)
+    step, curve = ex.PredictView("01-predict-kv-step"), ex.PredictView("01-predict-curve")
+    ex.hold("01-predict-kv-step", until=["01-predict-curve"])
+    ex.reveal("01-predict-kv-step", 3.0)
+    ex.hold("01-predict-curve", until=["01-predict-kv-step"])
+    ex.reveal("01-predict-curve", "b")
+    here = AnswerStore("course").dir
+    a = next(g for g in views._LIVE_GATES["01-predict-kv-step"] if g.ex.id == "01-predict-kv-step" and g.store.dir == here)
+    a.skip_button.click()
+    assert step.input.disabled and curve.input.disabled  # the other answer is on screen now: both closed
+    for pid, value in (("01-predict-kv-step", 3.0), ("01-predict-curve", "b")):
+        rec = AnswerStore("course").get(pid)
+        assert rec["response"] is None and rec["revealed"] == value
+
+
 # --------------------------------------------------------------------------------------------
 # A new process, the export, the gradebook
 # --------------------------------------------------------------------------------------------
@@ -452,8 +491,8 @@ def test_exercises_survive_a_new_process_and_appear_in_the_export_and_gradebook(
     assert head[i + 1] == "01-predict-kv-step [실제]" and (cells[head[i]], cells[head[i + 1]]) == ("12.5", "3.1")
     assert cells["01-predict-curve [예측]"] == "" and cells["01-predict-curve [실제]"] == ""
     assert cells["01-written-decode-definition [서술]"] == "토큰을 하나씩 이어서 만든다 =SUM(A1)"
-    assert cells["01-task-low-rate [과제]"] == "통과" and cells["01-task-low-rate [값]"] == "0.21"
-    assert cells["01-task-band [과제]"] == ""  # not attempted: blank
+    assert cells["01-task-low-rate [실습]"] == "통과" and cells["01-task-low-rate [값]"] == "0.21"
+    assert cells["01-task-band [실습]"] == ""  # not attempted: blank
     # the exercises add nothing to the quiz score
     assert cells["01 점수"] == cells["total"] and cells["max"] == f"{sum(q.points for q in book.questions):g}"
     md = rubrics_markdown(book)

@@ -1,4 +1,5 @@
-"""No prediction is answered on screen before the student commits it (issue 32, deliver 1).
+"""No prediction is answered on screen before the student commits it (issue 32, deliver 1; issue 43,
+deliver 3: the run-based half).
 
 A prediction (``ex.predict(ID)``, ``quizzes/exercises/NN.yaml``) is the course's signature exercise:
 its measured value stays hidden (``ex.hold`` / ``ex.reveal``) until the student commits a guess, and its
@@ -8,34 +9,46 @@ explanation (``why``) is part of what is revealed. So nothing a student can read
 - every markdown cell and every code cell's source from the top of the notebook down to the cell
   with ``ex.reveal(ID, ...)``, and what the exercise widgets of those cells show: every prediction's
   and written exercise's prompt (the prediction's own included), and the revealed ``why`` of each
-  prediction above it (a held cell's printed output is hidden, its source is not: a printed
-  source tag such as ``print("[facts/... → 400초]")`` stands in the source);
+  prediction above it;
 - the markdown cells right under the reveal cell, down to the next code cell (they stand on the
   same screen as the hidden result: "= 400초입니다" under it gives the answer away). A folded
-  ``<details>`` block counts as visible: opening it is as easy as reading it.
-
-What a code cell prints is not evaluated by running the notebook (minutes on 2 cores). Instead,
-every code cell between ``ex.predict(ID)`` and ``ex.reveal(ID, ...)`` must start with ``ex.hold``
-(:func:`unheld_cells`), so what it prints stays hidden until the commit; the values printed above the
-prediction come from literals in the sources (checked) or from functions computing earlier results,
-and a cell that printed an answer before its question is asked would show in the sources.
+  ``<details>`` block counts as visible: opening it is as easy as reading it;
+- what those code cells print when the notebook runs (:func:`executed`: each notebook is executed
+  once per test session with nbclient, its widgets' state kept): stream, ``text/plain``,
+  ``text/html`` and ``text/markdown`` outputs, and every widget's text (labels, values, defaults,
+  options), except what is hidden at that moment: an output held by ``ex.hold`` for this prediction,
+  and anything whose layout says ``display: none``. Output held for another prediction counts as
+  visible (the student commits that one first); the prediction's own question widget does not
+  count (its options are the question);
+- the earlier part of the same lesson (notebook 04 for 04b: its sources and what it printed), unless
+  the prediction is labelled as reasoning from what that part taught (``reasoned``: its prompt says
+  so, and the earlier part is the material to reason with);
+- ``GLOSSARY.md``: it defines terms; it never answers a prediction.
 
 The answer of each prediction is written down in :data:`ANSWERS` (the definitions hold no accepted
 value: a measured value is whatever the student's machine gives). A leak is any of:
 
 - a number inside an accepted range followed by one of its units ("400초", "~22 ms", "8 위치"), or, for
   answers distinctive enough (``bare``), the number alone ("= 400");
-- a key phrase that states the result (regular expressions, matched on whitespace-folded text);
+- a premise one division away from the answer (``premises``: "KV 8.05 GB" when the question is
+  8.05 GB ÷ 450 GB/s);
+- a key phrase that states the result (regular expressions, matched on whitespace-folded text), or
+  a printed pattern that shows it or a value one division away (``shown``: a rounds table before
+  "which is larger, α or the rate?"; "호출 한 번 4.00 초" before "how many calls fit in 600 s?");
 - for a choice with a fixed key, the keyed option's text;
 - a sentence of the prediction's ``why`` (14 characters or more in a row, whitespace removed);
 - for a choice, a reveal that passes the key as a literal (``ex.reveal(ID, "b")``).
 
-A new prediction needs an entry in :data:`ANSWERS` (the test says so).
+Every code cell between ``ex.predict(ID)`` and ``ex.reveal(ID, ...)`` must also start with ``ex.hold``
+(:func:`unheld_cells`, without running anything). A new prediction needs an entry in
+:data:`ANSWERS` (the test says so); the run-based test covers it without further code.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +79,14 @@ class Answer:
     phrases: tuple[str, ...] = ()  # regular expressions on whitespace-folded text
     key: str | None = None  # a choice's fixed key (its option text may not be visible)
     note: str = ""
+    premises: tuple[Num, ...] = ()  # values one division away from the answer (leaks like ``numbers``)
+    shown: tuple[str, ...] = ()  # regular expressions on whitespace-folded text that show the result
+    reasoned: bool = False  # labelled as reasoning from what the lesson taught: its earlier part is the material
 
+
+REASONED_LABEL = r"\((정의로 따져 보는|모형의 가정으로 따져 보는|복습: )"
+"""How the prompt of a ``reasoned`` prediction starts: it says that the answer follows from what the
+lesson gave (definitions, a model's assumption, an earlier notebook), not from a measurement."""
 
 MEASURED = "measured on the student's machine: no fixed value, only the phrases that state the result"
 
@@ -78,25 +98,37 @@ ANSWERS: dict[str, Answer] = {
     "01-predict-kv-step": Answer(phrases=(r"배수가생각보다작",), note=MEASURED),
     "02-predict-tpot-70b": Answer(numbers=(Num(21, 23, ("ms", "밀리초")), Num(43, 48, ("tok/s", "토큰", "tokens/s"))),
                                   phrases=(r"메모리에서읽는데22",)),
-    "02-predict-batch-throughput": Answer(phrases=(r"16배에는?못미",), note=MEASURED),
-    "02-predict-batch-tpot": Answer(key="b", phrases=(r"TPOT[는가은이]?줄지않", r"TPOT[는가은이]?(오히려|같거나)?늘",
-                                                      r"TPOT[는가은이]?길어")),
+    "02-predict-batch-throughput": Answer(phrases=(r"16배에는?못미",), note=MEASURED,
+                                          shown=(r"B=16:요청하나의TPOT\d",)),  # 16 ÷ this = the throughput ratio
+    "02-predict-batch-tpot": Answer(phrases=(r"TPOT[는가은이]?줄지않", r"TPOT[는가은이]?(오히려|같거나)?늘",
+                                             r"TPOT[는가은이]?길어", r"배치16의TPOT는배치1의"),
+                                    shown=(r"B=16:처리량\d",),  # 16 ÷ the throughput ratio = the TPOT ratio
+                                    note="measured on this machine (the Llama-3-8B table's flat step time on an H100 is the "
+                                         "premise the question sets against it): no fixed key; the throughput result, one "
+                                         "division away, is held until this one is committed (ex.hold(..., until=))"),
     "03-predict-loop-50": Answer(numbers=(Num(380, 420, ("초", "s")), Num(380, 420, (), bare=True))),
     "03-predict-speedup-20x": Answer(numbers=(Num(3.0, 4.0, ("배", "x")), Num(110, 120, ("초", "s"))),
                                      phrases=(r"4배가까이",)),
-    "03-predict-calls-in-10min": Answer(numbers=(Num(240, 280, ("번", "회")), Num(240, 280, (), bare=True)),
-                                        phrases=(r"호출수가4배",)),
-    "04-predict-alpha-vs-rate": Answer(key="a", phrases=(r"수락률[은이]?α보다작", r"α[가는]?수락률보다크")),
+    "03-predict-calls-in-10min": Answer(numbers=(Num(140, 160, ("번", "회")),),
+                                        phrases=(r"호출수가6배",),
+                                        # 600 s ÷ the time of one call ("호출 한 번 4.00 초")
+                                        shown=(r"호출(한번|하나|당|마다)[^\d]{0,12}(3\.9\d*|4(\.0\d*)?)초",)),
+    "04-predict-alpha-vs-rate": Answer(key="a", reasoned=True, phrases=(r"수락률[은이]?α보다작", r"α[가는]?수락률보다크"),
+                                       # a rounds table (each round's accepted count out of γ), or the
+                                       # accepted and proposed drafts printed together ("num_draft_tokens = 37")
+                                       shown=(r"라운드토큰수락", r"num_draft_tokens=\d+")),
     "04-predict-length-gamma6": Answer(phrases=(r"γ\+1보다훨씬천천히",), note=MEASURED),
     "04-predict-speedup-gamma4": Answer(phrases=(r"속도향상은토큰수만으로정해지지않",), note=MEASURED),
-    "04-predict-eagle-tree": Answer(note="the winner changes with the machine's load: no fixed key"),
+    "04-predict-eagle-tree": Answer(phrases=(r"트리가(10%넘게|30%넘게)?(더)?빨[랐라]",),
+                                    note="measured tree ÷ chain, within 10% counts as the same: no fixed key"),
     "05-predict-lpu-count": Answer(numbers=(Num(141, 143, ("개", "장")), Num(141, 143, (), bare=True))),
-    "05-predict-kv-transfer-8k": Answer(numbers=(Num(5.5, 6.5, ("ms", "밀리초")),)),
-    "05-predict-disagg-ttft": Answer(key="c", phrases=(r"TTFT[가는]?프리필\+KV전송", r"TTFT=프리필\+KV전송",
+    "05-predict-kv-transfer-8k": Answer(numbers=(Num(17, 19, ("ms", "밀리초")),),
+                                        premises=(Num(7.95, 8.15, ("GB",)),)),  # three requests' KV, then ÷ 450 GB/s
+    "05-predict-disagg-ttft": Answer(key="c", reasoned=True, phrases=(r"TTFT[가는]?프리필\+KV전송", r"TTFT=프리필\+KV전송",
                                                        r"전송시간만큼(TTFT가)?늘")),
-    "07-predict-server-tpot": Answer(numbers=(Num(0.7, 1.9, ("배",)),), phrases=(r"0\.7[~∼–-]1\.9",),
-                                     note="the measured ratio: 0.7-1.9x in the lecturer's runs (lecturer/07.md)"),
-    "07-predict-concurrency": Answer(key="b", phrases=(r"TPOT[,·]?(TTFT\))?도늘", r"TPOT도늘")),
+    "07-predict-server-tpot": Answer(numbers=(Num(0.25, 1.9, ("배",)),), phrases=(r"0\.[37][~∼–-]1\.9",),
+                                     note="the measured ratio: 0.3-1.9x in the lecturer's runs (lecturer/07.md)"),
+    "07-predict-concurrency": Answer(key="b", reasoned=True, phrases=(r"TPOT[,·]?(TTFT\))?도늘", r"TPOT도늘")),
 }
 
 # A unit word only counts as that unit when it does not start a longer word ("배치", "초안", "번째").
@@ -232,13 +264,15 @@ def leaks(vis: Visible, answer: Answer, pred: ex.Prediction) -> list[str]:
         where = f"{vis.notebook} cell {j} ({kind})"
         for num in answer.numbers:
             found += [f"{where}: number {snip!r}" for snip in number_leaks(text, num)]
+        for num in answer.premises:
+            found += [f"{where}: a value one division away from the answer {snip!r}" for snip in number_leaks(text, num)]
         folded = _fold(text)
-        for pat in answer.phrases:
+        for pat in answer.phrases + answer.shown:
             for m in re.finditer(pat, folded):
                 found.append(f"{where}: phrase {folded[max(0, m.start() - 25):m.end() + 15]!r}")
         if keyed and len(keyed) >= 6 and keyed in folded:
             found.append(f"{where}: the keyed option's text {keyed!r}")
-        hits = sorted({w for w in whys if w in folded})
+        hits = sorted({w for w in whys if w in folded}) if kind != "glossary" else []  # it glosses the same terms
         if hits:
             found.append(f"{where}: a sentence of the revealed explanation (why): {hits[0]!r}")
     if pred.kind == "choice":
@@ -246,6 +280,163 @@ def leaks(vis: Visible, answer: Answer, pred: ex.Prediction) -> list[str]:
         if lit:
             found.append(f"{vis.notebook}: ex.reveal({vis.pid!r}, {lit.group(1)!r}) shows the key in its source")
     return found
+
+
+# --------------------------------------------------------------------------------------------
+# What the notebook prints when it runs
+# --------------------------------------------------------------------------------------------
+
+_EXECUTED: dict[Path, dict] = {}
+GLOSSARY = ROOT / "GLOSSARY.md"
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+REUSE_ENV = "DECODELAB_EXECUTED_NOTEBOOKS"
+"""A folder of notebooks already executed with their widgets' state (nbclient, or a JupyterLab run
+saved with its widget state): one whose cells' sources are those of this checkout's notebook is
+read instead of running the notebook again, and a notebook this session runs is saved there."""
+
+
+def executed(path: Path) -> dict:
+    """The notebook at ``path`` (a JSON dict) executed top to bottom, once per test session
+    (or read from :data:`REUSE_ENV`): nbclient with this interpreter's kernel and this checkout's ``decodelab`` first on its path,
+    the widgets' state kept in its metadata (what the front end would draw).
+
+    Raises:
+        nbclient.exceptions.CellExecutionError: a cell failed (the notebook must run cleanly).
+    """
+    path = Path(path)
+    if path not in _EXECUTED and os.environ.get(REUSE_ENV):
+        saved = Path(os.environ[REUSE_ENV]) / path.name
+        if saved.is_file():
+            nb = json.loads(saved.read_text(encoding="utf-8"))
+            now = json.loads(path.read_text(encoding="utf-8"))
+            if [_source(c) for c in nb["cells"]] == [_source(c) for c in now["cells"]]:
+                _EXECUTED[path] = nb
+    if path not in _EXECUTED:
+        import nbformat
+        from nbclient import NotebookClient
+
+        nb = nbformat.read(path, as_version=4)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+        client = NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=True,
+                                resources={"metadata": {"path": str(path.parent)}})
+        client.execute(env=env)
+        _EXECUTED[path] = json.loads(nbformat.writes(nb))
+        if os.environ.get(REUSE_ENV):  # kept for the next session (read back while the sources stay the same)
+            Path(os.environ[REUSE_ENV]).mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, Path(os.environ[REUSE_ENV]) / path.name)
+    return _EXECUTED[path]
+
+
+def _strip_html(text: str) -> str:
+    text = re.sub(r"(?is)<(style|script)[^>]*>.*?</\1>", " ", text)
+    return html.unescape(re.sub(r"<[^>]+>", " ", text))
+
+
+def _joined(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+class Screen:
+    """What the outputs of an executed notebook show (``nb``: :func:`executed`'s dict) while the
+    prediction ``pid`` is still uncommitted."""
+
+    def __init__(self, nb: dict, pid: str | None):
+        self.state = nb.get("metadata", {}).get("widgets", {}).get(_WIDGET_STATE, {}).get("state", {})
+        self.pid = pid
+
+    def output_texts(self, output: dict) -> list[str]:
+        kind = output.get("output_type")
+        if kind == "stream":
+            return [_joined(output.get("text", ""))]
+        if kind == "error":
+            return [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
+        data = output.get("data", {})
+        if _WIDGET_VIEW in data:
+            return self.widget_texts(data[_WIDGET_VIEW].get("model_id", ""))
+        if "text/html" in data:
+            return [_strip_html(_joined(data["text/html"]))]
+        if "text/markdown" in data:
+            return [_joined(data["text/markdown"])]
+        if "text/plain" in data:
+            return [_joined(data["text/plain"])]
+        return []
+
+    def _hidden(self, st: dict) -> bool:
+        layout = self.state.get(str(st.get("layout", "")).removeprefix("IPY_MODEL_"), {}).get("state", {})
+        return layout.get("display") == "none"
+
+    def widget_texts(self, model_id: str, *, held_for: tuple[str, ...] = ()) -> list[str]:
+        """The text of the widget ``model_id`` and its children: descriptions, string values
+        (HTML and labels with their tags removed), number values with their description (a
+        slider's default), placeholders, tooltips and options, and the outputs of ``Output``
+        widgets. Skipped: the prediction's own question, the output held for it, and what is
+        not displayed (except the held output of another prediction: it opens when the student
+        commits that one, unless it is held until this one is committed too: ``ex.hold(..., until=)``).
+        ``held_for``: the predictions whose commits open the result widget this one is in."""
+        model = self.state.get(model_id)
+        if model is None:
+            return []
+        st = model.get("state", {})
+        classes = st.get("_dom_classes", []) or []
+        if self.pid is not None and f"decodelab-exercise-{self.pid}" in classes:
+            return []
+        opened_by = tuple(c.split("-", 2)[2] for c in classes
+                          if c.startswith(("decodelab-result-", "decodelab-until-")))
+        if self._hidden(st) and not (held_for and self.pid not in held_for):
+            return []
+        out = []
+        desc = st.get("description") or ""
+        value = st.get("value")
+        if isinstance(value, str):
+            out.append(f"{desc} {_strip_html(value)}".strip())
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append(f"{desc} {value}")
+        elif desc:
+            out.append(desc)
+        for key in ("placeholder", "tooltip", "readout_format"):
+            if isinstance(st.get(key), str) and st[key].strip() and key != "readout_format":
+                out.append(st[key])
+        if isinstance(st.get("_options_labels"), list):
+            out.append(" / ".join(map(str, st["_options_labels"])))
+        for o in st.get("outputs", []) or []:
+            out += self.output_texts(o)
+        for child in st.get("children", []) or []:
+            out += self.widget_texts(str(child).removeprefix("IPY_MODEL_"), held_for=opened_by or held_for)
+        return out
+
+    def cell_texts(self, cell: dict) -> list[str]:
+        return [t for o in cell.get("outputs", []) for t in self.output_texts(o) if t.strip()]
+
+
+def _lesson(path: Path) -> str:
+    return re.match(r"\d+", path.name).group(0)  # "04b_speculative_speedup.ipynb" -> "04"
+
+
+def printed_before_reveal(path: Path, vis: Visible, *, earlier_part: bool = True) -> list[tuple[int, str, str]]:
+    """What the executed notebook at ``path`` shows above ``vis``'s reveal (cells ``vis`` covers),
+    what the earlier part of the same lesson shows (notebook 04 for 04b: sources and outputs), and
+    ``GLOSSARY.md``, as (cell index, kind, text); kinds: ``output``, ``NN_name source`` / ``NN_name
+    output`` (the earlier part; left out with ``earlier_part=False``: a prediction labelled as
+    reasoning from what that part taught), ``glossary``."""
+    nb = executed(path)
+    screen = Screen(nb, vis.pid)
+    cells = nb["cells"]
+    out = []
+    for j in sorted({j for j, _, _ in vis.cells}):
+        if cells[j]["cell_type"] == "code":
+            out += [(j, "output", t) for t in screen.cell_texts(cells[j])]
+    for earlier in NOTEBOOKS if earlier_part else ():
+        if _lesson(earlier) == _lesson(path) and earlier.name < path.name:
+            enb = executed(earlier)
+            every = Screen(enb, None)
+            for j, cell in enumerate(enb["cells"]):
+                out.append((j, f"{earlier.stem} source", _source(cell)))
+                out += [(j, f"{earlier.stem} output", t) for t in every.cell_texts(cell)]
+    out.append((-1, "glossary", GLOSSARY.read_text(encoding="utf-8")))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,6 +456,21 @@ def _params():
         nb = _notebook_id(path)
         out.append(pytest.param(path, id=nb))
     return out
+
+
+@pytest.mark.slow  # runs each notebook once (nbclient): 30-60 s a notebook on 2 cores
+@pytest.mark.parametrize("path", _params())
+def test_nothing_printed_or_shown_answers_a_prediction_before_its_reveal(path):
+    """The run-based half: what the notebook prints and its widgets show (defaults included), the
+    earlier part of its lesson and the glossary, checked against each prediction's answer."""
+    problems = []
+    for vis in visible_before_reveal(path):
+        pred, answer = PREDICTIONS.get(vis.pid), ANSWERS.get(vis.pid)
+        if pred is None or answer is None:
+            continue  # reported by the source test
+        shown = Visible(vis.notebook, vis.pid, cells=printed_before_reveal(path, vis, earlier_part=not answer.reasoned))
+        problems += [f"{vis.pid}: {p}" for p in leaks(shown, answer, pred)]
+    assert not problems, "the answer is on screen before the prediction is committed:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("path", _params())
@@ -294,6 +500,8 @@ def test_every_prediction_is_asked_in_a_notebook_and_has_an_answer():
     for pid in sorted(set(ANSWERS) & set(PREDICTIONS)):
         key = ANSWERS[pid].key
         assert key is None or key in [c.id for c in PREDICTIONS[pid].choices or []], (pid, key)
+        if ANSWERS[pid].reasoned:  # a reasoning or recall check says so where the student reads it
+            assert re.match(REASONED_LABEL, PREDICTIONS[pid].prompt), (pid, PREDICTIONS[pid].prompt[:40])
 
 
 # --- the checker itself: each of these must find the leak (a checker that finds nothing proves nothing)
@@ -410,3 +618,58 @@ def test_a_measuring_cell_without_hold_is_found(tmp_path):
     path = tmp_path / "03_x.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
     assert len(unheld_cells(path)) == 1
+
+
+def _model(name: str, **state) -> dict:
+    return {"model_name": name, "model_module": "@jupyter-widgets/controls", "state": state}
+
+
+def test_the_screen_reads_outputs_and_widget_defaults_and_skips_what_is_hidden():
+    """What :class:`Screen` counts as visible while prediction P is uncommitted: printed text, HTML
+    without its tags, a slider's default, another prediction's held output (opened by that commit);
+    not P's own held output, not one held until P is committed too, not P's own question, nothing
+    whose layout is ``display: none``."""
+    hidden, shown = {"display": "none"}, {}
+    state = {
+        "Lh": {"model_name": "LayoutModel", "state": hidden}, "Ls": {"model_name": "LayoutModel", "state": shown},
+        "held_p": _model("OutputModel", layout="IPY_MODEL_Lh", outputs=[{"output_type": "stream", "text": "P의 값 400초"}]),
+        "own": _model("VBoxModel", _dom_classes=["decodelab-result-P"], layout="IPY_MODEL_Ls",
+                      children=["IPY_MODEL_notice", "IPY_MODEL_held_p"]),
+        "notice": _model("HTMLModel", value="<b>🔒 결과를 숨겨 두었습니다</b>", layout="IPY_MODEL_Ls"),
+        "held_q": _model("OutputModel", layout="IPY_MODEL_Lh", outputs=[{"output_type": "stream", "text": "Q의 값 7"}]),
+        "other": _model("VBoxModel", _dom_classes=["decodelab-result-Q"], layout="IPY_MODEL_Ls", children=["IPY_MODEL_held_q"]),
+        "held_j": _model("OutputModel", layout="IPY_MODEL_Lh", outputs=[{"output_type": "stream", "text": "함께 9"}]),
+        "joint": _model("VBoxModel", _dom_classes=["decodelab-result-Q", "decodelab-until-P"], layout="IPY_MODEL_Ls",
+                        children=["IPY_MODEL_held_j"]),
+        "radio": _model("RadioButtonsModel", _options_labels=["a. 열쇠 보기"], layout="IPY_MODEL_Ls"),
+        "ask": _model("VBoxModel", _dom_classes=["decodelab-exercise-P"], layout="IPY_MODEL_Ls", children=["IPY_MODEL_radio"]),
+        "slider": _model("IntSliderModel", description="γ", value=6, layout="IPY_MODEL_Ls"),
+        "folded": _model("HTMLModel", value="접힌 글", layout="IPY_MODEL_Lh"),
+    }
+    nb = {"metadata": {"widgets": {_WIDGET_STATE: {"state": state}}}}
+    screen = Screen(nb, "P")
+    assert screen.widget_texts("own") == ["🔒 결과를 숨겨 두었습니다"]
+    assert screen.widget_texts("other") == ["Q의 값 7"]
+    assert screen.widget_texts("joint") == []
+    assert Screen(nb, "R").widget_texts("joint") == ["함께 9"]
+    assert screen.widget_texts("ask") == [] and Screen(nb, "R").widget_texts("ask") == ["a. 열쇠 보기"]
+    assert screen.widget_texts("slider") == ["γ 6"] and screen.widget_texts("folded") == []
+    cell = {"outputs": [{"output_type": "stream", "text": ["KV ", "10.70 GB\n"]},
+                        {"output_type": "display_data", "data": {"text/html": "<style>x{}</style><td>라운드</td><td>토큰</td>",
+                                                                 "text/plain": "<HTML>"}},
+                        {"output_type": "display_data", "data": {_WIDGET_VIEW: {"model_id": "other"}}}]}
+    assert [" ".join(t.split()) for t in screen.cell_texts(cell)] == ["KV 10.70 GB", "라운드 토큰", "Q의 값 7"]
+
+
+def test_the_checker_finds_a_premise_one_division_away_and_a_shown_pattern():
+    kv = "05-predict-kv-transfer-8k"
+    assert leaks(_fake([("output", "요청 3개 × 8k 토큰의 KV 8.05 GB")], kv), ANSWERS[kv], PREDICTIONS[kv])
+    assert not leaks(_fake([("output", "8k 토큰의 KV 2.68 GB")], kv), ANSWERS[kv], PREDICTIONS[kv])
+    calls = "03-predict-calls-in-10min"
+    assert leaks(_fake([("output", "Rubin+LPX 주장 1 ms : 호출 한 번 4.00 초")], calls), ANSWERS[calls], PREDICTIONS[calls])
+    assert not leaks(_fake([("output", "총 430.9초 = 프리필 4.1초")], calls), ANSWERS[calls], PREDICTIONS[calls])
+    alpha = "04-predict-alpha-vs-rate"
+    table = "라운드  토큰  수락  초안 ms  검증 ms   1  을  4/4"
+    assert leaks(_fake([("output", table)], alpha), ANSWERS[alpha], PREDICTIONS[alpha])
+    assert leaks(_fake([("glossary", "첫 거절 뒤의 초안은 버려지므로 수락률은 α보다 작게 나옵니다.")], alpha),
+                 ANSWERS[alpha], PREDICTIONS[alpha])

@@ -281,7 +281,7 @@ def test_cli_grade(folder, tmp_path, capsys):
     assert "건너뜀: truncated.json: JSON 형식이 아닙니다" in captured.err
     assert "05-groq-focus" not in captured.err  # an answer to another notebook is no notice with --notebook
     n_short = sum(q.kind == "short" for q in QUESTIONS)
-    n_ex = sum(1 if isinstance(d, Written) else 2 for d in ex03)  # [예측]+[실제], [서술], [과제]+[값]
+    n_ex = sum(1 if isinstance(d, Written) else 2 for d in ex03)  # [예측]+[실제], [서술], [실습]+[값]
     rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8-sig"))))
     assert len(rows) == 5 and len(rows[0]) == 4 + 15 + n_short + 2 + n_ex + 1 + 3
 
@@ -295,7 +295,7 @@ def test_cli_grade(folder, tmp_path, capsys):
     n_short = sum(q.kind == "short" for q in every)
     from decodelab.assess.exercises import Written, load_exercises
 
-    n_ex = sum(1 if isinstance(d, Written) else 2 for d in load_exercises().values())  # [예측]+[실제], [서술], [과제]+[값]
+    n_ex = sum(1 if isinstance(d, Written) else 2 for d in load_exercises().values())  # [예측]+[실제], [서술], [실습]+[값]
     assert len(rows[0]) == 4 + len(every) + n_short + 2 * n_nb + n_ex + 1 + 3
     assert rows[1][-3:] == ["15", f"{sum(q.points for q in every):g}", f"{100 * 15 / len(every):.1f}"]
     assert rows[1][rows[0].index("03 점수")] == "15" and rows[1][rows[0].index("01 점수")] == "0"

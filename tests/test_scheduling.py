@@ -201,6 +201,23 @@ def test_a_notebook_with_a_cell_whose_output_nbval_lax_compares_keeps_its_nbval_
     assert root.runs_elsewhere(_Config, ids) == {f"notebooks/{plain}.ipynb": root.BROWSER_RUN.format(stem=plain)}
 
 
+def test_the_leak_tests_run_stands_in_for_nbval_when_no_browser_run_takes_the_notebook(monkeypatch):
+    """tests/test_prediction_leaks.py runs each notebook top to bottom with nbclient (a failing cell
+    fails it, as nbval-lax would): with Chromium missing, its run of 04b deselects 04b's nbval cells
+    only; a saved execution (DECODELAB_EXECUTED_NOTEBOOKS) may stand in for that run, so then not."""
+    import browserkit
+
+    monkeypatch.setattr(browserkit, "browser_missing", lambda: "no Chromium")
+    monkeypatch.delenv("DECODELAB_EXECUTED_NOTEBOOKS", raising=False)
+    leak = root.LEAK_RUN.format(nb="04b")
+    assert leak.startswith("tests/test_prediction_leaks.py::test_nothing_printed_or_shown_answers_a_prediction_before_its_reveal[")
+    assert root.runs_elsewhere(_Config, {leak}) == {"notebooks/04b_speculative_speedup.ipynb": leak}
+    assert root.runs_elsewhere(_Config, {root.LEAK_RUN.format(nb="04")}) == {
+        "notebooks/04_speculative_decoding.ipynb": root.LEAK_RUN.format(nb="04")}
+    monkeypatch.setenv("DECODELAB_EXECUTED_NOTEBOOKS", "/saved")
+    assert root.runs_elsewhere(_Config, {leak}) == {}
+
+
 def test_browser_missing_names_what_to_install(monkeypatch):
     import browserkit
 

@@ -159,7 +159,7 @@ def test_sweep_rows_and_the_command_line(server, capsys):
     assert all(req["output_tokens"] == 4 and req["ttft_ms"] > 0 for row in out["rows"] for req in row["results"])
     assert S.main(["--endpoint", server, "--concurrency", "1", "--max-tokens", "3", "--requests", "1"]) == 0
     text = capsys.readouterr().out
-    assert "TTFT" in text and "출력 토큰/s" in text
+    assert "TTFT" in text and "처리량(tokens/s)" in text
 
 
 def test_wrong_model_name_is_a_clear_error(server):

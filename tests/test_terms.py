@@ -3,11 +3,15 @@
 GLOSSARY.md's term table has a column "쓰지 않는 말" with backticked variants per concept, and a
 second table "쓰지 않는 표현" of calques. Every backticked variant in either is searched for, as a
 plain substring, in the notebook sources (``notebooks/src/*.md``: markdown, code, strings and
-comments) and in the quiz and exercise files (``quizzes/*.yaml``, ``quizzes/exercises/*.yaml``).
+comments), in the quiz, exercise and exam files (``quizzes/*.yaml``, ``quizzes/exercises/*.yaml``,
+``classroom/exam/*.yaml``), and in the Korean string literals of the package's widgets and
+assessment code (``decodelab/teach/widgets/*.py``, ``decodelab/assess/**/*.py``, read with
+:mod:`ast`: what those widgets and graders show a student, f-strings' literal parts included).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -63,8 +67,46 @@ def find_variants(text: str, variants: dict[str, str]) -> list[str]:
 
 VARIANTS = glossary_variants(GLOSSARY.read_text(encoding="utf-8"))
 COURSE_FILES = sorted(
-    [*ROOT.glob("notebooks/src/*.md"), *ROOT.glob("quizzes/*.yaml"), *ROOT.glob("quizzes/exercises/*.yaml")]
+    [*ROOT.glob("notebooks/src/*.md"), *ROOT.glob("quizzes/*.yaml"), *ROOT.glob("quizzes/exercises/*.yaml"),
+     *ROOT.glob("classroom/exam/*.yaml")]
 )
+#: package code whose strings a student sees (widgets, exercise and quiz views, reports)
+SHOWN_CODE = sorted([*ROOT.glob("decodelab/teach/widgets/*.py"), *ROOT.glob("decodelab/assess/**/*.py")])
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def korean_strings(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every string literal of Python ``source`` holding Hangul: plain strings and
+    the literal parts of f-strings (a placeholder reads as ``{}``, so "대상 모델 호출 {n}회" stays one
+    text); docstrings are left out (they are for developers)."""
+    tree = ast.parse(source)
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+    out, inside = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "{}"
+                           for v in node.values)
+            inside |= {id(v) for v in node.values}
+            if _HANGUL.search(text):
+                out.append((node.lineno, text))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+                and id(node) not in inside and _HANGUL.search(node.value)):
+            out.append((node.lineno, node.value))
+    return sorted(out)
+
+
+def find_variants_in_code(source: str, variants: dict[str, str]) -> list[str]:
+    """:func:`find_variants` over :func:`korean_strings` (line numbers of the Python file)."""
+    found = []
+    for line, text in korean_strings(source):
+        found += [f"line {line}: {hit.split(': ', 1)[1]}" for hit in find_variants(text.replace("\n", " "), variants)]
+    return found
 
 
 def test_glossary_lists_the_decided_variants():
@@ -116,3 +158,28 @@ def test_the_check_finds_a_planted_variant():
 def test_no_non_preferred_variant(path):
     found = find_variants(path.read_text(encoding="utf-8"), VARIANTS)
     assert not found, f"{path.relative_to(ROOT)}: GLOSSARY.md의 '쓰지 않는 말'이 있습니다:\n" + "\n".join(found)
+
+
+def test_the_code_check_reads_plain_and_formatted_strings_but_not_docstrings():
+    code = (
+        'def f(n):\n'
+        '    """대상 모델 호출을 세는 함수 (개발자용 설명)."""\n'
+        '    a = "이 문맥에서"\n'
+        '    return f"대상 모델 호출 {n}회 · 순전파 {n}번"\n'
+    )
+    found = find_variants_in_code(code, VARIANTS)
+    assert [h.split(":")[0] for h in found] == ["line 3", "line 4"], found
+    assert "대상 모델 호출" in found[1]
+    assert korean_strings('x = "plain ascii"') == []
+
+
+def test_shown_code_covers_the_widgets_and_the_assessment():
+    names = {str(p.relative_to(ROOT)) for p in SHOWN_CODE}
+    assert "decodelab/teach/widgets/speculative.py" in names
+    assert "decodelab/assess/exercises/views.py" in names and "decodelab/assess/quiz/widget.py" in names
+
+
+@pytest.mark.parametrize("path", SHOWN_CODE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_non_preferred_variant_in_what_the_package_shows(path):
+    found = find_variants_in_code(path.read_text(encoding="utf-8"), VARIANTS)
+    assert not found, f"{path.relative_to(ROOT)}: 학생에게 보이는 문자열에 GLOSSARY.md의 '쓰지 않는 말'이 있습니다:\n" + "\n".join(found)

@@ -39,8 +39,8 @@ def _agent(p, **kw):
 
 
 DIGITS = " 답은 유효숫자 다섯 자리로 쓰세요."
-"""Said by every prompt: the grader's tolerance (``rel_tol`` 0.1%) accepts a key rounded to four
-significant digits (error at most 0.05%), not a rougher one."""
+"""Said by every prompt: the grader's tolerance (:data:`TOL`, ``rel_tol`` 0.02%) accepts a key rounded
+to five significant digits (rounding error at most 0.005%), not one rounded to four (up to 0.05%)."""
 
 TOL = 0.0002
 """Relative tolerance of every item. Tight on purpose: with it and the fine parameter grids below,

@@ -18,7 +18,7 @@ CSV columns (:func:`report_csv`), one row per (student, quiz set):
 - ``<id> [답]`` for each short question: the student's text, for the review;
 - exercises (:mod:`decodelab.assess.exercises`): ``<id> [예측]`` and ``<id> [실제]`` side by side,
   ``<id> [서술]`` (written answers as text, never scored; the rubric is in the file written by
-  :func:`write_rubrics`), ``<id> [과제]`` (``통과`` / ``미통과``) and ``<id> [값]``;
+  :func:`write_rubrics`), ``<id> [실습]`` (``통과`` / ``미통과``) and ``<id> [값]``;
 - per notebook ``NN 점수`` and ``NN 만점``: the maximum is computed from the questions that notebook
   has (an unanswered question counts in it; one awaiting review is left out until reviewed);
 - ``검토 필요`` (how many answers await review), ``total``, ``max``, ``percent``.
@@ -423,7 +423,7 @@ def _exercise_columns(book: PracticeReport) -> list[tuple[str, str, str]]:
         elif kind == "written":
             cols.append((f"{eid} [서술]", eid, "response"))
         else:
-            cols += [(f"{eid} [과제]", eid, "passed"), (f"{eid} [값]", eid, "response")]
+            cols += [(f"{eid} [실습]", eid, "passed"), (f"{eid} [값]", eid, "response")]
     return cols
 
 

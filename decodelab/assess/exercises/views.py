@@ -272,13 +272,19 @@ class RevealView:
     cell's widget records the value (``revealed``) and locks the prediction widgets; every widget of
     the same exercise opens together (a committed prediction or one skip opens them all).
 
+    ``until`` (a :func:`hold` of two predictions on one measurement, where each value follows from
+    the other by a division): the output also stays hidden until each of those predictions is
+    committed or opened without one.
+
     ``set_value(v)``, ``prediction_committed()`` and ``skip()`` drive it programmatically.
     """
 
-    def __init__(self, exercise_id: str, *, quizzes_dir=None, answers_dir=None, shows_result: bool = True):
+    def __init__(self, exercise_id: str, *, quizzes_dir=None, answers_dir=None, shows_result: bool = True,
+                 until: tuple[str, ...] = ()):
         import ipywidgets as W
 
         self.ex: Prediction = get_of_kind(exercise_id, Prediction, quizzes_dir)
+        self.until = tuple(get_of_kind(u, Prediction, quizzes_dir).id for u in until)
         self.quizzes_dir = quizzes_dir
         self.store = AnswerStore("course", answers_dir)
         self.shows_result = shows_result
@@ -293,6 +299,9 @@ class RevealView:
         self.result = W.HTML("")
         self.view = W.VBox([self.notice, self.skip_button, self.held, self.result])
         self.view.add_class(f"decodelab-result-{self.ex.id}")
+        for other in self.until:  # a commit of one of those predictions may open this output too
+            self.view.add_class(f"decodelab-until-{other}")
+            _LIVE_GATES.setdefault(other, weakref.WeakSet()).add(self)
         _LIVE_GATES.setdefault(self.ex.id, weakref.WeakSet()).add(self)
 
     def start_capture(self) -> None:
@@ -319,7 +328,29 @@ class RevealView:
             self.held.__exit__(None, None, None)
 
     def _siblings(self) -> list["RevealView"]:
-        return [g for g in list(_LIVE_GATES.get(self.ex.id, ())) if g.store.dir == self.store.dir]
+        return [g for g in list(_LIVE_GATES.get(self.ex.id, ())) if g.store.dir == self.store.dir and g.ex.id == self.ex.id]
+
+    def _waiting_for(self) -> list[str]:
+        """The ``until`` predictions neither committed nor opened yet."""
+        out = []
+        for other in self.until:
+            rec = self.store.get(other) or {}
+            if rec.get("response") is None and rec.get("revealed") is None:
+                out.append(other)
+        return out
+
+    def _hide(self) -> None:
+        self.state = "hidden"
+        waiting = self._waiting_for()
+        if waiting:
+            names = ", ".join(f"'{w}'" for w in waiting)
+            self.notice.value = _box(_WARN, f"🔒 결과를 숨겨 두었습니다. 이 결과에서 {names} 예측의 답도 나오므로, 위의 예측 칸에서 "
+                                            "두 예측을 모두 확정하면 여기에 실제 값이 열립니다. '예측 없이 보기'는 두 예측을 "
+                                            "모두 닫고 엽니다.")
+        else:
+            self.notice.value = _box(_WARN, "🔒 결과를 숨겨 두었습니다. 위의 예측 칸에서 '예측 확정'을 누르면 여기에 "
+                                            "실제 값이 열립니다. 예측하지 않으려면 '예측 없이 보기'를 누르세요.")
+        self.skip_button.layout.display = None
 
     def set_value(self, value: Any) -> None:
         """Give the measured value: it opens now if a prediction (or an earlier opening) is saved,
@@ -330,24 +361,36 @@ class RevealView:
         """
         self.value = _checked_value(self.ex, value)
         rec = self.store.get(self.ex.id) or {}
-        if rec.get("response") is not None or rec.get("revealed") is not None:
+        if (rec.get("response") is not None or rec.get("revealed") is not None) and not self._waiting_for():
             self.open()
             return
-        self.state = "hidden"
-        self.notice.value = _box(_WARN, "🔒 결과를 숨겨 두었습니다. 위의 예측 칸에서 '예측 확정'을 누르면 여기에 "
-                                        "실제 값이 열립니다. 예측하지 않으려면 '예측 없이 보기'를 누르세요.")
-        self.skip_button.layout.display = None
+        self._hide()
 
     def prediction_committed(self) -> None:
-        """The prediction was just committed: a hidden value opens (nothing happens without a saved one)."""
-        if self.state == "hidden" and (self.store.get(self.ex.id) or {}).get("response") is not None:
+        """A prediction was just committed (this one, or one of ``until``): a hidden value opens once
+        this prediction is saved and none of ``until`` is still open (else the notice says which)."""
+        if self.state != "hidden":
+            return
+        rec = self.store.get(self.ex.id) or {}
+        if (rec.get("response") is not None or rec.get("revealed") is not None) and not self._waiting_for():
             self.open()
+        else:
+            self._hide()
 
     def skip(self) -> None:
         """Open the value without a prediction, here and in every other result widget of this
-        exercise (the prediction then closes)."""
+        exercise (the prediction then closes); the ``until`` predictions still open are skipped
+        first the same way (this output gives their answers too)."""
         if self.state != "hidden":
             return
+        for other in self._waiting_for():
+            for gate in list(_LIVE_GATES.get(other, ())):
+                if gate.ex.id == other and gate.store.dir == self.store.dir:
+                    gate._open_all()
+                    break
+        self._open_all()
+
+    def _open_all(self) -> None:
         order = sorted(self._siblings(), key=lambda g: not g.shows_result)  # the recording one first
         for gate in order:
             if gate.state == "hidden":
@@ -402,16 +445,24 @@ def _hook_cells() -> None:
         _HOOKED.append(ip)
 
 
-def hold(exercise_id: str, *, quizzes_dir: str | os.PathLike | None = None,
+def hold(exercise_id: str, *, until: tuple[str, ...] | list[str] = (), quizzes_dir: str | os.PathLike | None = None,
          answers_dir: str | os.PathLike | None = None) -> None:
     """Put on the first line of a measuring cell: what the cell prints, displays or plots from here
     to its end (or to its :func:`reveal`) is held back and shows only once the exercise's value
     opens. Cells between the prediction and the :func:`reveal` cell may each start with it.
 
+    Args:
+        until: other prediction ids whose answer this output also gives (two predictions on one
+            measurement, each one division from the other: throughput and one request's TPOT):
+            it stays hidden until each of them is committed too ('예측 없이 보기' closes them all).
+
     Raises:
         KeyError: (Korean) unknown id. ValueError: the id is not a prediction.
     """
-    gate = RevealView(exercise_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir, shows_result=False)
+    if isinstance(until, str):
+        until = (until,)
+    gate = RevealView(exercise_id, quizzes_dir=quizzes_dir, answers_dir=answers_dir, shows_result=False,
+                      until=tuple(until))
     queue = _HOLDING.setdefault(exercise_id, [])
     for old in queue:  # a rerun: any earlier capture of this exercise has ended
         old.stop_capture()

@@ -140,7 +140,7 @@ class _Ticks(_Input):
 
 
 class _Slots(_Input):
-    hint = "일어나는 순서대로 자리마다 항목을 고르세요"
+    hint = "일어나는 순서대로 칸마다 항목을 고르세요"
 
     def __init__(self, question, order: list[str], labels: dict[str, str]):
         self.order = order

@@ -164,7 +164,7 @@ class DecodeExplorer(W.VBox):
         self.result = r
         self.status.value = (
             f"첫 토큰까지의 시간(TTFT) <b>{r.ttft_ms:.1f} ms</b> · 토큰당 출력 시간(TPOT) <b>{r.tpot_ms:.2f} ms</b>"
-            f" · {r.tokens_per_s:.0f} 토큰/초 · 토큰 {len(r.token_ids)}개 · 종료: {r.stopped_by}"
+            f" · {r.tokens_per_s:.0f} tokens/s · 토큰 {len(r.token_ids)}개 · 종료: {r.stopped_by}"
             f" <small>(이 컴퓨터에서 측정, 표시 지연 제외)</small>"
         )
         return r

@@ -253,7 +253,7 @@ def plot_layer_split(model: profiles.ModelProfile | None = None, context_tokens:
         ("Rubin 1개 (루프라인)", lat.estimate_decode_step_ms(m, "Rubin", context_tokens)),
         ("Rubin + LPX 층별 분할\n(LPU 파이프라인, 통신 0)", pipe["total_ms"]),
         ("Rubin + LPX 층별 분할\n(이상적 병렬, 통신 0)", ideal["total_ms"]),
-        ("NVIDIA 주장\n(사용자당 ~1,000 토큰/초)", 1.0),
+        ("NVIDIA 주장\n(사용자당 ~1,000 tokens/s)", 1.0),
     ]
     y = np.arange(len(rows))[::-1]
     vals = [v for _, v in rows]
@@ -358,7 +358,7 @@ class LatencyExplorer:
                                        description="디코드 지연 (ms/토큰)", style=style, layout=layout,
                                        continuous_update=False, readout_format=".1f")
         self.prefill_tps = W.FloatLogSlider(value=first.prefill_tokens_per_s or 1e4, base=10, min=2, max=6,
-                                            step=0.05, description="프리필 처리량 (토큰/초)", style=style,
+                                            step=0.05, description="프리필 처리량 (tokens/s)", style=style,
                                             layout=layout, continuous_update=False, readout_format=",.0f")
         self.tool_s = W.FloatSlider(value=2.0, min=0.0, max=10.0, step=0.1, description="도구 지연 (초/호출)",
                                     style=style, layout=layout, continuous_update=False, readout_format=".1f")

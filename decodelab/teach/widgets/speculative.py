@@ -102,8 +102,8 @@ def metrics_html(result: spec.SpeculativeResult, base_ms_per_token: float | None
     return (
         f"수락률(acceptance rate) <b>{result.acceptance_rate:.2f}</b> · 평균 수락 길이(mean acceptance length) "
         f"<b>{result.mean_acceptance_length:.2f}</b> · {shown_alpha}"
-        f"위치별 수락률 [{per_pos}] · 대상 모델 호출 "
-        f"{result.target_forward_calls}회 · 초안 모델 호출 {result.draft_forward_calls}회 · "
+        f"위치별 수락률 [{per_pos}] · 대상 모델 순전파 "
+        f"{result.target_forward_calls}번 · 초안 모델 순전파 {result.draft_forward_calls}번 · "
         f"{result.ms_per_token:.2f} ms/토큰{speed}"
     )
 
