@@ -53,7 +53,11 @@ GRADER_USER = "decodelab-formgrader"
 NGSHARE_PORT, FORMGRADER_PORT = 10101, 10102
 KST = timezone(timedelta(hours=9))
 #: nbgrader's files in the course folder that the grader account owns (created when missing)
-GRADER_DIRS = ("source", "release", "submitted", "autograded", "feedback")
+GRADER_DIRS = ("source", "release", "submitted")
+#: nbgrader's folders that root writes into and removes from (``autograde``, ``generate_feedback``):
+#: root's, mode 0750, group the grader account's, which reads them (formgrader shows them) but can
+#: put no link there for root to follow (:func:`root_outputs`)
+ROOT_DIRS = ("autograded", "feedback")
 
 
 def _service_url(name: str, port: int) -> str:
@@ -128,6 +132,105 @@ def _grader_account(course: Path, user: str) -> None:
         paths = [top] + (list(top.rglob("*")) if top.is_dir() else [])
         for p in paths:
             os.lchown(p, pw.pw_uid, pw.pw_gid)
+    root_outputs(course, group=pw.pw_gid)
+
+
+def _grader_gid(user: str = GRADER_USER) -> int:
+    """The group id of the grader account ``user`` (0, root's group, when it does not exist)."""
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_gid
+    except KeyError:
+        return 0
+
+
+def _take_dir(parent: int, name: str, group: int, log) -> None:
+    """Make entry ``name`` of the folder open as ``parent`` a folder owned by root, group ``group``,
+    mode 0750, and everything below it root's too (files 0640); links, devices, pipes and files
+    with more than one name are removed. Top-down through descriptors opened with ``O_NOFOLLOW``
+    from their parent's: once a folder is root's no other account can swap an entry in it, so no
+    step ever follows a link another account planted."""
+    import errno
+    import stat
+
+    for _ in range(5):
+        try:
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            log(f"[decodelab] {name}: 폴더가 아니라 {'링크' if stat.S_ISLNK(st.st_mode) else '파일'}여서 지웁니다 "
+                "(채점 계정이 둔 것: root는 따라가지 않습니다)")
+            os.unlink(name, dir_fd=parent)
+            st = None
+        if st is None:
+            try:
+                os.mkdir(name, 0o750, dir_fd=parent)
+            except FileExistsError:
+                continue
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):  # swapped for a link or a file meanwhile: look again
+                continue
+            raise
+        try:
+            os.fchown(fd, 0, group)
+            os.fchmod(fd, 0o750)
+            now, again = os.fstat(fd), os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) != (again.st_dev, again.st_ino):
+                continue  # renamed away before it became root's: the name holds something else now
+            for entry in os.listdir(fd):
+                est = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISDIR(est.st_mode):
+                    _take_dir(fd, entry, group, log)
+                elif stat.S_ISREG(est.st_mode) and est.st_nlink == 1:
+                    f = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+                    try:
+                        os.fchown(f, 0, group)
+                        os.fchmod(f, 0o640)
+                    finally:
+                        os.close(f)
+                else:
+                    log(f"[decodelab] {entry}: 링크나 특수 파일이라 지웁니다 (root는 따라가지 않습니다)")
+                    os.unlink(entry, dir_fd=fd)
+            return
+        finally:
+            os.close(fd)
+    raise RuntimeError(f"{name}: 다른 계정이 계속 바꾸고 있어 root의 폴더로 만들 수 없습니다")
+
+
+def root_outputs(course: str | os.PathLike, *, group: int | None = None, log=None) -> None:
+    """Make the course's :data:`ROOT_DIRS` (``autograded/``, ``feedback/``) root's before root's
+    nbgrader writes into them (root only; called by :func:`_grader_account` when the hub starts and
+    by :func:`lecturer_side` in every ``nbgrader`` command root runs in the course folder).
+
+    They held the grader account's files before: that account could replace
+    ``autograded/<student>`` with a link, and root's autograde then wrote the notebook through it
+    or, for a failed autograde, removed the folder at the link's end (outside the course). Now the
+    folders and everything below them are root's, group ``group`` (default: the grader account's,
+    so formgrader still reads them), mode 0750/0640; links found there are removed
+    (:func:`_take_dir`). Does nothing unless this process is root and the course folder is root's
+    (a lecturer's own course, without a hub as root, has no second account to guard against).
+    """
+    import stat
+    import sys as _sys
+
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    log = log or (lambda msg: print(msg, file=_sys.stderr))
+    real = os.path.realpath(course)
+    base = os.open(real, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        st = os.fstat(base)
+        if st.st_uid != 0 or not stat.S_ISDIR(st.st_mode):
+            return
+        gid = _grader_gid() if group is None else group
+        for name in ROOT_DIRS:
+            _take_dir(base, name, gid, log)
+    finally:
+        os.close(base)
 
 
 def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngshare_python: str = sys.executable,
@@ -321,6 +424,7 @@ def lecturer_side(c, course_root: str | os.PathLike) -> None:
     started (no URL known): nbgrader then says the exchange is not reachable."""
     from .exchange_plugin import configure
 
+    root_outputs(course_root)  # root's nbgrader writes there next: never through a link (item of lecturer/grading.md)
     state = Path(course_root) / "state"
     url = os.environ.get("DECODELAB_NGSHARE_URL")
     if not url:
