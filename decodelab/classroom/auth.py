@@ -16,6 +16,13 @@ Two rules of the course on top of the original:
   sign-up, login, approval) into Unicode NFC and case-folds it, so the NFC and NFD spellings of one
   Hangul name (macOS and some input methods send NFD) and ``Minji``/``minji`` are one account
   (JupyterHub's own rule only lower-cases, which left them two accounts that look identical).
+- **Names a system user can have**: a student's hub name becomes the name of their system user,
+  so sign-up accepts only :data:`decodelab.classroom.course.USERNAME` (a lower-case letter first,
+  then lower-case letters, digits, ``_``, ``-``; at most 32) and says so in Korean otherwise
+  (``김민지`` signed up and got ``/home/김민지`` before).
+- **Every name in a URL in one spelling**: the lecturer's pages that take a name in the URL
+  (``/hub/authorize/<name>``, ``/hub/discard/<name>``, ``/hub/change-password/<name>``) normalise
+  it as above first, and an unknown name is HTTP 404 (an NFD spelling was HTTP 500).
 - **Approval without a roster works**: JupyterHub 5+ lets nobody in unless ``allowed_users`` or
   ``allow_all`` is set; :meth:`NativeAuthenticator.check_allowed` lets in the admins (the
   lecturer), the roster's names when there is a roster (``allowed_users``; then the roster alone
@@ -27,8 +34,16 @@ from __future__ import annotations
 
 import unicodedata
 
-from nativeauthenticator import NativeAuthenticator as _Native
-from nativeauthenticator import handlers as _handlers
+from .pins import require
+
+require("jupyterhub")  # LoginHandler absorbs JupyterHub 6's render argument and its missing statsd
+require("jupyterhub-nativeauthenticator")  # the handlers replaced below are 1.3's
+
+from nativeauthenticator import NativeAuthenticator as _Native  # noqa: E402
+from nativeauthenticator import handlers as _handlers  # noqa: E402
+from tornado import web  # noqa: E402
+
+from .course import USERNAME, name_refusal  # noqa: E402
 
 __all__ = ["NativeAuthenticator", "normalize_name"]
 
@@ -64,6 +79,72 @@ class LoginHandler(_handlers.LoginHandler):
         return super()._render(login_error=login_error, username=username)
 
 
+class SignUpHandler(_handlers.SignUpHandler):
+    """nativeauthenticator's ``/hub/signup`` that says in Korean why a name is refused."""
+
+    _name: str = ""
+
+    async def post(self):
+        self._name = normalize_name(self.get_body_argument("username", "", strip=False))
+        return await super().post()
+
+    def get_result_message(self, user, *args, **kwargs):
+        if user is None and self._name and not USERNAME.fullmatch(self._name):
+            return "alert-danger", name_refusal(self._name, "가입")
+        return super().get_result_message(user, *args, **kwargs)
+
+
+class _NameInURL:
+    """A lecturer's handler whose URL ends in a user name: the name in :func:`normalize_name`'s
+    spelling, and HTTP 404 (never 500) for a name nativeauthenticator does not know (asked only of
+    an admin: the scope check comes first, so no one else learns which names exist)."""
+
+    async def prepare(self):
+        await super().prepare()
+        self.path_args = [normalize_name(a) for a in self.path_args]
+
+    def _known(self, name: str) -> None:
+        if self.authenticator.get_user(name) is None:
+            raise web.HTTPError(404)
+
+
+class ToggleAuthorizationHandler(_NameInURL, _handlers.ToggleAuthorizationHandler):
+    """``/hub/authorize/<name>``, any spelling of the name."""
+
+    @_handlers.admin_users_scope
+    async def get(self, slug):
+        self._known(slug)
+        return await super().get(slug)
+
+
+class DiscardHandler(_NameInURL, _handlers.DiscardHandler):
+    """``/hub/discard/<name>``, any spelling of the name."""
+
+    @_handlers.admin_users_scope
+    async def get(self, user_name):
+        self._known(user_name)
+        return await super().get(user_name)
+
+
+class ChangePasswordAdminHandler(_NameInURL, _handlers.ChangePasswordAdminHandler):
+    """``/hub/change-password/<name>``, any spelling of the name."""
+
+    @_handlers.admin_users_scope
+    async def get(self, user_name):
+        self._known(user_name)
+        return await super().get(user_name)
+
+    @_handlers.admin_users_scope
+    async def post(self, user_name):
+        self._known(user_name)
+        return await super().post(user_name)
+
+
+_OURS = {_handlers.LoginHandler: LoginHandler, _handlers.SignUpHandler: SignUpHandler,
+         _handlers.ToggleAuthorizationHandler: ToggleAuthorizationHandler, _handlers.DiscardHandler: DiscardHandler,
+         _handlers.ChangePasswordAdminHandler: ChangePasswordAdminHandler}
+
+
 class NativeAuthenticator(_Native):
     """``nativeauthenticator.NativeAuthenticator`` whose ``/hub/login`` works on JupyterHub 6."""
 
@@ -83,6 +164,10 @@ class NativeAuthenticator(_Native):
         info = self.get_user(username)
         return bool(info is not None and info.is_authorized)
 
+    def validate_username(self, username: str) -> bool:
+        """nativeauthenticator's rule and the course's (:data:`~decodelab.classroom.course.USERNAME`):
+        the name becomes a system user's."""
+        return bool(USERNAME.fullmatch(username)) and super().validate_username(username)
+
     def get_handlers(self, app):
-        return [(path, LoginHandler if handler is _handlers.LoginHandler else handler)
-                for path, handler in super().get_handlers(app)]
+        return [(path, _OURS.get(handler, handler)) for path, handler in super().get_handlers(app)]
