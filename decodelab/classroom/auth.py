@@ -17,7 +17,7 @@ Two rules of the course on top of the original:
   Hangul name (macOS and some input methods send NFD) and ``Minji``/``minji`` are one account
   (JupyterHub's own rule only lower-cases, which left them two accounts that look identical).
 - **Names a system user can have**: a student's hub name becomes the name of their system user,
-  so sign-up accepts only :data:`decodelab.classroom.course.USERNAME` (a lower-case letter first,
+  so sign-up accepts only :data:`USERNAME` (:data:`decodelab.classroom.course.USERNAME`: a lower-case letter first,
   then lower-case letters, digits, ``_``, ``-``; at most 32) and says so in Korean otherwise
   (``김민지`` signed up and got ``/home/김민지`` before).
 - **Every name in a URL in one spelling**: the lecturer's pages that take a name in the URL
@@ -32,18 +32,37 @@ Two rules of the course on top of the original:
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from importlib import metadata
 
-from .pins import require
+#: the versions the adaptations below were written for (decodelab/classroom/pins.py holds the same
+#: pins, tests/test_classroom_pins.py keeps them equal: this module runs alone in the Kubernetes
+#: chart's hub image, without decodelab, so it cannot import them)
+PINS = {"jupyterhub": "6.", "jupyterhub-nativeauthenticator": "1.3."}
 
-require("jupyterhub")  # LoginHandler absorbs JupyterHub 6's render argument and its missing statsd
-require("jupyterhub-nativeauthenticator")  # the handlers replaced below are 1.3's
+
+def _require(dist: str, prefix: str) -> None:
+    """Stop (ImportError, Korean) unless ``dist``'s installed version starts with ``prefix``."""
+    try:
+        have = metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        have = None
+    if have is None or not have.startswith(prefix):
+        raise ImportError(f"decodelab의 decodelab/classroom/auth.py는 {dist} {prefix}*에 맞춰 고친 패치인데, 설치된 "
+                          f"{dist}는 {have or '없음'}입니다: {prefix}* 버전을 설치하거나 패치를 새 버전에 맞게 고치세요 "
+                          "(lecturer/patches.md).")
+
+
+for _dist, _prefix in PINS.items():  # LoginHandler absorbs JupyterHub 6's render argument; the handlers are 1.3's
+    _require(_dist, _prefix)
 
 from nativeauthenticator import NativeAuthenticator as _Native  # noqa: E402
 from nativeauthenticator import handlers as _handlers  # noqa: E402
-from tornado import web  # noqa: E402
 
-from .course import USERNAME, name_refusal  # noqa: E402
+#: the course's user-name rule (decodelab.classroom.course.USERNAME; tests/test_classroom_pins.py
+#: keeps the two equal): a system user's name
+USERNAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 __all__ = ["NativeAuthenticator", "normalize_name"]
 
@@ -90,7 +109,9 @@ class SignUpHandler(_handlers.SignUpHandler):
 
     def get_result_message(self, user, *args, **kwargs):
         if user is None and self._name and not USERNAME.fullmatch(self._name):
-            return "alert-danger", name_refusal(self._name, "가입")
+            return "alert-danger", (f"가입: {self._name!r}은(는) 쓸 수 없는 사용자 이름입니다: 영어 소문자로 시작하고 "
+                                    "영어 소문자·숫자·_·-만 쓴 32자 이하의 이름을 쓰세요 (이 이름이 서버의 시스템 사용자 "
+                                    "이름이 되므로 한글은 쓸 수 없습니다).")
         return super().get_result_message(user, *args, **kwargs)
 
 
@@ -105,7 +126,7 @@ class _NameInURL:
 
     def _known(self, name: str) -> None:
         if self.authenticator.get_user(name) is None:
-            raise web.HTTPError(404)
+            raise _handlers.web.HTTPError(404)
 
 
 class ToggleAuthorizationHandler(_NameInURL, _handlers.ToggleAuthorizationHandler):
