@@ -5,7 +5,7 @@ One hub, over HTTP with the hub's own forms, without a roster, on the students' 
 :func:`hubkit.student_python` (one an unprivileged user can run), as a lecturer following
 lecturer/classroom.md would: the lecturer logs in and approves a student, who logs in and whose
 server spawns as a real system user the hub creates (removed again after the test; root only); the
-NFC and NFD spellings and the case variants of one name are one account; every socket of the hub's
+case variants of a name are one account, a name no system user may have (Hangul, NFC or NFD) is refused at sign-up and at spawn, and a name in the lecturer's URLs in any spelling is never HTTP 500; every socket of the hub's
 processes listens on 127.0.0.1 only. Sign-up with a roster is tested on the class-mode hub of
 tests/test_classroom_exchange.py (``test_signup_roster_and_lecturer_approval``), which has one.
 """
