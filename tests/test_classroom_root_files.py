@@ -55,7 +55,7 @@ def course(monkeypatch):
     r = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", A], cwd=course,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    exchange._grader_account(course, exchange.GRADER_USER)  # what the hub does when it starts as root
+    exchange._formgrader_account(course, exchange.FORMGRADER_USER)  # what the hub does when it starts as root
     return base, course
 
 
@@ -69,7 +69,7 @@ def test_a_link_from_the_formgrader_account_is_never_followed(course, capsys):
     sub.mkdir(parents=True)
     (sub / f"{A}.ipynb").write_text("{not json", encoding="utf-8")  # her autograde fails
     (sub / "timestamp.txt").write_text("2026-12-01 00:00:00.000000 UTC", encoding="utf-8")
-    g = exchange.GRADER_USER
+    g = exchange.FORMGRADER_USER
     pw = pwd.getpwnam(g)
     # a course whose hub gave these folders to the account (as decodelab did before): it may write there
     for name in ("autograded", "feedback"):

@@ -17,7 +17,9 @@ grader service, due dates and the late policy. Used by the ``jupyterhub_config.p
   user ``decodelab-formgrader`` (created when missing), which may read and write nbgrader's files of
   the course but not the hub's state (``DIR/state`` stays 0700 root; the course folder becomes
   root:decodelab-formgrader 1770, so the grader can add files but never replace the root-owned
-  ``jupyterhub_config.py`` or ``nbgrader_config.py``). Its API token (``DIR/state/grader-token``,
+  ``jupyterhub_config.py`` or ``nbgrader_config.py``; ``autograded/`` and ``feedback/``, which root's
+  autograde and feedback write and remove, are root's and the grader only reads them:
+  :func:`root_outputs`). Its API token (``DIR/state/grader-token``,
   root only) is ngshare's admin: release, collect and feedback go through it, also for the
   lecturer's own ``nbgrader`` commands run as root in the course folder.
 - **due dates** (``init --due``) are nbgrader's own (the gradebook's assignment due dates, also
@@ -33,7 +35,6 @@ import json
 import os
 import re
 import secrets
-import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -41,13 +42,13 @@ from typing import Callable
 
 from .homes import write_home
 
-__all__ = ["FORMGRADER", "GRADER_USER", "NGSHARE", "course_config_block", "due_options", "hub_config_block", "hub_services", "lecturer_side",
+__all__ = ["FORMGRADER", "FORMGRADER_USER", "NGSHARE", "course_config_block", "due_options", "hub_config_block", "hub_services", "lecturer_side",
            "parse_due", "pre_spawn_hook", "set_due_dates", "student_config_text"]
 
 NGSHARE = "ngshare"
 FORMGRADER = "formgrader"
 #: not the autograde sandbox's user (that one must never read the gradebook; this one owns it)
-GRADER_USER = "decodelab-formgrader"
+FORMGRADER_USER = "decodelab-formgrader"
 #: ports of the two services on 127.0.0.1 (``$DECODELAB_NGSHARE_PORT`` / ``$DECODELAB_FORMGRADER_PORT``
 #: of the hub override them)
 NGSHARE_PORT, FORMGRADER_PORT = 10101, 10102
@@ -98,25 +99,17 @@ def _root_json_config(course: Path) -> None:
         fh.write("{}\n")
 
 
-def _grader_account(course: Path, user: str) -> None:
+def _formgrader_account(course: Path, user: str) -> None:
     """Create system user ``user`` when missing and give it nbgrader's part of ``course`` (root only).
 
     Raises:
-        RuntimeError: (Korean) ``useradd`` failed.
+        AccountError: (Korean, a RuntimeError) ``useradd`` failed (:func:`.accounts.system_account`).
     """
     import grp
-    import pwd
 
-    try:
-        pw = pwd.getpwnam(user)
-    except KeyError:
-        home = Path("/var/lib") / user
-        r = subprocess.run(["useradd", "--system", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
-                            "--user-group", user], capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"채점 계정 {user}을(를) 만들지 못했습니다 ({r.stderr.strip()}): "
-                               f"'useradd --system --create-home --user-group {user}'로 직접 만들어 두세요.") from None
-        pw = pwd.getpwnam(user)
+    from .accounts import system_account
+
+    pw = system_account(user, system=True, home=f"/var/lib/{user}", create_home=True, shell="/bin/bash")
     gid = grp.getgrgid(pw.pw_gid).gr_gid
     os.chown(course, 0, gid)
     os.chmod(course, 0o1770)  # the grader adds files; the sticky bit keeps root's files root's
@@ -135,7 +128,7 @@ def _grader_account(course: Path, user: str) -> None:
     root_outputs(course, group=pw.pw_gid)
 
 
-def _grader_gid(user: str = GRADER_USER) -> int:
+def _grader_gid(user: str = FORMGRADER_USER) -> int:
     """The group id of the grader account ``user`` (0, root's group, when it does not exist)."""
     import pwd
 
@@ -203,7 +196,7 @@ def _take_dir(parent: int, name: str, group: int, log) -> None:
 
 def root_outputs(course: str | os.PathLike, *, group: int | None = None, log=None) -> None:
     """Make the course's :data:`ROOT_DIRS` (``autograded/``, ``feedback/``) root's before root's
-    nbgrader writes into them (root only; called by :func:`_grader_account` when the hub starts and
+    nbgrader writes into them (root only; called by :func:`_formgrader_account` when the hub starts and
     by :func:`lecturer_side` in every ``nbgrader`` command root runs in the course folder).
 
     They held the grader account's files before: that account could replace
@@ -234,7 +227,7 @@ def root_outputs(course: str | os.PathLike, *, group: int | None = None, log=Non
 
 
 def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngshare_python: str = sys.executable,
-                 grader_user: str | None = GRADER_USER) -> dict:
+                 grader_user: str | None = FORMGRADER_USER) -> dict:
     """The hub's part of the exchange, for ``jupyterhub_config.py``.
 
     Args:
@@ -284,7 +277,7 @@ def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngsha
               "강좌 폴더를 /srv 같은 곳에 만드세요 (lecturer/grading.md).", file=sys.stderr, flush=True)
         formgrader = None
     elif root and grader_user:
-        _grader_account(course, grader_user)
+        _formgrader_account(course, grader_user)
         formgrader["user"] = grader_user
         import pwd
 
@@ -438,6 +431,10 @@ def lecturer_side(c, course_root: str | os.PathLike) -> None:
         except OSError:
             pass
     configure(c, url)
+    # the file exchange's folder, which the course's config sets for nbgrader without the hub:
+    # ngshare's classes have no such option ("Config option `root` not recognized by `ExchangeCollect`")
+    if "root" in c.Exchange:
+        del c.Exchange["root"]
 
 
 COURSE_BLOCK = '''

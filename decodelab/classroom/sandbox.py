@@ -21,8 +21,11 @@ Both are wrapped by :func:`command` in Debian's bubblewrap (``bwrap``, https://g
   ``useradd --system`` on first use), switched to with ``setpriv`` inside the sandbox, so the file
   permissions of the host apply to it as well; started as an ordinary user, bubblewrap's user
   namespace keeps that user (and the mount namespace hides the course);
-- limits (``prlimit``): CPU seconds, address space, file size, no core files, and (grader account
-  only) processes.
+- limits: one memory and process budget for the student's whole run (:class:`Budget`: a cgroup
+  where the machine has one, else address space x processes = the budget), a sized ``/tmp``, and per
+  process (``prlimit``) CPU seconds, file size, no core files; a time limit per cell and for the
+  whole notebook (:class:`SandboxedExecute`). The lecturer sets them with ``decodelab classroom init
+  --grade-*`` (:data:`DEFAULT_LIMITS`, lecturer/grading.md "채점 한도").
 
 Root without bubblewrap is refused (:class:`SandboxError`, Korean message). An ordinary user without
 bubblewrap is refused too, unless ``DECODELAB_AUTOGRADE_SANDBOX=off`` says to run unsandboxed as that
@@ -34,7 +37,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import sys
@@ -47,10 +49,10 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
-__all__ = ["BOX_PREFIX", "Budget", "DEFAULT_LIMITS", "GRADER_USER", "Limits", "course_config_block", "SandboxError", "SandboxKernelManager", "SandboxedExecute", "command",
+__all__ = ["BOX_PREFIX", "Budget", "DEFAULT_LIMITS", "SANDBOX_USER", "Limits", "course_config_block", "SandboxError", "SandboxKernelManager", "SandboxedExecute", "command",
            "mode", "probe", "run_function"]
 
-GRADER_USER = "decodelab-grader"
+SANDBOX_USER = "decodelab-grader"
 """The system account students' code runs as when autograde is started as root."""
 
 _SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -266,8 +268,11 @@ class Budget:
         return list(argv)
 
     def prlimit_args(self, with_nproc: bool) -> list[str]:
-        """``prlimit`` options of each process of the run."""
-        if self.cgroup:
+        """``prlimit`` options of each process of the run. Without a cgroup and without a process
+        limit (``with_nproc`` False: bubblewrap's user namespace keeps the lecturer's own uid, whose
+        other processes RLIMIT_NPROC would count too) the address space of each process is the
+        whole budget, as before: the product cannot be bounded there (lecturer/grading.md)."""
+        if self.cgroup or not with_nproc:
             return self.limits.args(with_nproc)
         n = min(self.limits.nproc, FALLBACK_PROCESSES) if self.limits.nproc else FALLBACK_PROCESSES
         return self.limits.args(with_nproc, memory_mb=max(64, self.limits.memory_mb // n), nproc=n)
@@ -326,7 +331,7 @@ def mode() -> str:
         if not have:
             raise SandboxError(
                 "학생 코드를 root 권한으로 실행하지 않습니다: 채점(autograde)은 bubblewrap 안에서 권한 없는 채점 계정"
-                f"({GRADER_USER})으로 학생 노트북을 실행하는데, 이 컴퓨터에 bubblewrap(bwrap)이 없습니다. "
+                f"({SANDBOX_USER})으로 학생 노트북을 실행하는데, 이 컴퓨터에 bubblewrap(bwrap)이 없습니다. "
                 "'apt-get install -y bubblewrap'으로 설치한 뒤 다시 실행하세요.")
         return "account"
     if have:
@@ -341,24 +346,20 @@ def mode() -> str:
         "DECODELAB_AUTOGRADE_SANDBOX=off를 주세요: 권하지 않습니다, lecturer/grading.md 참고).")
 
 
-def grader_account(name: str | None = None) -> tuple[int, int]:
+def sandbox_account(name: str | None = None) -> tuple[int, int]:
     """(uid, gid) of the grader account; created (``useradd --system``, no home, no login shell)
     when missing. Root only.
 
     Raises:
         SandboxError: (Korean) the account cannot be created, or it is root.
     """
-    name = name or os.environ.get("DECODELAB_GRADER_USER") or GRADER_USER
+    from .accounts import AccountError, system_account
+
+    name = name or os.environ.get("DECODELAB_GRADER_USER") or SANDBOX_USER
     try:
-        pw = pwd.getpwnam(name)
-    except KeyError:
-        r = subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-                            "--shell", "/usr/sbin/nologin", "--comment", "decodelab autograde", name],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise SandboxError(f"채점 계정 {name!r}을(를) 만들지 못했습니다: {r.stderr.strip()} "
-                               f"('useradd --system --user-group {name}'로 직접 만드세요)") from None
-        pw = pwd.getpwnam(name)
+        pw = system_account(name, system=True, home="/nonexistent", create_home=False, comment="decodelab autograde")
+    except AccountError as e:
+        raise SandboxError(f"채점 계정: {e}") from None
     if pw.pw_uid == 0 or pw.pw_gid == 0:
         raise SandboxError(f"채점 계정 {name!r}이(가) root 권한입니다: 권한 없는 계정을 DECODELAB_GRADER_USER로 주세요")
     return pw.pw_uid, pw.pw_gid
@@ -421,10 +422,10 @@ def command(argv: list[str], *, ro: list[str] = (), rw: list[tuple[str, str]] = 
         budget: the run's :class:`Budget`: the command starts in its cgroup, each process gets its
             ``prlimit`` share (None: ``limits`` per process, no cgroup).
         how: :func:`mode`'s answer (asked when None); ``"off"`` returns ``prlimit ... argv``.
-        account: (uid, gid) for ``"account"`` (default :func:`grader_account`).
+        account: (uid, gid) for ``"account"`` (default :func:`sandbox_account`).
 
     Raises:
-        SandboxError: see :func:`mode` and :func:`grader_account`.
+        SandboxError: see :func:`mode` and :func:`sandbox_account`.
     """
     how = how or mode()
     per = budget.prlimit_args(how == "account") if budget is not None else limits.args(how == "account")
@@ -464,7 +465,7 @@ def command(argv: list[str], *, ro: list[str] = (), rw: list[tuple[str, str]] = 
         args.extend(["--setenv", k, v])
     args.extend(["--chdir", chdir])
     if how == "account":
-        uid, gid = account or grader_account()
+        uid, gid = account or sandbox_account()
         args.extend(["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
                      "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", *lim])
     else:
@@ -555,7 +556,7 @@ class SandboxKernelManager(AsyncKernelManager):
 
     async def _async_pre_start_kernel(self, **kw):
         how = mode()
-        owner = grader_account() if how == "account" else None
+        owner = sandbox_account() if how == "account" else None
         cwd = os.path.realpath(kw.get("cwd") or os.getcwd())
         box = Path(tempfile.mkdtemp(prefix=BOX_PREFIX))
         self._box = str(box)
