@@ -91,3 +91,32 @@ def test_a_link_from_the_formgrader_account_is_never_followed(course, capsys):
     assert _as(g, "ls", str(course / "autograded")).returncode == 0
     assert _as(g, "touch", str(course / "autograded" / "x")).returncode != 0
     assert _as(g, "ln", "-s", str(victim), str(course / "autograded" / "alice" / A)).returncode != 0
+
+
+def test_a_link_in_a_submission_never_brings_a_root_only_file_to_the_formgrader_account(course):
+    """A link the account puts beside a submitted notebook (``submitted/`` was the account's) was
+    copied by root's autograde, with the root-only file at its end, into ``autograded/``, which the
+    account reads. Root's nbgrader removes such links first; the folders are root's from then on."""
+    import shutil
+
+    base, course = course
+    secret = base / "root-only" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("root's secret", encoding="utf-8")
+    secret.parent.chmod(0o700)
+    g = exchange.FORMGRADER_USER
+    pw = pwd.getpwnam(g)
+    os.chown(course / "submitted", pw.pw_uid, pw.pw_gid)  # as decodelab's hub left it before
+    sub = course / "submitted" / "mallory" / A
+    for cmd in (["mkdir", "-p", str(sub)], ["ln", "-s", str(secret), str(sub / "notes.txt")]):
+        r = _as(g, *cmd)
+        assert r.returncode == 0, r.stderr
+    shutil.copyfile(course / "source" / A / f"{A}.ipynb", sub / f"{A}.ipynb")  # what root's collect puts there
+    (sub / "timestamp.txt").write_text("2026-12-01 00:00:00.000000 UTC", encoding="utf-8")
+    autograde_main([str(course), A, "--student=mallory"])
+    leaked = [p for p in (course / "autograded").rglob("*") if p.is_file() and b"root's secret" in p.read_bytes()]
+    assert leaked == []
+    assert not (sub / "notes.txt").is_symlink()
+    st = os.lstat(course / "submitted")
+    assert st.st_uid == 0 and not st.st_mode & 0o022
+    assert _as(g, "ln", "-s", str(secret), str(sub / "again.txt")).returncode != 0

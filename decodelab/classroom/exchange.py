@@ -17,9 +17,9 @@ grader service, due dates and the late policy. Used by the ``jupyterhub_config.p
   user ``decodelab-formgrader`` (created when missing), which may read and write nbgrader's files of
   the course but not the hub's state (``DIR/state`` stays 0700 root; the course folder becomes
   root:decodelab-formgrader 1770, so the grader can add files but never replace the root-owned
-  ``jupyterhub_config.py`` or ``nbgrader_config.py``; ``autograded/`` and ``feedback/``, which root's
-  autograde and feedback write and remove, are root's and the grader only reads them:
-  :func:`root_outputs`). Its API token (``DIR/state/grader-token``,
+  ``jupyterhub_config.py`` or ``nbgrader_config.py``; nbgrader's folders, which root's commands
+  read, write and remove, are root's and the grader only reads them: :func:`root_outputs`; it owns
+  the gradebook, where formgrader writes the lecturer's grades). Its API token (``DIR/state/grader-token``,
   root only) is ngshare's admin: release, collect and feedback go through it, also for the
   lecturer's own ``nbgrader`` commands run as root in the course folder.
 - **due dates** (``init --due``) are nbgrader's own (the gradebook's assignment due dates, also
@@ -53,12 +53,13 @@ FORMGRADER_USER = "decodelab-formgrader"
 #: of the hub override them)
 NGSHARE_PORT, FORMGRADER_PORT = 10101, 10102
 KST = timezone(timedelta(hours=9))
-#: nbgrader's files in the course folder that the grader account owns (created when missing)
-GRADER_DIRS = ("source", "release", "submitted")
-#: nbgrader's folders that root writes into and removes from (``autograde``, ``generate_feedback``):
-#: root's, mode 0750, group the grader account's, which reads them (formgrader shows them) but can
-#: put no link there for root to follow (:func:`root_outputs`)
-ROOT_DIRS = ("autograded", "feedback")
+#: nbgrader's files in the course folder that the grader account owns: the gradebook (formgrader
+#: writes the lecturer's manual grades there) and nbgrader's log
+GRADER_FILES = ("gradebook.db", ".nbgrader.log")
+#: nbgrader's folders, which root's commands read, write into and remove from (generate, release,
+#: collect, autograde, feedback): root's, mode 0750, group the grader account's, which reads them
+#: (formgrader shows them) but can put no link there for root to follow (:func:`root_outputs`)
+ROOT_DIRS = ("source", "release", "submitted", "autograded", "feedback")
 
 
 def _service_url(name: str, port: int) -> str:
@@ -116,15 +117,9 @@ def _formgrader_account(course: Path, user: str) -> None:
     _root_json_config(course)
     (course / "state").mkdir(exist_ok=True)
     os.chmod(course / "state", 0o700)
-    for name in GRADER_DIRS:
-        (course / name).mkdir(exist_ok=True)
-    owned = [course / n for n in GRADER_DIRS] + [course / n for n in ("gradebook.db", ".nbgrader.log")]
-    for top in owned:
-        if not top.exists():
-            continue
-        paths = [top] + (list(top.rglob("*")) if top.is_dir() else [])
-        for p in paths:
-            os.lchown(p, pw.pw_uid, pw.pw_gid)
+    for name in GRADER_FILES:
+        if (course / name).exists():
+            os.lchown(course / name, pw.pw_uid, pw.pw_gid)
     root_outputs(course, group=pw.pw_gid)
 
 
@@ -195,16 +190,18 @@ def _take_dir(parent: int, name: str, group: int, log) -> None:
 
 
 def root_outputs(course: str | os.PathLike, *, group: int | None = None, log=None) -> None:
-    """Make the course's :data:`ROOT_DIRS` (``autograded/``, ``feedback/``) root's before root's
-    nbgrader writes into them (root only; called by :func:`_formgrader_account` when the hub starts and
-    by :func:`lecturer_side` in every ``nbgrader`` command root runs in the course folder).
+    """Make the course's :data:`ROOT_DIRS` (``source/`` ... ``feedback/``) root's before root's
+    nbgrader reads or writes them (root only; called by :func:`_formgrader_account` when the hub starts
+    and by :func:`lecturer_side` in every ``nbgrader`` command root runs in the course folder).
 
     They held the grader account's files before: that account could replace
     ``autograded/<student>`` with a link, and root's autograde then wrote the notebook through it
-    or, for a failed autograde, removed the folder at the link's end (outside the course). Now the
-    folders and everything below them are root's, group ``group`` (default: the grader account's,
-    so formgrader still reads them), mode 0750/0640; links found there are removed
-    (:func:`_take_dir`). Does nothing unless this process is root and the course folder is root's
+    or, for a failed autograde, removed the folder at the link's end (outside the course); a link
+    in ``submitted/<student>/<assignment>/`` was copied, with the root-only file at its end, into
+    ``autograded/``. Now the folders and everything below them are root's, group ``group`` (default:
+    the grader account's, so formgrader still reads them), mode 0750/0640; links found there are
+    removed (:func:`_take_dir`). A ``gradebook.db`` that is a link (the grader account owns that
+    file, so it may replace it) is removed too, before root's nbgrader opens it. Does nothing unless this process is root and the course folder is root's
     (a lecturer's own course, without a hub as root, has no second account to guard against).
     """
     import stat
@@ -222,6 +219,14 @@ def root_outputs(course: str | os.PathLike, *, group: int | None = None, log=Non
         gid = _grader_gid() if group is None else group
         for name in ROOT_DIRS:
             _take_dir(base, name, gid, log)
+        for name in GRADER_FILES:
+            try:
+                st = os.stat(name, dir_fd=base, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                log(f"[decodelab] {name}: 파일이 아니라 링크(또는 특수 파일)여서 지웁니다 (root는 따라가지 않습니다)")
+                os.unlink(name, dir_fd=base)
     finally:
         os.close(base)
 
