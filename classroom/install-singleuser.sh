@@ -11,7 +11,7 @@
 set -euo pipefail
 PY=$1
 WHEEL=$2
-DEST=$3
+DEST=$(realpath -m "$3")  # absolute: the copy below runs from /
 TORCH=${DECODELAB_TORCH-"torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"}
 if [[ -n "$TORCH" ]]; then
   # shellcheck disable=SC2086  # the spec may hold several pip arguments
@@ -24,7 +24,9 @@ fi
 # nbgrader's side of the hub's ngshare exchange (each student's nbgrader_config.py uses it): without
 # its dependencies, whose jupyter-core<4.11.2 pin JupyterLab 4 cannot meet (scripts/install_hub.sh)
 "$PY" -m pip install --no-cache-dir --no-deps "ngshare-exchange==0.5.3"
-"$PY" - "$DEST" <<'PY'
+# the installed wheel's notebooks: from / with -I, never a decodelab/ of the folder this runs in (a
+# checkout, whose notebooks are the repository's)
+(cd / && "$PY" -I - "$DEST") <<'PY'
 import shutil, sys
 from decodelab.classroom.hub import course_notebooks_dir
 

@@ -390,7 +390,7 @@ def singleuser_env(tmp: Path) -> SingleUserEnv:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")}
     env.update(DECODELAB_TORCH="", PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     proc = subprocess.run(["bash", str(REPO / "classroom" / "install-singleuser.sh"), str(py), str(wheel), str(dest)],
-                          env=env, capture_output=True, text=True, timeout=900, cwd=tmp)
+                          env=env, capture_output=True, text=True, timeout=900, cwd=REPO)  # from the checkout, as the guide runs it
     if proc.returncode != 0:
         raise RuntimeError(f"install-singleuser.sh failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return SingleUserEnv(py, purelib, wheel, dest, proc.stdout)

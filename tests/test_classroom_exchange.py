@@ -414,13 +414,13 @@ def test_a_json_config_the_grader_account_adds_never_steers_roots_nbgrader(tmp_p
         pytest.skip("the grader account is used only when the hub runs as root")
     import pwd
 
-    from decodelab.classroom.exchange import GRADER_USER, hub_services
+    from decodelab.classroom.exchange import FORMGRADER_USER, hub_services
 
     course = hubkit.open_tmp("jsoncfg") / "course"
     course.mkdir()
     (course / "nbgrader_config.py").write_text("c = get_config()\nc.Execute.timeout = 120\n", encoding="utf-8")
     hub_services(course, python=sys.executable, lecturer="prof")  # makes the grader account, as the hub does
-    grader = pwd.getpwnam(GRADER_USER)
+    grader = pwd.getpwnam(FORMGRADER_USER)
     planted = course / "nbgrader_config.json"
     planted.unlink(missing_ok=True)
     planted.write_text('{"Execute": {"timeout": 7}, "Autograde": {"autograde_preprocessors": '
@@ -433,3 +433,24 @@ def test_a_json_config_the_grader_account_adds_never_steers_roots_nbgrader(tmp_p
              "print(a.config.Execute.timeout, 'Autograde' in a.config)")
     r = subprocess.run([sys.executable, "-c", probe], cwd=course, capture_output=True, text=True, timeout=120)
     assert r.stdout.split() == ["120", "False"], r.stdout + r.stderr
+
+
+def test_the_course_config_gives_ngshares_classes_only_options_they_have(tmp_path, monkeypatch):
+    """The course's nbgrader_config.py names the file exchange's folder (c.Exchange.root) for
+    nbgrader without the hub; with the hub's block the exchange is ngshare's, which has no such
+    option, and every collect printed "Config option `root` not recognized by `ExchangeCollect`"."""
+    pytest.importorskip("nbgrader")
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from decodelab.classroom import exchange, exchange_plugin
+    from decodelab.classroom.assignments import write_course
+
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "x")  # lecturer_side reads state/ otherwise
+    write_course(tmp_path)
+    with open(tmp_path / "nbgrader_config.py", "a", encoding="utf-8") as fh:
+        fh.write(exchange.course_config_block(100.0))
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    for cls in (exchange_plugin.ExchangeCollect, exchange_plugin.ExchangeReleaseAssignment):
+        for section in ("Exchange", cls.__name__):
+            unknown = set(cfg[section]) - set(cls.class_trait_names()) if section in cfg else set()
+            assert not unknown, (section, cls.__name__, unknown)

@@ -37,6 +37,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import httpx
 import pytest
 
 import hubkit
@@ -137,6 +138,9 @@ def test_student_servers_run_the_wheel_with_the_login_as_identity(hub, students,
     bank = [p for p in (hubkit.REPO / "classroom" / "exam").rglob("*") if p.is_file()]
     assert bank and not {hashlib.sha256(p.read_bytes()).hexdigest() for p in bank} & inside
     assert sorted(p.name for p in singleuser.notebooks.glob("*.ipynb")) == NOTEBOOKS  # the image's copy
+    # run from the checkout (as lecturer/classroom.md does), it still copies the wheel's notebooks
+    copied = next(line for line in singleuser.log.splitlines() if "course notebooks" in line)
+    assert Path(copied.split("course notebooks ")[1].split(" -> ")[0]).is_relative_to(singleuser.purelib), copied
     for name in ("alice", "bob"):
         token = students[name].token()
         kernel = hubkit.start_kernel(hub, name, token)
@@ -148,6 +152,16 @@ def test_student_servers_run_the_wheel_with_the_login_as_identity(hub, students,
         assert Path(got["notebooks"]).is_relative_to(singleuser.purelib), got
         assert (got["user"], got["answers"], got["cwd"]) == (name, str(home / ".decodelab" / "answers"), str(home))
         assert got["secrets"] == [], got  # no hub password, no PYTHONPATH of the hub
+        # only the student's side of nbgrader: the Assignments tab's handlers, no formgrader or course list
+        auth = {"Authorization": f"token {token}"}
+        import nbgrader
+
+        answers = {path: httpx.get(f"{hub.url}/user/{name}{path}", headers=auth, timeout=60).status_code
+                   for path in ("/formgrader", "/formgraders", f"/nbgrader_version?version={nbgrader.__version__}")}
+        assert list(answers.values()) == [404, 404, 200], answers
+        page = json.loads((home / ".jupyter" / "labconfig" / "page_config.json").read_text(encoding="utf-8"))
+        assert set(page["disabledExtensions"]) == {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
+                                                   "@jupyter/nbgrader:create-assignment"}
         if name == "alice":  # the Assignments tab's nbgrader finds the course and the exchange the hub set up
             out = hubkit.run_code(hub, name, token, kernel, NBGRADER_LIST)
             assert out["status"] == "ok" and "rc=0" in out["stdout"] and "Released assignments" in out["stdout"], out

@@ -452,3 +452,41 @@ def test_quiz_widget_shows_the_hub_login_locked(tmp_path, monkeypatch):
     monkeypatch.delenv("JUPYTERHUB_USER")
     w2 = quiz_widget("01", answers_dir=tmp_path / "other", student_id="2026-1")
     assert (w2.student.value, w2.student.disabled, w2.student.description) == ("2026-1", False, "학번")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the demo's servers run as the system user decodelab-demo: root only")
+def test_demo_kernels_sockets_fit_the_unix_limit_for_the_longest_name():
+    """A demo student's kernels talk over Unix sockets in their Jupyter runtime folder; a socket's
+    path holds at most 107 bytes. Under the demo home (/home/decodelab-demo/<course>-<hex>/<name>/
+    .jupyter/runtime) a 6-letter name already passed it and no kernel started; the hook gives a
+    short folder of the demo user's, mode 0700, one per course and student."""
+    import socket
+    import uuid
+
+    course = hubkit.open_tmp("demo-rt") / "course"
+    (course / "notebooks").mkdir(parents=True)
+    runtimes = set()
+    for name in ("lecturer", "a" * 32):
+        spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name, admin=False), environment={},
+                                        log=logging.getLogger("test"), home_dir=str(hub.demo_homes(course) / name),
+                                        system_user=hub.DEMO_USER)
+        hub.pre_spawn_hook(course / "notebooks", system_users=False)(spawner)
+        runtime = Path(spawner.environment["JUPYTER_RUNTIME_DIR"])
+        runtimes.add(runtime)
+        try:
+            st = runtime.stat()
+            import pwd
+
+            assert st.st_uid == pwd.getpwnam(hub.DEMO_USER).pw_uid and st.st_mode & 0o777 == 0o700
+            # jupyter_client's ipc sockets: <runtime>/kernel-<uuid>-ipc-<n>
+            path = runtime / f"kernel-{uuid.uuid4()}-ipc-5"
+            assert len(str(path).encode()) <= hub.SOCKET_PATH_MAX, path
+            with socket.socket(socket.AF_UNIX) as s:
+                s.bind(str(path))
+            path.unlink()
+        finally:
+            import shutil
+
+            shutil.rmtree(runtime, ignore_errors=True)
+            shutil.rmtree(hub.demo_homes(course), ignore_errors=True)
+    assert len(runtimes) == 2

@@ -5,7 +5,7 @@ One hub, over HTTP with the hub's own forms, without a roster, on the students' 
 :func:`hubkit.student_python` (one an unprivileged user can run), as a lecturer following
 lecturer/classroom.md would: the lecturer logs in and approves a student, who logs in and whose
 server spawns as a real system user the hub creates (removed again after the test; root only); the
-NFC and NFD spellings and the case variants of one name are one account; every socket of the hub's
+case variants of a name are one account, a name no system user may have (Hangul, NFC or NFD) is refused at sign-up and at spawn, and a name in the lecturer's URLs in any spelling is never HTTP 500; every socket of the hub's
 processes listens on 127.0.0.1 only. Sign-up with a roster is tested on the class-mode hub of
 tests/test_classroom_exchange.py (``test_signup_roster_and_lecturer_approval``), which has one.
 """
@@ -18,7 +18,7 @@ import secrets
 import subprocess
 import time
 import unicodedata
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import psutil
 import pytest
@@ -52,6 +52,7 @@ def _remove_users(names) -> None:
 
 STUDENT = f"dlt{SUFFIX}"  # a real system user on this machine while the test runs
 HANGUL = f"김민지{SUFFIX}"
+MINJI = f"minji{SUFFIX}"
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,7 @@ def open_hub(tmp_path_factory):
     h = hubkit.start_hub(course)
     yield h
     h.stop()
-    _remove_users([PROF, STUDENT, HANGUL + "a", MALLORY, SYSTEM, SPY, TARGET])
+    _remove_users([PROF, STUDENT, MINJI, MALLORY, SYSTEM, SPY, TARGET])
 
 
 def _approve(prof, name: str) -> None:
@@ -122,32 +123,57 @@ def test_without_a_roster_the_lecturer_logs_in_approves_and_the_student_spawns(o
     assert pw.pw_uid != 0
 
 
-def test_nfc_nfd_and_case_spellings_of_a_name_are_one_account(open_hub):
-    """An NFD spelling (macOS, some input methods) of a Hangul name and an upper-case variant are
-    the account of the NFC, lower-case name: sign-up refuses them as taken, login accepts them."""
+def test_one_spelling_per_name_and_only_names_a_system_user_can_have(open_hub):
+    """Case variants of a name are one account. A Hangul name, NFC or NFD (macOS and some input
+    methods send NFD), is refused at sign-up in Korean: it would be a system user's name (an approved
+    김민지 got /home/김민지). A name in the lecturer's URLs, in any spelling, finds the account or is
+    HTTP 404 (an NFD name was HTTP 500)."""
     nfd = unicodedata.normalize("NFD", HANGUL)
     assert nfd != HANGUL and unicodedata.normalize("NFC", nfd) == HANGUL
-    prof = hubkit.Student(open_hub, PROF)
-    prof.login(LECTURER_PW, spawn=False)
-    assert prof.logged_in
+    prof = _lecturer(open_hub)
 
-    _, text = hubkit.sign_up(open_hub, HANGUL + "A", STUDENT_PW)  # stored as 김민지a
+    _, text = hubkit.sign_up(open_hub, MINJI.capitalize(), STUDENT_PW)  # stored as minji...
     assert "has been sent to the admin" in text
-    for spelling in (nfd + "A", HANGUL + "a", nfd + "a"):
-        _, text = hubkit.sign_up(open_hub, spelling, STUDENT_PW + "x")
-        assert "already in use" in text, spelling
-    name = HANGUL + "a"
-    _approve(prof, name)
-    for spelling in (nfd + "A", HANGUL + "a", nfd + "a", HANGUL + "A"):
+    _, text = hubkit.sign_up(open_hub, MINJI.upper(), STUDENT_PW + "x")
+    assert "already in use" in text
+    for spelling in (HANGUL, nfd, f"_{MINJI}"):
+        _, text = hubkit.sign_up(open_hub, spelling, STUDENT_PW)
+        assert "쓸 수 없는 사용자 이름" in text and "영어 소문자로 시작" in text, text[-800:]
+    for page in ("authorize", "discard", "change-password"):
+        for spelling in (HANGUL, nfd, f"nobody{SUFFIX}"):
+            r = prof.client.get(f"/hub/{page}/{quote(spelling)}")
+            assert r.status_code == 404, (page, spelling, r.status_code)
+    r = prof.client.get(f"/hub/authorize/{quote(MINJI.upper())}")  # approves minji...
+    assert r.status_code == 200, r.status_code
+    for spelling in (MINJI, MINJI.upper(), MINJI.capitalize()):
         s = hubkit.Student(open_hub, spelling)
         s.login(STUDENT_PW, spawn=False)
         assert s.logged_in, spelling
-        assert s.hub_api("GET", "/user").json()["name"] == name
+        assert s.hub_api("GET", "/user").json()["name"] == MINJI
     names = [u["name"] for u in prof.hub_api("GET", "/users").json()]
-    assert names.count(name) == 1 and not [n for n in names if n != name and unicodedata.normalize("NFC", n.casefold()) == name]
-    # and one line for it on the lecturer's approval page
+    assert names.count(MINJI) == 1 and not [n for n in names if unicodedata.normalize("NFC", n) in (HANGUL, nfd)]
+    # and one line for it on the lecturer's approval page, none for the refused names
     links = [unquote(line) for line in prof.client.get("/hub/authorize").text.splitlines() if "authorize/" in line]
-    assert sum(HANGUL in unicodedata.normalize("NFC", line) for line in links) == 1, links
+    assert sum(MINJI in line for line in links) == 1, links
+    assert not any(HANGUL in unicodedata.normalize("NFC", line) for line in links), links
+
+
+def test_a_name_no_system_user_may_have_gets_no_system_user():
+    """Whatever let such a name in (an authenticator from the LMS, an older hub's approval), the
+    spawn refuses it in Korean before ``useradd``: no /home/김민지."""
+    import pwd
+    import types
+
+    from decodelab.classroom import hub
+
+    for name in (HANGUL, unicodedata.normalize("NFD", HANGUL), f"_x{SUFFIX}", f"Ab{SUFFIX}"):
+        spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name, admin=False), environment={},
+                                        log=types.SimpleNamespace(info=print))
+        with pytest.raises(RuntimeError, match="쓸 수 없는 사용자 이름"):
+            hub.pre_spawn_hook(hubkit.REPO / "notebooks", system_users=True)(spawner)
+        with pytest.raises(KeyError):
+            pwd.getpwnam(name)
+        assert not os.path.exists(f"/home/{name}")
 
 
 def test_the_hub_listens_on_loopback_only_by_default(open_hub):

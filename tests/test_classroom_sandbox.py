@@ -62,7 +62,7 @@ def test_probe_runs_unprivileged():
     if os.geteuid() == 0:
         import pwd
 
-        assert seen["mode"] == "account" and seen["uid"] == pwd.getpwnam(sandbox.GRADER_USER).pw_uid
+        assert seen["mode"] == "account" and seen["uid"] == pwd.getpwnam(sandbox.SANDBOX_USER).pw_uid
 
 
 def test_code_under_test_gets_inputs_only_and_cannot_tamper(tmp_path):

@@ -66,9 +66,7 @@ c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
 c.ClearSolutions.text_stub = {text_stub!r}
 # 채점: 학생 노트북은 bubblewrap 안에서 권한 없는 채점 계정으로 다시 실행하고(답의 값만 기록),
 # 점수는 그 뒤 이 프로세스에서 문항 은행(exam/)으로 매깁니다. 판단할 수 없는 답은 검토 대기열로 (lecturer/grading.md)
-c.Execute.timeout = 120
-c.SandboxKernelManager.cpu_seconds = 600  # 노트북 하나의 커널이 쓸 수 있는 CPU 시간(초)
-c.SandboxKernelManager.memory_mb = 4096  # 커널의 주소 공간 한도(MiB)
+# (시간·메모리·프로세스 한도는 init이 이 파일 끝에 적습니다: "채점 한도")
 c.GradeAnswers.bank_dir = os.path.join(c.CourseDirectory.root, "exam")
 _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
 _steps[_steps.index(Execute)] = "decodelab.classroom.sandbox.SandboxedExecute"

@@ -16,6 +16,13 @@ Two rules of the course on top of the original:
   sign-up, login, approval) into Unicode NFC and case-folds it, so the NFC and NFD spellings of one
   Hangul name (macOS and some input methods send NFD) and ``Minji``/``minji`` are one account
   (JupyterHub's own rule only lower-cases, which left them two accounts that look identical).
+- **Names a system user can have**: a student's hub name becomes the name of their system user,
+  so sign-up accepts only :data:`USERNAME` (:data:`decodelab.classroom.course.USERNAME`: a lower-case letter first,
+  then lower-case letters, digits, ``_``, ``-``; at most 32) and says so in Korean otherwise
+  (``김민지`` signed up and got ``/home/김민지`` before).
+- **Every name in a URL in one spelling**: the lecturer's pages that take a name in the URL
+  (``/hub/authorize/<name>``, ``/hub/discard/<name>``, ``/hub/change-password/<name>``) normalise
+  it as above first, and an unknown name is HTTP 404 (an NFD spelling was HTTP 500).
 - **Approval without a roster works**: JupyterHub 5+ lets nobody in unless ``allowed_users`` or
   ``allow_all`` is set; :meth:`NativeAuthenticator.check_allowed` lets in the admins (the
   lecturer), the roster's names when there is a roster (``allowed_users``; then the roster alone
@@ -25,10 +32,37 @@ Two rules of the course on top of the original:
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from importlib import metadata
 
-from nativeauthenticator import NativeAuthenticator as _Native
-from nativeauthenticator import handlers as _handlers
+#: the versions the adaptations below were written for (decodelab/classroom/pins.py holds the same
+#: pins, tests/test_classroom_pins.py keeps them equal: this module runs alone in the Kubernetes
+#: chart's hub image, without decodelab, so it cannot import them)
+PINS = {"jupyterhub": "6.", "jupyterhub-nativeauthenticator": "1.3."}
+
+
+def _require(dist: str, prefix: str) -> None:
+    """Stop (ImportError, Korean) unless ``dist``'s installed version starts with ``prefix``."""
+    try:
+        have = metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        have = None
+    if have is None or not have.startswith(prefix):
+        raise ImportError(f"decodelab의 decodelab/classroom/auth.py는 {dist} {prefix}*에 맞춰 고친 패치인데, 설치된 "
+                          f"{dist}는 {have or '없음'}입니다: {prefix}* 버전을 설치하거나 패치를 새 버전에 맞게 고치세요 "
+                          "(lecturer/patches.md).")
+
+
+for _dist, _prefix in PINS.items():  # LoginHandler absorbs JupyterHub 6's render argument; the handlers are 1.3's
+    _require(_dist, _prefix)
+
+from nativeauthenticator import NativeAuthenticator as _Native  # noqa: E402
+from nativeauthenticator import handlers as _handlers  # noqa: E402
+
+#: the course's user-name rule (decodelab.classroom.course.USERNAME; tests/test_classroom_pins.py
+#: keeps the two equal): a system user's name
+USERNAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 __all__ = ["NativeAuthenticator", "normalize_name"]
 
@@ -64,6 +98,74 @@ class LoginHandler(_handlers.LoginHandler):
         return super()._render(login_error=login_error, username=username)
 
 
+class SignUpHandler(_handlers.SignUpHandler):
+    """nativeauthenticator's ``/hub/signup`` that says in Korean why a name is refused."""
+
+    _name: str = ""
+
+    async def post(self):
+        self._name = normalize_name(self.get_body_argument("username", "", strip=False))
+        return await super().post()
+
+    def get_result_message(self, user, *args, **kwargs):
+        if user is None and self._name and not USERNAME.fullmatch(self._name):
+            return "alert-danger", (f"가입: {self._name!r}은(는) 쓸 수 없는 사용자 이름입니다: 영어 소문자로 시작하고 "
+                                    "영어 소문자·숫자·_·-만 쓴 32자 이하의 이름을 쓰세요 (이 이름이 서버의 시스템 사용자 "
+                                    "이름이 되므로 한글은 쓸 수 없습니다).")
+        return super().get_result_message(user, *args, **kwargs)
+
+
+class _NameInURL:
+    """A lecturer's handler whose URL ends in a user name: the name in :func:`normalize_name`'s
+    spelling, and HTTP 404 (never 500) for a name nativeauthenticator does not know (asked only of
+    an admin: the scope check comes first, so no one else learns which names exist)."""
+
+    async def prepare(self):
+        await super().prepare()
+        self.path_args = [normalize_name(a) for a in self.path_args]
+
+    def _known(self, name: str) -> None:
+        if self.authenticator.get_user(name) is None:
+            raise _handlers.web.HTTPError(404)
+
+
+class ToggleAuthorizationHandler(_NameInURL, _handlers.ToggleAuthorizationHandler):
+    """``/hub/authorize/<name>``, any spelling of the name."""
+
+    @_handlers.admin_users_scope
+    async def get(self, slug):
+        self._known(slug)
+        return await super().get(slug)
+
+
+class DiscardHandler(_NameInURL, _handlers.DiscardHandler):
+    """``/hub/discard/<name>``, any spelling of the name."""
+
+    @_handlers.admin_users_scope
+    async def get(self, user_name):
+        self._known(user_name)
+        return await super().get(user_name)
+
+
+class ChangePasswordAdminHandler(_NameInURL, _handlers.ChangePasswordAdminHandler):
+    """``/hub/change-password/<name>``, any spelling of the name."""
+
+    @_handlers.admin_users_scope
+    async def get(self, user_name):
+        self._known(user_name)
+        return await super().get(user_name)
+
+    @_handlers.admin_users_scope
+    async def post(self, user_name):
+        self._known(user_name)
+        return await super().post(user_name)
+
+
+_OURS = {_handlers.LoginHandler: LoginHandler, _handlers.SignUpHandler: SignUpHandler,
+         _handlers.ToggleAuthorizationHandler: ToggleAuthorizationHandler, _handlers.DiscardHandler: DiscardHandler,
+         _handlers.ChangePasswordAdminHandler: ChangePasswordAdminHandler}
+
+
 class NativeAuthenticator(_Native):
     """``nativeauthenticator.NativeAuthenticator`` whose ``/hub/login`` works on JupyterHub 6."""
 
@@ -83,6 +185,10 @@ class NativeAuthenticator(_Native):
         info = self.get_user(username)
         return bool(info is not None and info.is_authorized)
 
+    def validate_username(self, username: str) -> bool:
+        """nativeauthenticator's rule and the course's (:data:`~decodelab.classroom.course.USERNAME`):
+        the name becomes a system user's."""
+        return bool(USERNAME.fullmatch(username)) and super().validate_username(username)
+
     def get_handlers(self, app):
-        return [(path, LoginHandler if handler is _handlers.LoginHandler else handler)
-                for path, handler in super().get_handlers(app)]
+        return [(path, _OURS.get(handler, handler)) for path, handler in super().get_handlers(app)]

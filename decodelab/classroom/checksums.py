@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import copy
 
-from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, OverwriteCells
+from .pins import require
+
+require("nbgrader")  # released_source calls nbgrader 0.9's private ClearHiddenTests._remove_hidden_test_region
+
+from nbgrader.api import MissingEntry  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, OverwriteCells  # noqa: E402
 
 __all__ = ["ReleaseAwareOverwriteCells", "released_source"]
 

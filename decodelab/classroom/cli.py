@@ -77,8 +77,21 @@ def init_command(argv: list[str]) -> int:
                    help="마감 시각 (한국 시간; 과제 이름 없이 주면 모든 과제). 여러 번 줄 수 있습니다. 기본: 마감 없음")
     p.add_argument("--late-penalty", type=float, default=100.0, metavar="PERCENT",
                    help="늦은 제출의 감점: 늦은 하루(24시간)마다 점수의 몇 %%를 뺄지 (기본 100: 늦으면 0점; 0: 감점 없음)")
+    from .sandbox import DEFAULT_LIMITS
+
+    grade = {"memory": ("memory_mb", "MiB", "학생 한 명의 채점 실행(커널과 그것이 띄운 모든 프로세스) 전체의 메모리"),
+             "processes": ("processes", "N", "그 실행의 프로세스와 스레드 수"),
+             "tmp": ("tmp_mb", "MiB", "격리 환경 /tmp의 크기 (메모리 한도 안에 듦)"),
+             "cell-time": ("cell_s", "SECONDS", "칸 하나의 시간"),
+             "notebook-time": ("notebook_s", "SECONDS", "노트북 전체의 시간 (넘으면 남은 칸은 0점)")}
+    for flag, (key, unit, text) in grade.items():
+        p.add_argument(f"--grade-{flag}", type=int, default=DEFAULT_LIMITS[key], metavar=unit, dest=f"grade_{key}",
+                       help=f"채점 한도: {text} (기본 {DEFAULT_LIMITS[key]}; lecturer/grading.md)")
     args = p.parse_args(argv)
     try:
+        from .sandbox import course_config_block as limits_block
+
+        limits_text = limits_block(**{key: getattr(args, f"grade_{key}") for key, _, _ in grade.values()})
         demo = check_names([n.strip() for n in args.demo_users.split(",")], "--demo-users") if args.demo_users else None
         roster = read_roster(args.roster) if args.roster else None
         check_names([args.lecturer], "--lecturer")
@@ -136,6 +149,7 @@ def init_command(argv: list[str]) -> int:
         dues = exchange.due_options(args.due, sorted(p.name for p in (course / "source").iterdir()))
         with open(course / "nbgrader_config.py", "a", encoding="utf-8") as fh:
             fh.write(exchange.course_config_block(args.late_penalty))
+            fh.write(limits_text)
         exchange.set_due_dates(course, dues)
     except ValueError as e:
         print(f"decodelab classroom init: {e}", file=sys.stderr)

@@ -12,12 +12,13 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["CONFIG_NAME", "USERNAME", "check_names", "check_username", "course_students", "os_reason", "read_csv",
-           "read_roster"]
+__all__ = ["CONFIG_NAME", "USERNAME", "check_names", "check_username", "course_students", "name_refusal", "os_reason",
+           "read_csv", "read_roster"]
 
 CONFIG_NAME = "jupyterhub_config.py"
-#: JupyterHub user names we accept (what a system user name may be, lower case)
-USERNAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+#: JupyterHub user names we accept: a system user's name (``useradd``), as lecturer/classroom.md says:
+#: a lower-case letter, then lower-case letters, digits, ``_`` and ``-``, at most 32 in all
+USERNAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 
 def read_roster(path: str | os.PathLike) -> list[str]:
@@ -62,15 +63,22 @@ def read_csv(path: str | os.PathLike, what: str) -> tuple[list[str], list[dict[s
                      "Excel에서 '다른 이름으로 저장' → 'CSV UTF-8(쉼표로 분리)'로 다시 저장하세요.")
 
 
-def check_username(name: str, where: str) -> str:
-    """``name`` if it keeps the course's user-name rule (:data:`USERNAME`: what the hub and the
-    roster accept), else a Korean ValueError naming ``where`` that says what to type instead."""
-    if USERNAME.fullmatch(name):
-        return name
+def name_refusal(name: str, where: str) -> str:
+    """The Korean sentence that refuses user name ``name`` at ``where`` and says what to type instead."""
     fixed = name.strip().lower()
     hint = (f"{fixed!r}로 적으세요 (사용자 이름은 소문자이고 앞뒤 공백이 없습니다)" if USERNAME.fullmatch(fixed) else
-            "영어 소문자로 시작하고 소문자·숫자·_·-만, 32자 이하인 허브 로그인 이름을 적으세요")
-    raise ValueError(f"{where}: {name!r}은(는) 쓸 수 없는 사용자 이름입니다: {hint}.")
+            "영어 소문자로 시작하고 영어 소문자·숫자·_·-만 쓴 32자 이하의 이름을 쓰세요 (이 이름이 서버의 시스템 사용자 "
+            "이름이 되므로 한글은 쓸 수 없습니다)")
+    return f"{where}: {name!r}은(는) 쓸 수 없는 사용자 이름입니다: {hint}."
+
+
+def check_username(name: str, where: str) -> str:
+    """``name`` if it keeps the course's user-name rule (:data:`USERNAME`: what the hub and the
+    roster accept), else a Korean ValueError naming ``where`` that says what to type instead
+    (:func:`name_refusal`)."""
+    if USERNAME.fullmatch(name):
+        return name
+    raise ValueError(name_refusal(name, where))
 
 
 def course_students(course_dir: str | os.PathLike) -> set[str] | None:

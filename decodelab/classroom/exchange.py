@@ -17,7 +17,9 @@ grader service, due dates and the late policy. Used by the ``jupyterhub_config.p
   user ``decodelab-formgrader`` (created when missing), which may read and write nbgrader's files of
   the course but not the hub's state (``DIR/state`` stays 0700 root; the course folder becomes
   root:decodelab-formgrader 1770, so the grader can add files but never replace the root-owned
-  ``jupyterhub_config.py`` or ``nbgrader_config.py``). Its API token (``DIR/state/grader-token``,
+  ``jupyterhub_config.py`` or ``nbgrader_config.py``; nbgrader's folders, which root's commands
+  read, write and remove, are root's and the grader only reads them: :func:`root_outputs`; it owns
+  the gradebook, where formgrader writes the lecturer's grades). Its API token (``DIR/state/grader-token``,
   root only) is ngshare's admin: release, collect and feedback go through it, also for the
   lecturer's own ``nbgrader`` commands run as root in the course folder.
 - **due dates** (``init --due``) are nbgrader's own (the gradebook's assignment due dates, also
@@ -33,7 +35,6 @@ import json
 import os
 import re
 import secrets
-import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -41,19 +42,24 @@ from typing import Callable
 
 from .homes import write_home
 
-__all__ = ["FORMGRADER", "GRADER_USER", "NGSHARE", "course_config_block", "due_options", "hub_config_block", "hub_services", "lecturer_side",
+__all__ = ["FORMGRADER", "FORMGRADER_USER", "NGSHARE", "course_config_block", "due_options", "hub_config_block", "hub_services", "lecturer_side",
            "parse_due", "pre_spawn_hook", "set_due_dates", "student_config_text"]
 
 NGSHARE = "ngshare"
 FORMGRADER = "formgrader"
 #: not the autograde sandbox's user (that one must never read the gradebook; this one owns it)
-GRADER_USER = "decodelab-formgrader"
+FORMGRADER_USER = "decodelab-formgrader"
 #: ports of the two services on 127.0.0.1 (``$DECODELAB_NGSHARE_PORT`` / ``$DECODELAB_FORMGRADER_PORT``
 #: of the hub override them)
 NGSHARE_PORT, FORMGRADER_PORT = 10101, 10102
 KST = timezone(timedelta(hours=9))
-#: nbgrader's files in the course folder that the grader account owns (created when missing)
-GRADER_DIRS = ("source", "release", "submitted", "autograded", "feedback")
+#: nbgrader's files in the course folder that the grader account owns: the gradebook (formgrader
+#: writes the lecturer's manual grades there) and nbgrader's log
+GRADER_FILES = ("gradebook.db", ".nbgrader.log")
+#: nbgrader's folders, which root's commands read, write into and remove from (generate, release,
+#: collect, autograde, feedback): root's, mode 0750, group the grader account's, which reads them
+#: (formgrader shows them) but can put no link there for root to follow (:func:`root_outputs`)
+ROOT_DIRS = ("source", "release", "submitted", "autograded", "feedback")
 
 
 def _service_url(name: str, port: int) -> str:
@@ -94,44 +100,139 @@ def _root_json_config(course: Path) -> None:
         fh.write("{}\n")
 
 
-def _grader_account(course: Path, user: str) -> None:
+def _formgrader_account(course: Path, user: str) -> None:
     """Create system user ``user`` when missing and give it nbgrader's part of ``course`` (root only).
 
     Raises:
-        RuntimeError: (Korean) ``useradd`` failed.
+        AccountError: (Korean, a RuntimeError) ``useradd`` failed (:func:`.accounts.system_account`).
     """
     import grp
-    import pwd
 
-    try:
-        pw = pwd.getpwnam(user)
-    except KeyError:
-        home = Path("/var/lib") / user
-        r = subprocess.run(["useradd", "--system", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
-                            "--user-group", user], capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"채점 계정 {user}을(를) 만들지 못했습니다 ({r.stderr.strip()}): "
-                               f"'useradd --system --create-home --user-group {user}'로 직접 만들어 두세요.") from None
-        pw = pwd.getpwnam(user)
+    from .accounts import system_account
+
+    pw = system_account(user, system=True, home=f"/var/lib/{user}", create_home=True, shell="/bin/bash")
     gid = grp.getgrgid(pw.pw_gid).gr_gid
     os.chown(course, 0, gid)
     os.chmod(course, 0o1770)  # the grader adds files; the sticky bit keeps root's files root's
     _root_json_config(course)
     (course / "state").mkdir(exist_ok=True)
     os.chmod(course / "state", 0o700)
-    for name in GRADER_DIRS:
-        (course / name).mkdir(exist_ok=True)
-    owned = [course / n for n in GRADER_DIRS] + [course / n for n in ("gradebook.db", ".nbgrader.log")]
-    for top in owned:
-        if not top.exists():
-            continue
-        paths = [top] + (list(top.rglob("*")) if top.is_dir() else [])
-        for p in paths:
-            os.lchown(p, pw.pw_uid, pw.pw_gid)
+    for name in GRADER_FILES:
+        if (course / name).exists():
+            os.lchown(course / name, pw.pw_uid, pw.pw_gid)
+    root_outputs(course, group=pw.pw_gid)
+
+
+def _grader_gid(user: str = FORMGRADER_USER) -> int:
+    """The group id of the grader account ``user`` (0, root's group, when it does not exist)."""
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_gid
+    except KeyError:
+        return 0
+
+
+def _take_dir(parent: int, name: str, group: int, log) -> None:
+    """Make entry ``name`` of the folder open as ``parent`` a folder owned by root, group ``group``,
+    mode 0750, and everything below it root's too (files 0640); links, devices, pipes and files
+    with more than one name are removed. Top-down through descriptors opened with ``O_NOFOLLOW``
+    from their parent's: once a folder is root's no other account can swap an entry in it, so no
+    step ever follows a link another account planted."""
+    import errno
+    import stat
+
+    for _ in range(5):
+        try:
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            log(f"[decodelab] {name}: 폴더가 아니라 {'링크' if stat.S_ISLNK(st.st_mode) else '파일'}여서 지웁니다 "
+                "(채점 계정이 둔 것: root는 따라가지 않습니다)")
+            os.unlink(name, dir_fd=parent)
+            st = None
+        if st is None:
+            try:
+                os.mkdir(name, 0o750, dir_fd=parent)
+            except FileExistsError:
+                continue
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):  # swapped for a link or a file meanwhile: look again
+                continue
+            raise
+        try:
+            os.fchown(fd, 0, group)
+            os.fchmod(fd, 0o750)
+            now, again = os.fstat(fd), os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) != (again.st_dev, again.st_ino):
+                continue  # renamed away before it became root's: the name holds something else now
+            for entry in os.listdir(fd):
+                est = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISDIR(est.st_mode):
+                    _take_dir(fd, entry, group, log)
+                elif stat.S_ISREG(est.st_mode) and est.st_nlink == 1:
+                    f = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+                    try:
+                        os.fchown(f, 0, group)
+                        os.fchmod(f, 0o640)
+                    finally:
+                        os.close(f)
+                else:
+                    log(f"[decodelab] {entry}: 링크나 특수 파일이라 지웁니다 (root는 따라가지 않습니다)")
+                    os.unlink(entry, dir_fd=fd)
+            return
+        finally:
+            os.close(fd)
+    raise RuntimeError(f"{name}: 다른 계정이 계속 바꾸고 있어 root의 폴더로 만들 수 없습니다")
+
+
+def root_outputs(course: str | os.PathLike, *, group: int | None = None, log=None) -> None:
+    """Make the course's :data:`ROOT_DIRS` (``source/`` ... ``feedback/``) root's before root's
+    nbgrader reads or writes them (root only; called by :func:`_formgrader_account` when the hub starts
+    and by :func:`lecturer_side` in every ``nbgrader`` command root runs in the course folder).
+
+    They held the grader account's files before: that account could replace
+    ``autograded/<student>`` with a link, and root's autograde then wrote the notebook through it
+    or, for a failed autograde, removed the folder at the link's end (outside the course); a link
+    in ``submitted/<student>/<assignment>/`` was copied, with the root-only file at its end, into
+    ``autograded/``. Now the folders and everything below them are root's, group ``group`` (default:
+    the grader account's, so formgrader still reads them), mode 0750/0640; links found there are
+    removed (:func:`_take_dir`). A ``gradebook.db`` that is a link (the grader account owns that
+    file, so it may replace it) is removed too, before root's nbgrader opens it. Does nothing unless this process is root and the course folder is root's
+    (a lecturer's own course, without a hub as root, has no second account to guard against).
+    """
+    import stat
+    import sys as _sys
+
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    log = log or (lambda msg: print(msg, file=_sys.stderr))
+    real = os.path.realpath(course)
+    base = os.open(real, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        st = os.fstat(base)
+        if st.st_uid != 0 or not stat.S_ISDIR(st.st_mode):
+            return
+        gid = _grader_gid() if group is None else group
+        for name in ROOT_DIRS:
+            _take_dir(base, name, gid, log)
+        for name in GRADER_FILES:
+            try:
+                st = os.stat(name, dir_fd=base, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                log(f"[decodelab] {name}: 파일이 아니라 링크(또는 특수 파일)여서 지웁니다 (root는 따라가지 않습니다)")
+                os.unlink(name, dir_fd=base)
+    finally:
+        os.close(base)
 
 
 def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngshare_python: str = sys.executable,
-                 grader_user: str | None = GRADER_USER) -> dict:
+                 grader_user: str | None = FORMGRADER_USER) -> dict:
     """The hub's part of the exchange, for ``jupyterhub_config.py``.
 
     Args:
@@ -181,7 +282,7 @@ def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngsha
               "강좌 폴더를 /srv 같은 곳에 만드세요 (lecturer/grading.md).", file=sys.stderr, flush=True)
         formgrader = None
     elif root and grader_user:
-        _grader_account(course, grader_user)
+        _formgrader_account(course, grader_user)
         formgrader["user"] = grader_user
         import pwd
 
@@ -321,6 +422,7 @@ def lecturer_side(c, course_root: str | os.PathLike) -> None:
     started (no URL known): nbgrader then says the exchange is not reachable."""
     from .exchange_plugin import configure
 
+    root_outputs(course_root)  # root's nbgrader writes there next: never through a link (item of lecturer/grading.md)
     state = Path(course_root) / "state"
     url = os.environ.get("DECODELAB_NGSHARE_URL")
     if not url:
@@ -334,6 +436,10 @@ def lecturer_side(c, course_root: str | os.PathLike) -> None:
         except OSError:
             pass
     configure(c, url)
+    # the file exchange's folder, which the course's config sets for nbgrader without the hub:
+    # ngshare's classes have no such option ("Config option `root` not recognized by `ExchangeCollect`")
+    if "root" in c.Exchange:
+        del c.Exchange["root"]
 
 
 COURSE_BLOCK = '''

@@ -20,7 +20,8 @@ What the adapters change in ngshare-exchange 0.5.3:
   **release** and **submit** fail with a non-zero exit when ngshare refuses (0.5.3 logs the error
   and exits 0, so a student could believe a failed submission went in).
 - ngshare-exchange reads ``$USER`` when it is imported (only for the student's local cache
-  folder name); a process without it (a service, a test) gets the login name of its uid.
+  folder name); a process without it (a service, a test) has it, the login name of its uid, for
+  that import only (the environment is left as it was).
 """
 
 from __future__ import annotations
@@ -30,9 +31,17 @@ import getpass
 import math
 import os
 
-os.environ.setdefault("USER", getpass.getuser())
+from .pins import require  # noqa: E402
 
-import ngshare_exchange  # noqa: E402
+require("ngshare-exchange")  # the adapters below rewrite 0.5.3's methods (lecturer/patches.md)
+_NO_USER = "USER" not in os.environ
+if _NO_USER:  # ngshare-exchange reads $USER while it is imported: given for that moment only
+    os.environ["USER"] = getpass.getuser()
+try:
+    import ngshare_exchange  # noqa: E402
+finally:
+    if _NO_USER:
+        del os.environ["USER"]
 from nbgrader.plugins import LateSubmissionPlugin  # noqa: E402
 from nbgrader.utils import parse_utc  # noqa: E402
 from traitlets import Float  # noqa: E402

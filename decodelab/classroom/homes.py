@@ -29,17 +29,16 @@ TIMEOUT_S = 60
 
 def _files_in_home(home: Path, files: dict[str, str]) -> None:
     """Write each ``files`` entry (path relative to ``home`` -> text), replacing the entry itself
-    (a new file renamed over it: never written through a link that was there)."""
+    (:func:`decodelab._atomic.atomic_write_text`: a new file renamed over it, never written through
+    a link that was there)."""
+    from .._atomic import atomic_write_text
+
     for rel, text in files.items():
         path = home / rel
         if path.parent != home and path.parent.is_symlink():  # the student's own link: a folder again
             path.parent.unlink()
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.decodelab-{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        atomic_write_text(path, text)
 
 
 def _stage(src: Path, owner: tuple[int, int]) -> Path:

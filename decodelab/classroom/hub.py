@@ -47,13 +47,15 @@ in DIR; any further options go to ``jupyterhub`` unchanged.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 # the course folder's basics (re-exported here for the hub's configs and callers of hub.read_roster etc.)
-from .course import CONFIG_NAME, USERNAME, check_username, course_students, read_csv, read_roster
+from .accounts import system_account
+from .course import CONFIG_NAME, USERNAME, check_username, course_students, name_refusal, read_csv, read_roster
 from .homes import write_home
 from typing import Callable
 
@@ -144,28 +146,32 @@ def demo_homes(course_dir: str | os.PathLike) -> Path:
     return DEMO_HOMES_ROOT / f"{course.name}-{tag}"
 
 
+#: the longest path of a Unix socket (``sun_path`` holds 108 bytes with the final NUL)
+SOCKET_PATH_MAX = 107
+
+
+def demo_runtime_dir(course_dir: str | os.PathLike, name: str) -> Path:
+    """The Jupyter runtime folder of demo student ``name``: ``/home/decodelab-demo/rt/<12 hex>``.
+
+    The kernels' Unix sockets are named ``<runtime>/kernel-<uuid>-ipc-<n>`` (about 50 bytes after the
+    folder) and a socket's path holds at most :data:`SOCKET_PATH_MAX` bytes; the demo home
+    (:func:`demo_homes`, ``/home/decodelab-demo/<course>-<8 hex>/<name>/.jupyter/runtime``) passes it
+    for a 6-letter name. The hex is from the course folder and the name, so no two students or
+    courses share one."""
+    import hashlib
+
+    tag = hashlib.sha256(f"{Path(course_dir).resolve()}\0{name}".encode()).hexdigest()[:12]
+    return DEMO_HOMES_ROOT / "rt" / tag
+
+
 def _ensure_demo_user(name: str, log) -> tuple[int, int]:
     """The (uid, gid) of the demo's system user ``name``, created if missing (a system user with
     its own group, home :data:`DEMO_HOMES_ROOT`, no login shell, no password).
 
     Raises:
-        RuntimeError: (Korean) it is missing and cannot be created (the hub is not root).
+        AccountError: (Korean, a RuntimeError) it is missing and cannot be created (the hub is not root).
     """
-    import pwd
-
-    try:
-        pw = pwd.getpwnam(name)
-    except KeyError:
-        if os.geteuid() != 0:
-            raise RuntimeError(f"데모 학생용 시스템 사용자 {name}이(가) 없고 허브가 root가 아니라 만들 수 없습니다: "
-                               "허브를 root로 시작하세요.") from None
-        log.info("decodelab: creating the demo's system user %s", name)
-        r = subprocess.run(["useradd", "--system", "--user-group", "--create-home", "--home-dir", str(DEMO_HOMES_ROOT),
-                            "--shell", "/usr/sbin/nologin", name], capture_output=True, text=True)
-        try:
-            pw = pwd.getpwnam(name)
-        except KeyError:  # not made (and not by a second hub at the same moment either)
-            raise RuntimeError(f"시스템 사용자 {name}을(를) 만들지 못했습니다: {r.stderr.strip()}") from None
+    pw = system_account(name, system=True, home=str(DEMO_HOMES_ROOT), create_home=True, log=log)
     return pw.pw_uid, pw.pw_gid
 
 
@@ -252,18 +258,11 @@ def _ensure_system_user(name: str, log, *, admin: bool = False) -> tuple[int, in
     """The (uid, gid, home) of system user ``name``, created with ``useradd`` (home mode 0700) if
     missing. Raises RuntimeError when it does not exist and cannot be created (hub not root), or
     when it exists but is a system or administrator's account (:func:`_check_existing_account`)."""
-    import pwd
-
-    try:
-        pw = pwd.getpwnam(name)
-        _check_existing_account(pw, admin=admin)
-    except KeyError:
-        if os.geteuid() != 0:
-            raise RuntimeError(f"시스템 사용자 {name}이(가) 없고 허브가 root가 아니라 만들 수 없습니다: "
-                               f"'sudo useradd -m {name}'로 만들어 두세요.") from None
-        log.info("decodelab: creating system user %s", name)
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True)
-        pw = pwd.getpwnam(name)
+    if not USERNAME.fullmatch(name):  # a system user's name (lecturer/classroom.md): never /home/김민지
+        raise RuntimeError(name_refusal(name, "학생 서버") + " 강의자는 /hub/authorize 에서 승인을 거두고 "
+                           "그 학생에게 규칙에 맞는 이름으로 다시 가입하게 하세요.")
+    pw = system_account(name, system=False, create_home=True, shell="/bin/bash", log=log,
+                        check=lambda existing: _check_existing_account(existing, admin=admin))
     home = Path(pw.pw_dir)
     home.mkdir(parents=True, exist_ok=True)
     os.chown(home, pw.pw_uid, pw.pw_gid)
@@ -282,6 +281,17 @@ c.Exchange.root = {exchange!r}
 # the submitter is the hub login, also when every server runs as one system user (demo mode)
 c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
 """
+#: nbgrader's lecturer side, which a student's server does not load: its server extensions and
+#: JupyterLab plugins are turned off at the user level, the level above the environment's (what
+#: ``jupyter server extension disable --user`` and ``jupyter labextension disable`` write), in files
+#: the hook writes into the home at every spawn; the Assignments tab (assignment_list,
+#: validate_assignment) stays. Hiding, not a guard: on a student's server they reach only that
+#: student's own files.
+STUDENT_OFF_SERVER = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
+STUDENT_OFF_LAB = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:create-assignment")
+STUDENT_SERVER_CONFIG = json.dumps({"ServerApp": {"jpserver_extensions": {e: False for e in STUDENT_OFF_SERVER}}},
+                                   indent=1) + "\n"
+STUDENT_PAGE_CONFIG = json.dumps({"disabledExtensions": {p: True for p in STUDENT_OFF_LAB}}, indent=1) + "\n"
 EXCHANGE_ENV = "NBGRADER_EXCHANGE_ROOT"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 
@@ -327,22 +337,29 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
         if system_users:
             uid, gid, home = _ensure_system_user(name, spawner.log, admin=bool(getattr(spawner.user, "admin", False)))
             owner: tuple[int, int] | None = (uid, gid)
+            runtime = home / ".jupyter" / "runtime"
         else:
             home, owner = Path(spawner.home_dir), None
+            runtime = home / ".jupyter" / "runtime"
             run_as = getattr(spawner, "system_user", None)
             if run_as:
                 owner = _ensure_demo_user(run_as, spawner.log)
                 _owned_dirs(home, owner)
+                runtime = demo_runtime_dir(src.parent, name)
+                _owned_dirs(runtime, owner)
         # as the student (owner), never as root: the home may hold links the student planted
         copied = write_home(home, owner, notebooks=src,
-                            files={".jupyter/nbgrader_config.py": _student_nbgrader_text(course_id)}, log=spawner.log)
+                            files={".jupyter/nbgrader_config.py": _student_nbgrader_text(course_id),
+                                   ".jupyter/jupyter_server_config.d/nbgrader.json": STUDENT_SERVER_CONFIG,
+                                   ".jupyter/labconfig/page_config.json": STUDENT_PAGE_CONFIG}, log=spawner.log)
         if copied:
             spawner.log.info("decodelab: gave %s %d course notebooks", name, len(copied))
         # the kernels' Unix sockets (c.Spawner.args: ipc) are named after the runtime folder's path,
         # which must stay within 107 bytes: ~/.jupyter/runtime is short enough for a 32-letter name
+        # under /home; a demo home is deeper (demo_runtime_dir)
         spawner.environment = {**spawner.environment,
                                "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers"),
-                               "JUPYTER_RUNTIME_DIR": str(home / ".jupyter" / "runtime")}
+                               "JUPYTER_RUNTIME_DIR": str(runtime)}
 
     return hook
 

@@ -63,6 +63,10 @@ def _listen_on_loopback(ngshare_module) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from .pins import require
+
+    require("ngshare")  # the two adaptations fit 0.6.0 (lecturer/patches.md)
+    require("SQLAlchemy")
     from ngshare import ngshare as ngshare_module
     from ngshare.database.database import Base
 

@@ -132,9 +132,9 @@ def _save_answer(folder: Path, item_id: str, value: Any) -> None:
         data.pop(item_id, None)
     else:
         data[item_id] = value
-    tmp = folder / f".{ANSWERS_FILE}.tmp"
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, folder / ANSWERS_FILE)
+    from .._atomic import atomic_write_text
+
+    atomic_write_text(folder / ANSWERS_FILE, json.dumps(data, ensure_ascii=False, indent=1))
 
 
 def answer_box(item_id: str, kind: str, choices: list[str] | None = None):
