@@ -20,6 +20,8 @@ from pathlib import Path
 
 import yaml
 
+import chartkit
+
 REPO = Path(__file__).resolve().parents[1]
 CLASSROOM = REPO / "classroom"
 GUIDE = REPO / "lecturer" / "classroom.md"
@@ -34,24 +36,79 @@ def test_config_yaml_matches_the_image_and_the_guide():
     single = values["singleuser"]
     image = f"{single['image']['name']}:{single['image']['tag']}"
     assert f"-t {image} " in _dockerfile()  # the build line in the Dockerfile's header tags this image
-    # the notebooks the image holds are where the pod's start hook copies them from
+    # the notebooks the image holds are where the pod's start hook copies them from, with the
+    # one-server copy code (unpaired, figures and rise.css with them)
     dest = re.search(r"install-singleuser\.sh python \S+ (\S+)", _dockerfile())[1]
-    assert f"{dest}/*.ipynb" in " ".join(single["lifecycleHooks"]["postStart"]["exec"]["command"])
+    hook = " ".join(single["lifecycleHooks"]["postStart"]["exec"]["command"])
+    assert f"from decodelab.tools.lab import copy_course; copy_course('{dest}', '/home/jovyan')" in hook
     first = single["defaultUrl"].removeprefix("/lab/tree/")
     assert (REPO / "notebooks" / first).is_file()
     assert values["hub"]["config"]["NativeAuthenticator"]["open_signup"] is False
-    # the hub pod gets decodelab/classroom/auth.py as the module extraConfig names
+    # the hub pod gets decodelab/classroom/auth.py in the chart's config folder, which the chart's
+    # jupyterhub_config.py puts on sys.path, under the module name authenticator_class names
     mount = Path(values["hub"]["extraFiles"]["decodelab-auth"]["mountPath"])
-    snippet = values["hub"]["extraConfig"]["decodelab-auth"]
-    assert f'sys.path.insert(0, "{mount.parent}")' in snippet
-    assert f'authenticator_class = "{mount.stem}.NativeAuthenticator"' in snippet
-    assert "--set-file hub.extraFiles.decodelab-auth.stringData=decodelab/classroom/auth.py" in GUIDE.read_text(encoding="utf-8")
+    assert mount.parent == Path("/usr/local/etc/jupyterhub")
+    assert values["hub"]["config"]["JupyterHub"]["authenticator_class"] == f"{mount.stem}.NativeAuthenticator"
     assert values["cull"]["enabled"] is True
     # the sizes the guide derives from the benchmark are the ones deployed
     guide = GUIDE.read_text(encoding="utf-8")
     for key in ("guarantee", "limit"):
         assert f"memory.{key}: {single['memory'][key]}" in guide, key
         assert f"cpu.{key}: {single['cpu'][key]}" in guide, key
+
+
+def _install_commands():
+    """Every helm install command of the guide's §7 and of the values files' headers."""
+    cmds = chartkit.helm_commands(chartkit.guide_section(7))
+    for name in ("config.yaml", "config-lti.yaml"):
+        cmds += chartkit.helm_commands((CLASSROOM / name).read_text(encoding="utf-8"))
+    return cmds
+
+
+def test_every_install_command_pins_the_chart_and_validates_against_its_schema():
+    """Each ``helm upgrade --install`` of the guide and of the values files' headers names the chart
+    release whose schema and defaults tests/fixtures holds, and the values Helm would hand that
+    chart (its defaults + our files + --set-file, in Helm's merge order) pass the chart's
+    values.schema.yaml. The install without the --set-file of auth.py would not: the chart needs
+    exactly one of data/stringData/binaryData per extraFiles entry."""
+    import jsonschema
+
+    cmds = _install_commands()
+    assert len(cmds) >= 4, [c.text for c in cmds]  # guide: ClusterIP first, public, LTI; and the headers
+    validator = jsonschema.Draft7Validator(chartkit.chart_schema())
+    for cmd in cmds:
+        assert cmd.version == chartkit.CHART_VERSION, cmd.text
+        assert "classroom/config.yaml" in cmd.values, cmd.text
+        values = chartkit.merged_values(cmd)
+        errors = sorted(validator.iter_errors(values), key=lambda e: list(e.path))
+        assert not errors, (cmd.text, [f"{list(e.path)}: {e.message}" for e in errors[:5]])
+        auth = values["hub"]["config"]["JupyterHub"]["authenticator_class"]
+        if auth.endswith("NativeAuthenticator"):
+            assert values["hub"]["extraFiles"]["decodelab-auth"]["stringData"].startswith('"""NativeAuthenticator')
+        else:  # LTI: no leftover auth.py entry, no NativeAuthenticator section
+            assert "decodelab-auth" not in values["hub"]["extraFiles"], cmd.text
+            assert "NativeAuthenticator" not in values["hub"]["config"], cmd.text
+    # the schema is the real check: the same values without auth.py's text fail it
+    broken = chartkit.merged_values(chartkit.HelmCommand("", "4.4.0", ["classroom/config.yaml"]))
+    paths = [list(e.path) for e in validator.iter_errors(broken)]
+    assert paths == [["hub", "extraFiles", "decodelab-auth"]], paths
+
+
+def test_https_egress_and_first_admin_defaults():
+    """HTTPS on by default (Let's Encrypt), the students' pods cut off from the internet and the
+    cluster's private addresses, and the first install not public (the lecturer signs up first)."""
+    cmds = chartkit.helm_commands(chartkit.guide_section(7))
+    public = [c for c in cmds if not c.set and "classroom/config-lti.yaml" not in c.values]
+    assert len(public) == 1, [c.text for c in cmds]
+    values = chartkit.merged_values(public[0])
+    https = values["proxy"]["https"]
+    assert https["enabled"] is True and https["type"] == "letsencrypt" and https["hosts"], https
+    rules = values["singleuser"]["networkPolicy"]["egressAllowRules"]
+    assert values["singleuser"]["networkPolicy"]["enabled"] is True
+    assert rules["nonPrivateIPs"] is False and rules["privateIPs"] is False and rules["cloudMetadataServer"] is False, rules
+    first = cmds[0]  # the guide's first install: no public address until the lecturer has signed up
+    assert ("proxy.service.type", "ClusterIP") in first.set and ("proxy.https.enabled", "false") in first.set, first.text
+    assert chartkit.merged_values(first)["proxy"]["service"]["type"] == "ClusterIP"
 
 
 def test_auth_module_is_standalone_and_lti_class_path_is_real():
@@ -67,7 +124,7 @@ def test_auth_module_is_standalone_and_lti_class_path_is_real():
     assert not any(name.startswith(".") for name in imports), imports  # no `from . import ...`
     outside = tops - set(sys.stdlib_module_names) - {"__future__", "nativeauthenticator"}
     assert outside == set(), outside  # e.g. {'decodelab'} would break the chart's hub image
-    for text in ((CLASSROOM / "config.yaml").read_text(), (REPO / "decodelab" / "classroom" / "hub.py").read_text()):
+    for text in ((CLASSROOM / "config-lti.yaml").read_text(), (REPO / "decodelab" / "classroom" / "hub.py").read_text()):
         (path,) = set(re.findall(r"(ltiauthenticator\.\S+LTI13Authenticator)", text))
         module, name = path.rsplit(".", 1)
         cls = getattr(importlib.import_module(module), name)
