@@ -142,3 +142,52 @@ def test_login_signup_authorize_and_spawn_on_the_charts_jupyterhub(chart_hub):
     status = hubkit.server_api(chart_hub, name, token, "GET", "/status")
     assert status.status_code == 200, status.text
     assert "500 GET /hub/login" not in chart_hub.log_text() and "AttributeError" not in chart_hub.log_text()
+
+
+LOAD = r"""
+import json, os
+from traitlets.config import PyFileConfigLoader
+from jupyterhub.app import JupyterHub
+
+c = PyFileConfigLoader("jupyterhub_config.py", path=os.environ["CHART_HUB_ROOT"]).load_config()
+app = JupyterHub(config=c)
+app.init_db()  # the NativeAuthenticator keeps its accounts in the hub database
+auth = app.authenticator_class(parent=app, _deprecated_db_session=app.db)  # as JupyterHub.init_authenticator does
+print(json.dumps({"class": f"{type(auth).__module__}.{type(auth).__name__}", "allow_all": auth.allow_all,
+                  "admin_users": sorted(auth.admin_users),
+                  "open_signup": getattr(auth, "open_signup", None),
+                  "issuer": getattr(auth, "issuer", None),
+                  "services": [s["name"] for s in app.services]}))
+"""
+
+
+def test_each_install_command_loads_in_the_charts_order():
+    """Every install command of the guide, its values loaded as the chart's hub does (hub.config,
+    hub.services, hub.extraConfig) under the chart's versions, gives the authenticator it says:
+    the course's NativeAuthenticator (lecturer admin, closed sign-up), or with config-lti.yaml the
+    LTI 1.3 one, which lets in whom the LMS launches (``allow_all``; without it JupyterHub 5 lets
+    nobody in) and no NativeAuthenticator file is left to mount."""
+    py = _chart_python()
+    cmds = chartkit.helm_commands(chartkit.guide_section(7))
+    seen = set()
+    for cmd in cmds:
+        values = chartkit.merged_values(cmd)
+        root = hubkit.open_tmp("chart-load")
+        (root / "values.json").write_text(json.dumps(values))
+        (root / "jupyterhub_config.py").write_text(chartkit.LOOPBACK_CONFIG)
+        env = {"PATH": "/usr/bin:/bin", "CHART_HUB_ROOT": str(root), "CHART_HUB_PORT": "1", "CHART_HUB_HUB_PORT": "2",
+               "CHART_HUB_API_PORT": "3", "CHART_HUB_PROXY": "configurable-http-proxy",
+               **{f"CHART_HUB_SERVICE_TOKEN_{k.upper().replace('-', '_')}": "x" * 32
+                  for k in (values["hub"].get("services") or {})}}
+        r = subprocess.run([py, "-c", LOAD], env=env, cwd=root, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, (cmd.text, r.stderr[-3000:])
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        if "classroom/config-lti.yaml" in cmd.values:
+            assert got["class"] == "ltiauthenticator.lti13.auth.LTI13Authenticator", got
+            assert got["allow_all"] is True and got["issuer"].startswith("https://"), got
+            assert not (root / "usr/local/etc/jupyterhub/decodelab_auth.py").exists()
+        else:
+            assert got["class"] == "decodelab_auth.NativeAuthenticator", got
+            assert got["admin_users"] == ["lecturer"] and got["open_signup"] is False and got["allow_all"] is False, got
+        seen.add(got["class"])
+    assert len(seen) == 2, seen

@@ -130,3 +130,38 @@ def test_auth_module_is_standalone_and_lti_class_path_is_real():
         cls = getattr(importlib.import_module(module), name)
         for option in ("issuer", "authorize_url", "jwks_endpoint", "client_id", "username_key"):
             assert cls.class_traits(config=True).get(option) is not None, option
+
+
+def test_image_runs_the_hubs_major_version_from_a_dated_base_and_a_small_context():
+    """The user image installs the wheel's singleuser extra, whose JupyterHub takes the chart hub's
+    version (tests/fixtures/z2jh-4.4.0/requirements.txt) and the same major only; its base is a
+    dated Docker Stacks tag (never rebuilt), not a moving one; .dockerignore passes the wheel and the
+    install script only (no .git, virtualenvs, classroom/exam/)."""
+    import fnmatch
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    hub = Version(next(line.split("==")[1].strip() for line in (chartkit.CHART / "requirements.txt").read_text().splitlines()
+                       if line.startswith("jupyterhub==")))
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    (spec,) = [Requirement(d).specifier for d in extras["singleuser"] if Requirement(d).name == "jupyterhub"]
+    assert spec.contains(hub) and not spec.contains(Version(f"{hub.major + 1}.0")) and not spec.contains(Version(f"{hub.major - 1}.99"))
+    assert "RUN DECODELAB_EXTRA=singleuser bash /tmp/install-singleuser.sh" in _dockerfile()
+    (base,) = re.findall(r"^FROM (\S+)", _dockerfile(), re.MULTILINE)
+    assert re.fullmatch(r"quay\.io/jupyter/base-notebook:20\d\d-\d\d-\d\d(@sha256:[0-9a-f]{64})?", base), base
+    # the build context: what .dockerignore lets through, among the files of this checkout
+    rules = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+    def sent(path: str) -> bool:
+        keep = True
+        for rule in rules:
+            negate = rule.startswith("!")
+            if fnmatch.fnmatch(path, rule.lstrip("!")):
+                keep = negate
+        return keep
+
+    assert sent("dist/decodelab-0.1.0-py3-none-any.whl") and sent("classroom/install-singleuser.sh")
+    for path in (".git", ".venv", "classroom/exam", "classroom/exam/bank.json", "tests/fixtures/z2jh-4.4.0/values.yaml", "decodelab/classroom/auth.py"):
+        assert not sent(path), path
