@@ -1,19 +1,28 @@
-"""Beyond one server: ``classroom/config.yaml`` (Zero to JupyterHub) and ``classroom/Dockerfile``.
+"""Beyond one server: ``classroom/config.yaml`` (Zero to JupyterHub 4.4.0) and ``classroom/Dockerfile``.
 
 Neither Kubernetes nor image builds run on these machines, so what can be checked is checked:
 
-- the YAML parses, names the image the Dockerfile's build line tags, copies the notebooks from
-  the folder the Dockerfile fills, opens a notebook that exists, and sizes each student as the
-  lecturer guide says;
-- the hub module the chart's hub pod mounts imports only the standard library and nativeauthenticator (never decodelab), and the LTI 1.3
-  class the configs name exists with the options they set.
+- every ``helm upgrade --install`` of lecturer/classroom.md §7 and of the values files' headers pins
+  the chart release whose files tests/fixtures/z2jh-4.4.0/ holds, and the values Helm would hand
+  the chart (its defaults + our files + ``--set``/``--set-file``, :mod:`chartkit`) pass the chart's
+  own values.schema.yaml; HTTPS, the closed egress and the private first install are in them;
+- the YAML names the image the Dockerfile's build line tags, its start hook (run here by ``sh``)
+  makes the one-server copy of the notebooks, it opens a notebook that exists, and sizes each
+  student as the lecturer guide says;
+- the image takes the hub's JupyterHub major version from a dated base tag, with a build context
+  of the wheel and the install script only;
+- the hub module the chart's hub pod mounts imports only the standard library and
+  nativeauthenticator (never decodelab), and the LTI 1.3 class the configs name exists with the
+  options they set.
 
-The Dockerfile's install steps (``classroom/install-singleuser.sh``) run in a plain virtualenv in
+The hub under the chart's own versions runs on loopback in ``tests/test_classroom_chart_hub.py``;
+the Dockerfile's install steps (``classroom/install-singleuser.sh``) run in a plain virtualenv in
 ``tests/test_classroom_hub.py``, whose hub spawns the students' servers from that virtualenv.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -41,6 +50,7 @@ def test_config_yaml_matches_the_image_and_the_guide():
     dest = re.search(r"install-singleuser\.sh python \S+ (\S+)", _dockerfile())[1]
     hook = " ".join(single["lifecycleHooks"]["postStart"]["exec"]["command"])
     assert f"from decodelab.tools.lab import copy_course; copy_course('{dest}', '/home/jovyan')" in hook
+    assert single["lifecycleHooks"]["postStart"]["exec"]["command"][:2] == ["sh", "-c"] and hook.endswith("|| true")
     first = single["defaultUrl"].removeprefix("/lab/tree/")
     assert (REPO / "notebooks" / first).is_file()
     assert values["hub"]["config"]["NativeAuthenticator"]["open_signup"] is False
@@ -55,6 +65,35 @@ def test_config_yaml_matches_the_image_and_the_guide():
     for key in ("guarantee", "limit"):
         assert f"memory.{key}: {single['memory'][key]}" in guide, key
         assert f"cpu.{key}: {single['cpu'][key]}" in guide, key
+
+
+def test_the_pods_start_hook_makes_the_one_server_copy(tmp_path):
+    """config.yaml's postStart command, run here by sh on a copy of the course's notebooks folder
+    (the image's /srv/decodelab/notebooks) and an empty home (the pod's /home/jovyan): the notebooks
+    arrive unpaired from jupytext, with figures/*.svg and rise.css; a notebook the student changed
+    stays as it is."""
+    import json
+    import shutil
+    import subprocess
+
+    values = yaml.safe_load((CLASSROOM / "config.yaml").read_text(encoding="utf-8"))
+    command = values["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"]
+    srv, home = tmp_path / "srv", tmp_path / "home"
+    shutil.copytree(REPO / "notebooks", srv, ignore=shutil.ignore_patterns("src", ".ipynb_checkpoints"))
+    home.mkdir()
+    (home / "01_decode_phase.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    script = command[2].replace("/srv/decodelab/notebooks", str(srv)).replace("/home/jovyan", str(home))
+    script = script.replace("python -c", f"{sys.executable} -c")
+    subprocess.run([*command[:2], script], check=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    paired = [p.name for p in srv.glob("*.ipynb") if "jupytext" in json.loads(p.read_text())["metadata"]]
+    assert paired, "the course's notebooks are jupytext-paired: this test would show nothing"
+    for nb in srv.glob("*.ipynb"):
+        assert (home / nb.name).is_file(), nb.name
+        assert "jupytext" not in json.loads((home / nb.name).read_text())["metadata"], nb.name
+    assert json.loads((home / "01_decode_phase.ipynb").read_text())["cells"] == []  # the student's own kept
+    svgs = sorted(p.name for p in (srv / "figures").glob("*.svg"))
+    assert svgs and sorted(p.name for p in (home / "figures").glob("*.svg")) == svgs
+    assert (home / "rise.css").is_file()
 
 
 def _install_commands():
