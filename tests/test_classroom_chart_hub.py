@@ -27,6 +27,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+import yaml
 
 import chartkit
 import hubkit
@@ -59,24 +60,68 @@ def _chart_python() -> str:
     return str(py)
 
 
-def _start(values: dict, tmp_prefix: str, services: dict[str, str] | None = None):
-    """The chart's hub config of ``values`` under the chart's versions, on free loopback ports;
-    returns a :class:`hubkit.Hub` (stop it)."""
+def _manifests() -> dict[tuple[str, str], dict]:
+    docs = yaml.safe_load_all((chartkit.REPO / "classroom" / "k8s" / "ngshare.yaml").read_text(encoding="utf-8"))
+    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+def _ngshare_process(root: Path, port: int, hub_port: int, token: str) -> subprocess.Popen:
+    """ngshare's container of classroom/k8s/ngshare.yaml (its command and environment) on loopback:
+    the Secret's token given, the hub's API and ngshare's own address on 127.0.0.1, /srv/ngshare
+    under ``root``; on a Python with ngshare and this checkout's decodelab that user nobody runs."""
+    (container,) = _manifests()[("Deployment", "ngshare")]["spec"]["template"]["spec"]["containers"]
+    data = root / "ngshare"
+    data.mkdir()
+    command = [a.replace("/srv/ngshare", str(data)) for a in container["command"]]
+    assert command[0] == "python"
+    command[0] = hubkit.student_python()
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": str(chartkit.REPO)}
+    for item in container["env"]:
+        if "valueFrom" in item:
+            assert item["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": "hub.services.ngshare.apiToken"}, item
+            env[item["name"]] = token
+        else:
+            env[item["name"]] = item["value"]
+    assert env["JUPYTERHUB_SERVICE_URL"] == "http://0.0.0.0:8080" and env["JUPYTERHUB_API_URL"] == "http://hub:8081/hub/api"
+    env["JUPYTERHUB_SERVICE_URL"] = f"http://127.0.0.1:{port}"
+    env["JUPYTERHUB_API_URL"] = f"http://127.0.0.1:{hub_port}/hub/api"
+    env["HOME"] = str(root)
+    as_nobody = {}
+    if os.geteuid() == 0:
+        os.chown(data, NOBODY, NOBODY)
+        as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+    fh = open(root / "ngshare.log", "wb")
+    proc = subprocess.Popen(command, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True,
+                            **as_nobody)
+    fh.close()
+    return proc
+
+
+def _start(values: dict, tmp_prefix: str, *, ngshare: bool = False):
+    """The chart's hub config of ``values`` under the chart's versions, on free loopback ports, with
+    ngshare's pod (classroom/k8s/ngshare.yaml) beside it when ``ngshare``; returns a
+    :class:`hubkit.Hub` (stop it) whose ``ngshare`` is ngshare's direct URL or None."""
     py = _chart_python()
     missing = hubkit.missing_parts()
     if missing:
         pytest.skip("missing: " + ", ".join(missing))
     root = hubkit.open_tmp(tmp_prefix)
+    port, hub_port, api_port, ng_port = (hubkit.free_port() for _ in range(4))
+    token = secrets.token_hex(32)
+    if ngshare:
+        # the Service http://ngshare:8080 is this process on 127.0.0.1 here
+        assert values["hub"]["services"]["ngshare"] == {"url": "http://ngshare:8080"}, values["hub"]["services"]
+        values["hub"]["services"]["ngshare"]["url"] = f"http://127.0.0.1:{ng_port}"
     (root / "values.json").write_text(json.dumps(values))
     (root / "jupyterhub_config.py").write_text(chartkit.LOOPBACK_CONFIG)
     (root / "homes").mkdir()
-    port, hub_port, api_port = hubkit.free_port(), hubkit.free_port(), hubkit.free_port()
     env = {"PATH": os.pathsep.join([str(Path(py).parent), "/usr/local/bin", "/usr/bin", "/bin"]), "LANG": "C.UTF-8",
            "HOME": str(root), "CHART_HUB_ROOT": str(root), "CHART_HUB_PORT": str(port),
            "CHART_HUB_HUB_PORT": str(hub_port), "CHART_HUB_API_PORT": str(api_port),
            "CHART_HUB_PROXY": hubkit.proxy_command(),
            "CONFIGPROXY_AUTH_TOKEN": secrets.token_hex(16)}
-    env.update(services or {})
+    for key in values["hub"].get("services") or {}:
+        env[f"CHART_HUB_SERVICE_TOKEN_{key.upper().replace('-', '_')}"] = token if key == "ngshare" else secrets.token_hex(32)
     as_nobody = {}
     if os.geteuid() == 0:
         assert hubkit._runs_unprivileged(py), f"user nobody cannot run {py}: rm -r {VENV}; PYTHON=/usr/bin/python3 bash scripts/install_chart_hub.sh"
@@ -88,23 +133,52 @@ def _start(values: dict, tmp_prefix: str, services: dict[str, str] | None = None
         proc = subprocess.Popen([py, "-m", "jupyterhub", "-f", str(root / "jupyterhub_config.py")], stdout=fh,
                                 stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True, **as_nobody)
     hub = hubkit.Hub(f"http://127.0.0.1:{port}", root, proc, log)
-    try:
-        from decodelab.serving import wait_until_ready
+    hub.ngshare = None
+    hub.ngshare_proc = None
+    from decodelab.serving import wait_until_ready
 
+    try:
         wait_until_ready(f"{hub.url}/hub/api/", proc, hubkit.HUB_START_S, what="JupyterHub 5.5", poll_s=0.5,
                          request_timeout_s=5)
+        if ngshare:
+            hub.ngshare_proc = _ngshare_process(root, ng_port, hub_port, token)
+            hub.ngshare = f"http://127.0.0.1:{ng_port}/services/ngshare"
+            wait_until_ready(f"http://127.0.0.1:{ng_port}/healthz", hub.ngshare_proc, hubkit.HUB_START_S, what="ngshare",
+                             poll_s=0.5, request_timeout_s=5)
     except Exception as e:
-        hub.stop()
-        raise RuntimeError(f"{e}\n{hub.log_text()[-4000:]}") from None
+        _stop(hub)
+        extra = (root / "ngshare.log").read_text(errors="replace")[-3000:] if (root / "ngshare.log").exists() else ""
+        raise RuntimeError(f"{e}\n{hub.log_text()[-4000:]}\n{extra}") from None
     return hub
+
+
+def _stop(hub) -> None:
+    if getattr(hub, "ngshare_proc", None) is not None and hub.ngshare_proc.poll() is None:
+        hub.ngshare_proc.terminate()
+        try:
+            hub.ngshare_proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            hub.ngshare_proc.kill()
+    hub.stop()
 
 
 @pytest.fixture(scope="module")
 def chart_hub():
     values = chartkit.merged_values(_public_install())
-    hub = _start(values, "chart-hub")
+    hub = _start(values, "chart-hub", ngshare=True)
     yield hub
-    hub.stop()
+    _stop(hub)
+
+
+def _lecturer(hub) -> hubkit.Student:
+    """The lecturer, logged in (signed up first when this test runs alone)."""
+    prof = hubkit.Student(hub, "lecturer")
+    prof.login(PROF_PW, spawn=False)
+    if not prof.logged_in:
+        prof.signup(PROF_PW)
+        prof.login(PROF_PW, spawn=False)
+    assert prof.logged_in, hub.log_text()[-3000:]
+    return prof
 
 
 def test_login_signup_authorize_and_spawn_on_the_charts_jupyterhub(chart_hub):
@@ -191,3 +265,69 @@ def test_each_install_command_loads_in_the_charts_order():
             assert got["admin_users"] == ["lecturer"] and got["open_signup"] is False and got["allow_all"] is False, got
         seen.add(got["class"])
     assert len(seen) == 2, seen
+
+
+def _ng(method: str, url: str, token: str | None, **data) -> tuple[int, dict]:
+    """One ngshare API call with a hub token (form fields ``data``); (status, JSON answer)."""
+    import httpx
+
+    headers = {"Authorization": f"token {token}"} if token else {}
+    r = httpx.request(method, url, headers=headers, data=data or None, timeout=60, follow_redirects=False)
+    try:
+        return r.status_code, r.json()
+    except ValueError:
+        return r.status_code, {"success": False, "body": r.text[:200]}
+
+
+def test_ngshare_pod_round_trip_through_the_charts_hub(chart_hub):
+    """ngshare's container (classroom/k8s/ngshare.yaml: its command, environment and the Secret's
+    token) behind the chart's JupyterHub 5.5, registered as config.yaml's URL-only service: the
+    hub lists it and proxies /services/ngshare/; the lecturer (ngshare's admin) makes the course,
+    enrols a student and releases an assignment through the hub's public URL (as from the grading
+    machine); the student, with their own server's token, lists and submits over the direct URL
+    (as a pod reaches http://ngshare:8080); ngshare names the submitter from the token and stamps
+    the time; a student can neither make a course nor see others' submissions; no token, no answer."""
+    import base64
+
+    prof = _lecturer(chart_hub)
+    services = prof.hub_api("GET", "/services").json()
+    assert "ngshare" in services and services["ngshare"]["url"].startswith("http://127.0.0.1:"), services
+    assert services["ngshare"]["command"] in ([], None) and not services["ngshare"].get("pid"), services["ngshare"]
+    prof_token = prof.token()
+    public = f"{chart_hub.url}/services/ngshare"
+    direct = chart_hub.ngshare
+
+    name = f"student{secrets.token_hex(2)}"
+    student = hubkit.Student(chart_hub, name)
+    assert "has been sent to the admin" in student.signup(STUDENT_PW)
+    assert prof.client.get(f"/hub/authorize/{name}").status_code == 200
+    student.login(STUDENT_PW, spawn=False)
+    assert student.logged_in
+    student_token = student.token()
+
+    assert _ng("POST", f"{public}/course/decodelab", prof_token, instructors=json.dumps(["lecturer"]))[1]["success"]
+    status, answer = _ng("POST", f"{public}/student/decodelab/{name}", prof_token, first_name="-", last_name="-",
+                         email="-")
+    assert answer["success"], (status, answer)
+    notebook = base64.encodebytes(b'{"cells": []}').decode()
+    files = json.dumps([{"path": "a1.ipynb", "content": notebook}])
+    assert _ng("POST", f"{public}/assignment/decodelab/a1", prof_token, files=files)[1]["success"]
+
+    status, answer = _ng("GET", f"{direct}/assignments/decodelab", student_token)
+    assert answer == {"success": True, "assignments": ["a1"]}, (status, answer)
+    status, answer = _ng("POST", f"{direct}/submission/decodelab/a1", student_token,
+                         files=json.dumps([{"path": "a1.ipynb", "content": base64.encodebytes(b'{"cells": [1]}').decode()}]))
+    assert answer["success"] and answer["timestamp"], (status, answer)
+
+    # the student is no admin and no instructor; without a token ngshare answers nothing
+    status, answer = _ng("POST", f"{direct}/course/other", student_token)
+    assert status == 403 and not answer["success"], (status, answer)
+    status, answer = _ng("GET", f"{direct}/submissions/decodelab/a1", student_token)
+    assert status == 403 and not answer["success"], (status, answer)
+    status, answer = _ng("GET", f"{direct}/assignments/decodelab", None)
+    assert status in (302, 401, 403) and not answer.get("success"), (status, answer)
+
+    status, answer = _ng("GET", f"{public}/submissions/decodelab/a1", prof_token)
+    assert answer["success"] and [s["student_id"] for s in answer["submissions"]] == [name], (status, answer)
+    assert answer["submissions"][0]["timestamp"] == _ng("GET", f"{direct}/submissions/decodelab/a1/{name}",
+                                                        student_token)[1]["submissions"][0]["timestamp"]

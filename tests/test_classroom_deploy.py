@@ -204,3 +204,51 @@ def test_image_runs_the_hubs_major_version_from_a_dated_base_and_a_small_context
     assert sent("dist/decodelab-0.1.0-py3-none-any.whl") and sent("classroom/install-singleuser.sh")
     for path in (".git", ".venv", "classroom/exam", "classroom/exam/bank.json", "tests/fixtures/z2jh-4.4.0/values.yaml", "decodelab/classroom/auth.py"):
         assert not sent(path), path
+
+
+def test_ngshare_manifests_match_the_values_and_run_unprivileged():
+    """classroom/k8s/ngshare.yaml parses into a PVC, a Deployment and a Service that match
+    config.yaml: the hub's URL-only service points at the Service's name and port, the students'
+    egress rule selects the Deployment's pods, the pods carry the label the chart's hub policy
+    admits, the token comes from the chart's Secret, the data sits on the claim; the container runs
+    as a non-root user, without privilege escalation or capabilities, on a read-only root file
+    system. The students' nbgrader config that config.yaml mounts is the one-server text for the
+    same ngshare URL (decodelab.classroom.exchange.student_config_text)."""
+    from decodelab.classroom.exchange import student_config_text
+
+    docs = {(d["kind"], d["metadata"]["name"]): d
+            for d in yaml.safe_load_all((CLASSROOM / "k8s" / "ngshare.yaml").read_text(encoding="utf-8"))}
+    assert set(docs) == {("PersistentVolumeClaim", "ngshare"), ("Deployment", "ngshare"), ("Service", "ngshare")}
+    values = yaml.safe_load((CLASSROOM / "config.yaml").read_text(encoding="utf-8"))
+    service, deploy = docs[("Service", "ngshare")], docs[("Deployment", "ngshare")]
+    (port,) = service["spec"]["ports"]
+    assert values["hub"]["services"]["ngshare"] == {"url": f"http://{service['metadata']['name']}:{port['port']}"}
+    pod = deploy["spec"]["template"]
+    labels = pod["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()
+    assert labels["hub.jupyter.org/network-access-hub"] == "true"
+    (rule,) = values["singleuser"]["networkPolicy"]["egress"]
+    assert rule["to"][0]["podSelector"]["matchLabels"].items() <= labels.items()
+    assert rule["ports"] == [{"port": port["port"], "protocol": "TCP"}]
+    (container,) = pod["spec"]["containers"]
+    assert container["image"] == f"{values['singleuser']['image']['name']}:{values['singleuser']['image']['tag']}"
+    assert {"containerPort": port["port"], "name": port["targetPort"]} in container["ports"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["JUPYTERHUB_SERVICE_URL"]["value"] == f"http://0.0.0.0:{port['port']}"
+    assert env["JUPYTERHUB_API_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": "hub.services.ngshare.apiToken"}
+    assert env["JUPYTERHUB_SERVICE_PREFIX"]["value"] == "/services/ngshare/"
+    assert any(a == "--admins=" + values["hub"]["config"]["Authenticator"]["admin_users"][0] for a in container["command"])
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    claims = {v["name"]: v.get("persistentVolumeClaim", {}).get("claimName") for v in pod["spec"]["volumes"]}
+    assert claims["data"] == "ngshare" and mounts["data"] == "/srv/ngshare"
+    assert all(a.split("/srv/ngshare")[0] in ("--database=sqlite:///", "--storage=") for a in container["command"] if "/srv/" in a)
+    pod_sc, sc = pod["spec"]["securityContext"], container["securityContext"]
+    assert pod_sc["runAsNonRoot"] is True and pod_sc["runAsUser"] != 0
+    assert sc == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
+    assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"]["type"] == "Recreate"  # one SQLite writer
+
+    mounted = values["singleuser"]["extraFiles"]["nbgrader-config"]
+    assert mounted["mountPath"] == "/etc/jupyter/nbgrader_config.py"
+    url = f"http://{service['metadata']['name']}:{port['port']}/services/ngshare"
+    code = lambda text: [line for line in text.splitlines() if line and not line.startswith("#")]  # noqa: E731
+    assert code(mounted["stringData"]) == code(student_config_text("decodelab", url))
