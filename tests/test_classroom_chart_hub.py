@@ -331,3 +331,42 @@ def test_ngshare_pod_round_trip_through_the_charts_hub(chart_hub):
     assert answer["success"] and [s["student_id"] for s in answer["submissions"]] == [name], (status, answer)
     assert answer["submissions"][0]["timestamp"] == _ng("GET", f"{direct}/submissions/decodelab/a1/{name}",
                                                         student_token)[1]["submissions"][0]["timestamp"]
+
+
+def test_the_grading_machine_collects_from_the_clusters_ngshare(chart_hub):
+    """The lecturer's grading machine (lecturer/classroom.md 7.5): a course folder made by
+    ``decodelab classroom init`` as on one server, whose nbgrader reaches the cluster's ngshare
+    through the hub's public URL with the lecturer's own API token (``DECODELAB_NGSHARE_URL``,
+    ``JUPYTERHUB_API_TOKEN``: decodelab.classroom.exchange.lecturer_side): ``nbgrader collect``
+    brings the student's submission, under the name ngshare took from the student's token."""
+    import base64
+    import sys
+
+    prof = _lecturer(chart_hub)
+    prof_token = prof.token()
+    public = f"{chart_hub.url}/services/ngshare"
+    _ng("POST", f"{public}/course/decodelab", prof_token, instructors=json.dumps(["lecturer"]))  # 409 when there
+    name = f"grade{secrets.token_hex(2)}"
+    student = hubkit.Student(chart_hub, name)
+    student.signup(STUDENT_PW)
+    prof.client.get(f"/hub/authorize/{name}")
+    student.login(STUDENT_PW, spawn=False)
+    assert _ng("POST", f"{public}/student/decodelab/{name}", prof_token, first_name="-", last_name="-", email="-")[1]["success"]
+    _ng("POST", f"{public}/assignment/decodelab/g1", prof_token,
+        files=json.dumps([{"path": "g1.ipynb", "content": base64.encodebytes(b"{}").decode()}]))
+    work = b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    status, answer = _ng("POST", f"{chart_hub.ngshare}/submission/decodelab/g1", student.token(),
+                         files=json.dumps([{"path": "g1.ipynb", "content": base64.encodebytes(work).decode()}]))
+    assert answer["success"], (status, answer)
+
+    course = hubkit.open_tmp("grading-vm") / "course"
+    hubkit.init_course(course, None, lecturer="lecturer")
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTERHUB_USER", "JUPYTERHUB_API_TOKEN")}
+    env.update(PYTHONPATH=str(chartkit.REPO), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+               DECODELAB_NGSHARE_URL=public, JUPYTERHUB_API_TOKEN=prof_token)
+    r = subprocess.run([sys.executable, "-m", "nbgrader", "collect", "g1"], cwd=course, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    got = course / "submitted" / name / "g1" / "g1.ipynb"
+    assert got.is_file(), (sorted(str(p.relative_to(course)) for p in (course / "submitted").rglob("*")) if (course / "submitted").exists() else None, r.stderr[-2000:])
+    assert got.read_bytes() == work
