@@ -175,7 +175,7 @@ c.JupyterHub.cookie_secret_file = str(ROOT / "cookie_secret")
 c.JupyterHub.pid_file = str(ROOT / "jupyterhub.pid")
 c.JupyterHub.spawner_class = "simple"
 c.Spawner.default_url = "/tree"  # jupyter-server's own page (no JupyterLab in this virtualenv)
-c.Spawner.notebook_dir = str(ROOT / "homes")
+c.SimpleLocalProcessSpawner.home_dir_template = str(ROOT / "homes" / "{username}")  # removed with ROOT
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 '''
