@@ -9,14 +9,24 @@
 # `bash course.sh test` runs it.
 # Idempotent: does nothing when the virtualenv already has the pinned JupyterHub.
 #
-# Usage: scripts/install_chart_hub.sh [VENV]     (default: .venv-chart-hub, git-ignored)
+# Usage: scripts/install_chart_hub.sh [VENV]     (default: .venv-chart-hub, git-ignored; where other
+#        users cannot enter the checkout, e.g. a clone in root's home, /tmp/decodelab-chart-hub, since
+#        the test's hub runs as user nobody when it is root)
 # Env:   PYTHON   the Python to make it from (default /usr/bin/python3 where it exists, else python3;
 #                 3.10+; the test runs the hub as user nobody when it is root, so a Python in root's
 #                 home, e.g. pyenv's, will not do)
 #        CI=true  a failure is an error (exit 1); elsewhere a warning, and the test skips
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV="${1:-.venv-chart-hub}"
+default_venv() {  # .venv-chart-hub where every folder above the checkout lets others through
+  local d=$PWD
+  while [[ "$d" != / ]]; do
+    if (( (8#$(stat -c %a "$d") & 1) == 0 )); then echo /tmp/decodelab-chart-hub; return; fi
+    d=$(dirname "$d")
+  done
+  echo .venv-chart-hub
+}
+VENV="${1:-$(default_venv)}"
 REQ=tests/fixtures/z2jh-4.4.0/requirements.txt
 case "${CI:-}" in 1|true|TRUE|yes) ON_CI=1 ;; *) ON_CI=0 ;; esac
 
