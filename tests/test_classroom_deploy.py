@@ -247,6 +247,9 @@ def test_ngshare_manifests_match_the_values_and_run_unprivileged():
     assert sc == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
     assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"]["type"] == "Recreate"  # one SQLite writer
 
+    apply = "kubectl --namespace decodelab apply -f classroom/k8s/ngshare.yaml"
+    assert apply in chartkit.guide_section(7) and apply in (CLASSROOM / "k8s" / "ngshare.yaml").read_text(encoding="utf-8")
+
     mounted = values["singleuser"]["extraFiles"]["nbgrader-config"]
     assert mounted["mountPath"] == "/etc/jupyter/nbgrader_config.py"
     url = f"http://{service['metadata']['name']}:{port['port']}/services/ngshare"
