@@ -7,7 +7,8 @@
 #   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and everything the course uses)
 # `lab` installs decodelab with its lab extra (JupyterLab, slides, the serving tools notebook 07 uses);
 # `test` and `setup` install the test extra (every extra plus pytest, pytest-xdist, nbval, playwright).
-# `test` also installs configurable-http-proxy from npm into .venv/bin (scripts/install_hub.sh), for
+# `test` also installs configurable-http-proxy from npm into .venv/bin (scripts/install_hub.sh) and the
+# Zero to JupyterHub chart's hub versions into .venv-chart-hub (scripts/install_chart_hub.sh), for
 # the JupyterHub test; Node.js comes from apt when it is missing and system packages are wanted.
 # Asks nothing. System packages (chromium and a Hangul font, for the browser test) are installed
 # only when told: CI=true or DECODELAB_INSTALL_SYSTEM=1 (scripts/install_browser.sh, needs root;
@@ -115,6 +116,9 @@ case "$cmd" in
     setup test
     # configurable-http-proxy (npm) for the JupyterHub test, into $VENV/bin; a warning when it cannot
     bash scripts/install_hub.sh "$VENV"
+    # the Zero to JupyterHub chart's hub versions (JupyterHub 5.5.0 ...) in .venv-chart-hub, for
+    # tests/test_classroom_chart_hub.py (about 15 s of CPU from the package index; a warning when it cannot)
+    bash scripts/install_chart_hub.sh
     if system_packages_wanted; then
       bash scripts/install_browser.sh "$VENV/bin/python"
       bash scripts/install_sandbox.sh  # bubblewrap: nbgrader autograde runs students' code in it

@@ -8,19 +8,23 @@
 # Usage: install-singleuser.sh PYTHON WHEEL NOTEBOOKS_DEST
 # Env:   DECODELAB_TORCH  torch requirement and pip options (default: the CPU build from PyTorch's
 #                         CPU index; "" skips torch, for a Python that has it already)
+#        DECODELAB_EXTRA  the wheel's extra to install (default classroom: one server's hub and its
+#                         students; classroom/Dockerfile sets singleuser, the student side on the
+#                         Zero to JupyterHub chart's JupyterHub major version)
 set -euo pipefail
 PY=$1
 WHEEL=$2
 DEST=$(realpath -m "$3")  # absolute: the copy below runs from /
+EXTRA=${DECODELAB_EXTRA:-classroom}
 TORCH=${DECODELAB_TORCH-"torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"}
 if [[ -n "$TORCH" ]]; then
   # shellcheck disable=SC2086  # the spec may hold several pip arguments
   "$PY" -m pip install --no-cache-dir $TORCH
 fi
-# the wheel itself first (replacing any other decodelab), then its classroom extra: JupyterLab,
-# the hub's single-user server, nbgrader (the Assignments tab)
+# the wheel itself first (replacing any other decodelab), then its classroom (or singleuser) extra:
+# JupyterLab, the hub's single-user server, nbgrader (the Assignments tab)
 "$PY" -m pip install --no-cache-dir --no-deps --force-reinstall "$WHEEL"
-"$PY" -m pip install --no-cache-dir "${WHEEL}[classroom]"
+"$PY" -m pip install --no-cache-dir "${WHEEL}[${EXTRA}]"
 # nbgrader's side of the hub's ngshare exchange (each student's nbgrader_config.py uses it): without
 # its dependencies, whose jupyter-core<4.11.2 pin JupyterLab 4 cannot meet (scripts/install_hub.sh)
 "$PY" -m pip install --no-cache-dir --no-deps "ngshare-exchange==0.5.3"

@@ -1,24 +1,35 @@
-"""Beyond one server: ``classroom/config.yaml`` (Zero to JupyterHub) and ``classroom/Dockerfile``.
+"""Beyond one server: ``classroom/config.yaml`` (Zero to JupyterHub 4.4.0) and ``classroom/Dockerfile``.
 
 Neither Kubernetes nor image builds run on these machines, so what can be checked is checked:
 
-- the YAML parses, names the image the Dockerfile's build line tags, copies the notebooks from
-  the folder the Dockerfile fills, opens a notebook that exists, and sizes each student as the
-  lecturer guide says;
-- the hub module the chart's hub pod mounts imports only the standard library and nativeauthenticator (never decodelab), and the LTI 1.3
-  class the configs name exists with the options they set.
+- every ``helm upgrade --install`` of lecturer/classroom.md §7 and of the values files' headers pins
+  the chart release whose files tests/fixtures/z2jh-4.4.0/ holds, and the values Helm would hand
+  the chart (its defaults + our files + ``--set``/``--set-file``, :mod:`chartkit`) pass the chart's
+  own values.schema.yaml; HTTPS, the closed egress and the private first install are in them;
+- the YAML names the image the Dockerfile's build line tags, its start hook (run here by ``sh``)
+  makes the one-server copy of the notebooks, it opens a notebook that exists, and sizes each
+  student as the lecturer guide says;
+- the image takes the hub's JupyterHub major version from a dated base tag, with a build context
+  of the wheel and the install script only;
+- the hub module the chart's hub pod mounts imports only the standard library and
+  nativeauthenticator (never decodelab), and the LTI 1.3 class the configs name exists with the
+  options they set.
 
-The Dockerfile's install steps (``classroom/install-singleuser.sh``) run in a plain virtualenv in
+The hub under the chart's own versions runs on loopback in ``tests/test_classroom_chart_hub.py``;
+the Dockerfile's install steps (``classroom/install-singleuser.sh``) run in a plain virtualenv in
 ``tests/test_classroom_hub.py``, whose hub spawns the students' servers from that virtualenv.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
 
 import yaml
+
+import chartkit
 
 REPO = Path(__file__).resolve().parents[1]
 CLASSROOM = REPO / "classroom"
@@ -34,24 +45,109 @@ def test_config_yaml_matches_the_image_and_the_guide():
     single = values["singleuser"]
     image = f"{single['image']['name']}:{single['image']['tag']}"
     assert f"-t {image} " in _dockerfile()  # the build line in the Dockerfile's header tags this image
-    # the notebooks the image holds are where the pod's start hook copies them from
+    # the notebooks the image holds are where the pod's start hook copies them from, with the
+    # one-server copy code (unpaired, figures and rise.css with them)
     dest = re.search(r"install-singleuser\.sh python \S+ (\S+)", _dockerfile())[1]
-    assert f"{dest}/*.ipynb" in " ".join(single["lifecycleHooks"]["postStart"]["exec"]["command"])
+    hook = " ".join(single["lifecycleHooks"]["postStart"]["exec"]["command"])
+    assert f"from decodelab.tools.lab import copy_course; copy_course('{dest}', '/home/jovyan')" in hook
+    assert single["lifecycleHooks"]["postStart"]["exec"]["command"][:2] == ["sh", "-c"] and hook.endswith("|| true")
     first = single["defaultUrl"].removeprefix("/lab/tree/")
     assert (REPO / "notebooks" / first).is_file()
     assert values["hub"]["config"]["NativeAuthenticator"]["open_signup"] is False
-    # the hub pod gets decodelab/classroom/auth.py as the module extraConfig names
+    # the hub pod gets decodelab/classroom/auth.py in the chart's config folder, which the chart's
+    # jupyterhub_config.py puts on sys.path, under the module name authenticator_class names
     mount = Path(values["hub"]["extraFiles"]["decodelab-auth"]["mountPath"])
-    snippet = values["hub"]["extraConfig"]["decodelab-auth"]
-    assert f'sys.path.insert(0, "{mount.parent}")' in snippet
-    assert f'authenticator_class = "{mount.stem}.NativeAuthenticator"' in snippet
-    assert "--set-file hub.extraFiles.decodelab-auth.stringData=decodelab/classroom/auth.py" in GUIDE.read_text(encoding="utf-8")
+    assert mount.parent == Path("/usr/local/etc/jupyterhub")
+    assert values["hub"]["config"]["JupyterHub"]["authenticator_class"] == f"{mount.stem}.NativeAuthenticator"
     assert values["cull"]["enabled"] is True
     # the sizes the guide derives from the benchmark are the ones deployed
     guide = GUIDE.read_text(encoding="utf-8")
     for key in ("guarantee", "limit"):
         assert f"memory.{key}: {single['memory'][key]}" in guide, key
         assert f"cpu.{key}: {single['cpu'][key]}" in guide, key
+
+
+def test_the_pods_start_hook_makes_the_one_server_copy(tmp_path):
+    """config.yaml's postStart command, run here by sh on a copy of the course's notebooks folder
+    (the image's /srv/decodelab/notebooks) and an empty home (the pod's /home/jovyan): the notebooks
+    arrive unpaired from jupytext, with figures/*.svg and rise.css; a notebook the student changed
+    stays as it is."""
+    import json
+    import shutil
+    import subprocess
+
+    values = yaml.safe_load((CLASSROOM / "config.yaml").read_text(encoding="utf-8"))
+    command = values["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"]
+    srv, home = tmp_path / "srv", tmp_path / "home"
+    shutil.copytree(REPO / "notebooks", srv, ignore=shutil.ignore_patterns("src", ".ipynb_checkpoints"))
+    home.mkdir()
+    (home / "01_decode_phase.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    script = command[2].replace("/srv/decodelab/notebooks", str(srv)).replace("/home/jovyan", str(home))
+    script = script.replace("python -c", f"{sys.executable} -c")
+    subprocess.run([*command[:2], script], check=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    paired = [p.name for p in srv.glob("*.ipynb") if "jupytext" in json.loads(p.read_text())["metadata"]]
+    assert paired, "the course's notebooks are jupytext-paired: this test would show nothing"
+    for nb in srv.glob("*.ipynb"):
+        assert (home / nb.name).is_file(), nb.name
+        assert "jupytext" not in json.loads((home / nb.name).read_text())["metadata"], nb.name
+    assert json.loads((home / "01_decode_phase.ipynb").read_text())["cells"] == []  # the student's own kept
+    svgs = sorted(p.name for p in (srv / "figures").glob("*.svg"))
+    assert svgs and sorted(p.name for p in (home / "figures").glob("*.svg")) == svgs
+    assert (home / "rise.css").is_file()
+
+
+def _install_commands():
+    """Every helm install command of the guide's §7 and of the values files' headers."""
+    cmds = chartkit.helm_commands(chartkit.guide_section(7))
+    for name in ("config.yaml", "config-lti.yaml"):
+        cmds += chartkit.helm_commands((CLASSROOM / name).read_text(encoding="utf-8"))
+    return cmds
+
+
+def test_every_install_command_pins_the_chart_and_validates_against_its_schema():
+    """Each ``helm upgrade --install`` of the guide and of the values files' headers names the chart
+    release whose schema and defaults tests/fixtures holds, and the values Helm would hand that
+    chart (its defaults + our files + --set-file, in Helm's merge order) pass the chart's
+    values.schema.yaml. The install without the --set-file of auth.py would not: the chart needs
+    exactly one of data/stringData/binaryData per extraFiles entry."""
+    import jsonschema
+
+    cmds = _install_commands()
+    assert len(cmds) >= 4, [c.text for c in cmds]  # guide: ClusterIP first, public, LTI; and the headers
+    validator = jsonschema.Draft7Validator(chartkit.chart_schema())
+    for cmd in cmds:
+        assert cmd.version == chartkit.CHART_VERSION, cmd.text
+        assert "classroom/config.yaml" in cmd.values, cmd.text
+        values = chartkit.merged_values(cmd)
+        errors = sorted(validator.iter_errors(values), key=lambda e: list(e.path))
+        assert not errors, (cmd.text, [f"{list(e.path)}: {e.message}" for e in errors[:5]])
+        auth = values["hub"]["config"]["JupyterHub"]["authenticator_class"]
+        if auth.endswith("NativeAuthenticator"):
+            assert values["hub"]["extraFiles"]["decodelab-auth"]["stringData"].startswith('"""NativeAuthenticator')
+        else:  # LTI: no leftover auth.py entry, no NativeAuthenticator section
+            assert "decodelab-auth" not in values["hub"]["extraFiles"], cmd.text
+            assert "NativeAuthenticator" not in values["hub"]["config"], cmd.text
+    # the schema is the real check: the same values without auth.py's text fail it
+    broken = chartkit.merged_values(chartkit.HelmCommand("", "4.4.0", ["classroom/config.yaml"]))
+    paths = [list(e.path) for e in validator.iter_errors(broken)]
+    assert paths == [["hub", "extraFiles", "decodelab-auth"]], paths
+
+
+def test_https_egress_and_first_admin_defaults():
+    """HTTPS on by default (Let's Encrypt), the students' pods cut off from the internet and the
+    cluster's private addresses, and the first install not public (the lecturer signs up first)."""
+    cmds = chartkit.helm_commands(chartkit.guide_section(7))
+    public = [c for c in cmds if not c.set and "classroom/config-lti.yaml" not in c.values]
+    assert len(public) == 1, [c.text for c in cmds]
+    values = chartkit.merged_values(public[0])
+    https = values["proxy"]["https"]
+    assert https["enabled"] is True and https["type"] == "letsencrypt" and https["hosts"], https
+    rules = values["singleuser"]["networkPolicy"]["egressAllowRules"]
+    assert values["singleuser"]["networkPolicy"]["enabled"] is True
+    assert rules["nonPrivateIPs"] is False and rules["privateIPs"] is False and rules["cloudMetadataServer"] is False, rules
+    first = cmds[0]  # the guide's first install: no public address until the lecturer has signed up
+    assert ("proxy.service.type", "ClusterIP") in first.set and ("proxy.https.enabled", "false") in first.set, first.text
+    assert chartkit.merged_values(first)["proxy"]["service"]["type"] == "ClusterIP"
 
 
 def test_auth_module_is_standalone_and_lti_class_path_is_real():
@@ -67,9 +163,95 @@ def test_auth_module_is_standalone_and_lti_class_path_is_real():
     assert not any(name.startswith(".") for name in imports), imports  # no `from . import ...`
     outside = tops - set(sys.stdlib_module_names) - {"__future__", "nativeauthenticator"}
     assert outside == set(), outside  # e.g. {'decodelab'} would break the chart's hub image
-    for text in ((CLASSROOM / "config.yaml").read_text(), (REPO / "decodelab" / "classroom" / "hub.py").read_text()):
+    for text in ((CLASSROOM / "config-lti.yaml").read_text(), (REPO / "decodelab" / "classroom" / "hub.py").read_text()):
         (path,) = set(re.findall(r"(ltiauthenticator\.\S+LTI13Authenticator)", text))
         module, name = path.rsplit(".", 1)
         cls = getattr(importlib.import_module(module), name)
         for option in ("issuer", "authorize_url", "jwks_endpoint", "client_id", "username_key"):
             assert cls.class_traits(config=True).get(option) is not None, option
+
+
+def test_image_runs_the_hubs_major_version_from_a_dated_base_and_a_small_context():
+    """The user image installs the wheel's singleuser extra, whose JupyterHub takes the chart hub's
+    version (tests/fixtures/z2jh-4.4.0/requirements.txt) and the same major only; its base is a
+    dated Docker Stacks tag (never rebuilt), not a moving one; .dockerignore passes the wheel and the
+    install script only (no .git, virtualenvs, classroom/exam/)."""
+    import fnmatch
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    hub = Version(next(line.split("==")[1].strip() for line in (chartkit.CHART / "requirements.txt").read_text().splitlines()
+                       if line.startswith("jupyterhub==")))
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    (spec,) = [Requirement(d).specifier for d in extras["singleuser"] if Requirement(d).name == "jupyterhub"]
+    assert spec.contains(hub) and not spec.contains(Version(f"{hub.major + 1}.0")) and not spec.contains(Version(f"{hub.major - 1}.99"))
+    assert "RUN DECODELAB_EXTRA=singleuser bash /tmp/install-singleuser.sh" in _dockerfile()
+    (base,) = re.findall(r"^FROM (\S+)", _dockerfile(), re.MULTILINE)
+    assert re.fullmatch(r"quay\.io/jupyter/base-notebook:20\d\d-\d\d-\d\d(@sha256:[0-9a-f]{64})?", base), base
+    # the build context: what .dockerignore lets through, among the files of this checkout
+    rules = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+    def sent(path: str) -> bool:
+        keep = True
+        for rule in rules:
+            negate = rule.startswith("!")
+            if fnmatch.fnmatch(path, rule.lstrip("!")):
+                keep = negate
+        return keep
+
+    assert sent("dist/decodelab-0.1.0-py3-none-any.whl") and sent("classroom/install-singleuser.sh")
+    for path in (".git", ".venv", "classroom/exam", "classroom/exam/bank.json", "tests/fixtures/z2jh-4.4.0/values.yaml", "decodelab/classroom/auth.py"):
+        assert not sent(path), path
+
+
+def test_ngshare_manifests_match_the_values_and_run_unprivileged():
+    """classroom/k8s/ngshare.yaml parses into a PVC, a Deployment and a Service that match
+    config.yaml: the hub's URL-only service points at the Service's name and port, the students'
+    egress rule selects the Deployment's pods, the pods carry the label the chart's hub policy
+    admits, the token comes from the chart's Secret, the data sits on the claim; the container runs
+    as a non-root user, without privilege escalation or capabilities, on a read-only root file
+    system. The students' nbgrader config that config.yaml mounts is the one-server text for the
+    same ngshare URL (decodelab.classroom.exchange.student_config_text)."""
+    from decodelab.classroom.exchange import student_config_text
+
+    docs = {(d["kind"], d["metadata"]["name"]): d
+            for d in yaml.safe_load_all((CLASSROOM / "k8s" / "ngshare.yaml").read_text(encoding="utf-8"))}
+    assert set(docs) == {("PersistentVolumeClaim", "ngshare"), ("Deployment", "ngshare"), ("Service", "ngshare")}
+    values = yaml.safe_load((CLASSROOM / "config.yaml").read_text(encoding="utf-8"))
+    service, deploy = docs[("Service", "ngshare")], docs[("Deployment", "ngshare")]
+    (port,) = service["spec"]["ports"]
+    assert values["hub"]["services"]["ngshare"] == {"url": f"http://{service['metadata']['name']}:{port['port']}"}
+    pod = deploy["spec"]["template"]
+    labels = pod["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()
+    assert labels["hub.jupyter.org/network-access-hub"] == "true"
+    (rule,) = values["singleuser"]["networkPolicy"]["egress"]
+    assert rule["to"][0]["podSelector"]["matchLabels"].items() <= labels.items()
+    assert rule["ports"] == [{"port": port["port"], "protocol": "TCP"}]
+    (container,) = pod["spec"]["containers"]
+    assert container["image"] == f"{values['singleuser']['image']['name']}:{values['singleuser']['image']['tag']}"
+    assert {"containerPort": port["port"], "name": port["targetPort"]} in container["ports"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["JUPYTERHUB_SERVICE_URL"]["value"] == f"http://0.0.0.0:{port['port']}"
+    assert env["JUPYTERHUB_API_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": "hub.services.ngshare.apiToken"}
+    assert env["JUPYTERHUB_SERVICE_PREFIX"]["value"] == "/services/ngshare/"
+    assert any(a == "--admins=" + values["hub"]["config"]["Authenticator"]["admin_users"][0] for a in container["command"])
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    claims = {v["name"]: v.get("persistentVolumeClaim", {}).get("claimName") for v in pod["spec"]["volumes"]}
+    assert claims["data"] == "ngshare" and mounts["data"] == "/srv/ngshare"
+    assert all(a.split("/srv/ngshare")[0] in ("--database=sqlite:///", "--storage=") for a in container["command"] if "/srv/" in a)
+    pod_sc, sc = pod["spec"]["securityContext"], container["securityContext"]
+    assert pod_sc["runAsNonRoot"] is True and pod_sc["runAsUser"] != 0
+    assert sc == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
+    assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"]["type"] == "Recreate"  # one SQLite writer
+
+    apply = "kubectl --namespace decodelab apply -f classroom/k8s/ngshare.yaml"
+    assert apply in chartkit.guide_section(7) and apply in (CLASSROOM / "k8s" / "ngshare.yaml").read_text(encoding="utf-8")
+
+    mounted = values["singleuser"]["extraFiles"]["nbgrader-config"]
+    assert mounted["mountPath"] == "/etc/jupyter/nbgrader_config.py"
+    url = f"http://{service['metadata']['name']}:{port['port']}/services/ngshare"
+    code = lambda text: [line for line in text.splitlines() if line and not line.startswith("#")]  # noqa: E731
+    assert code(mounted["stringData"]) == code(student_config_text("decodelab", url))

@@ -77,10 +77,27 @@ def normalize_name(name: str) -> str:
 
 
 class _NoStats:
-    """Stands for the statsd client JupyterHub handlers no longer have: a timer that records nothing."""
+    """Stands for the statsd client: JupyterHub 6 handlers have none, JupyterHub 5.5 (the Zero to
+    JupyterHub chart's hub) calls ``incr``/``timing`` on it and reads a stopped timer's ``ms`` at every
+    login. Records nothing."""
+
+    #: a stopped timer's duration in milliseconds (statsd's ``Timer.ms``): nothing is timed
+    ms = 0.0
 
     def timer(self, _name: str) -> "_NoStats":
         return self
+
+    def incr(self, _name: str, count: int = 1, rate: float = 1) -> None:
+        return None
+
+    def decr(self, _name: str, count: int = 1, rate: float = 1) -> None:
+        return None
+
+    def timing(self, _name: str, _delta, rate: float = 1) -> None:
+        return None
+
+    def gauge(self, _name: str, _value, rate: float = 1, delta: bool = False) -> None:
+        return None
 
     def start(self) -> "_NoStats":
         return self

@@ -1,0 +1,374 @@
+"""classroom/config.yaml's hub on the Zero to JupyterHub chart's own hub versions, on loopback.
+
+The chart (release 4.4.0, pinned in every install command) runs JupyterHub 5.5.0 with
+jupyterhub-nativeauthenticator 1.3.0, SQLAlchemy 2.0.50 and tornado 6.5.7
+(tests/fixtures/z2jh-4.4.0/requirements.txt), not the JupyterHub 6 of one server. This test runs
+the values Helm would hand the chart for the guide's install command (chart defaults + config.yaml +
+the --set-file of decodelab/classroom/auth.py, :func:`chartkit.merged_values`) through the chart's
+config order (``hub.config``, ``hub.services``, then ``hub.extraConfig``; :data:`chartkit.LOOPBACK_CONFIG`)
+in a virtualenv of exactly those versions (``scripts/install_chart_hub.sh``, git-ignored
+``.venv-chart-hub``), with a local spawner and proxy in place of Kubernetes: the lecturer signs up
+and logs in, a student's sign-up waits for approval, the lecturer authorizes it, the student logs in
+under another spelling of the name and their server spawns. Before auth.py's statsd stand-in had
+``incr``/``timing``, GET and POST /hub/login answered HTTP 500 here.
+
+The hub runs as user ``nobody`` when the test runs as root (its students' servers with it), never
+as root. What it does not show: Kubernetes itself (KubeSpawner, the proxy's HTTPS, network
+policies): no cluster runs these tests (lecturer/classroom.md §7 says so).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+import yaml
+
+import chartkit
+import hubkit
+
+pytestmark = [pytest.mark.slow, pytest.mark.classroom]
+
+#: where scripts/install_chart_hub.sh puts it (/tmp/... when other users cannot enter the checkout)
+VENV = next((v for v in (chartkit.REPO / ".venv-chart-hub", Path("/tmp/decodelab-chart-hub"))
+             if (v / "bin" / "python").is_file()), chartkit.REPO / ".venv-chart-hub")
+NOBODY = 65534
+PROF_PW = "lecturer-pw-5e1d3a77"
+STUDENT_PW = "student-pw-0b9c44e2"
+
+
+def _public_install() -> chartkit.HelmCommand:
+    cmds = [c for c in chartkit.helm_commands(chartkit.guide_section(7))
+            if not c.set and "classroom/config-lti.yaml" not in c.values]
+    assert len(cmds) == 1, [c.text for c in cmds]
+    return cmds[0]
+
+
+def _chart_python() -> str:
+    py = VENV / "bin" / "python"
+    if not py.is_file():
+        pytest.skip(f"no virtualenv of the chart's hub versions at {VENV}: bash scripts/install_chart_hub.sh "
+                    "(bash course.sh test runs it; needs the package index)")
+    want = next(line.split("==")[1].strip() for line in (chartkit.CHART / "requirements.txt").read_text().splitlines()
+                if line.startswith("jupyterhub=="))
+    got = subprocess.run([str(py), "-c", "import jupyterhub; print(jupyterhub.__version__)"],
+                         capture_output=True, text=True).stdout.strip()
+    assert got == want, f"{VENV} has JupyterHub {got!r}, the chart's hub image {want}: rerun scripts/install_chart_hub.sh"
+    return str(py)
+
+
+def _manifests() -> dict[tuple[str, str], dict]:
+    docs = yaml.safe_load_all((chartkit.REPO / "classroom" / "k8s" / "ngshare.yaml").read_text(encoding="utf-8"))
+    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+def _ngshare_process(root: Path, port: int, hub_port: int, token: str) -> subprocess.Popen:
+    """ngshare's container of classroom/k8s/ngshare.yaml (its command and environment) on loopback:
+    the Secret's token given, the hub's API and ngshare's own address on 127.0.0.1, /srv/ngshare
+    under ``root``; on a Python with ngshare and this checkout's decodelab that user nobody runs."""
+    (container,) = _manifests()[("Deployment", "ngshare")]["spec"]["template"]["spec"]["containers"]
+    data = root / "ngshare"
+    data.mkdir()
+    command = [a.replace("/srv/ngshare", str(data)) for a in container["command"]]
+    assert command[0] == "python"
+    command[0] = hubkit.student_python()
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": str(chartkit.REPO)}
+    for item in container["env"]:
+        if "valueFrom" in item:
+            assert item["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": "hub.services.ngshare.apiToken"}, item
+            env[item["name"]] = token
+        else:
+            env[item["name"]] = item["value"]
+    assert env["JUPYTERHUB_SERVICE_URL"] == "http://0.0.0.0:8080" and env["JUPYTERHUB_API_URL"] == "http://hub:8081/hub/api"
+    env["JUPYTERHUB_SERVICE_URL"] = f"http://127.0.0.1:{port}"
+    env["JUPYTERHUB_API_URL"] = f"http://127.0.0.1:{hub_port}/hub/api"
+    env["HOME"] = str(root)
+    as_nobody = {}
+    if os.geteuid() == 0:
+        os.chown(data, NOBODY, NOBODY)
+        as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+    fh = open(root / "ngshare.log", "wb")
+    proc = subprocess.Popen(command, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True,
+                            **as_nobody)
+    fh.close()
+    return proc
+
+
+def _start(values: dict, tmp_prefix: str, *, ngshare: bool = False):
+    """The chart's hub config of ``values`` under the chart's versions, on free loopback ports, with
+    ngshare's pod (classroom/k8s/ngshare.yaml) beside it when ``ngshare``; returns a
+    :class:`hubkit.Hub` (stop it) whose ``ngshare`` is ngshare's direct URL or None."""
+    py = _chart_python()
+    missing = hubkit.missing_parts()
+    if missing:
+        pytest.skip("missing: " + ", ".join(missing))
+    root = hubkit.open_tmp(tmp_prefix)
+    port, hub_port, api_port, ng_port = (hubkit.free_port() for _ in range(4))
+    token = secrets.token_hex(32)
+    if ngshare:
+        # the Service http://ngshare:8080 is this process on 127.0.0.1 here
+        assert values["hub"]["services"]["ngshare"] == {"url": "http://ngshare:8080"}, values["hub"]["services"]
+        values["hub"]["services"]["ngshare"]["url"] = f"http://127.0.0.1:{ng_port}"
+    (root / "values.json").write_text(json.dumps(values))
+    (root / "jupyterhub_config.py").write_text(chartkit.LOOPBACK_CONFIG)
+    (root / "homes").mkdir()
+    env = {"PATH": os.pathsep.join([str(Path(py).parent), "/usr/local/bin", "/usr/bin", "/bin"]), "LANG": "C.UTF-8",
+           "HOME": str(root), "CHART_HUB_ROOT": str(root), "CHART_HUB_PORT": str(port),
+           "CHART_HUB_HUB_PORT": str(hub_port), "CHART_HUB_API_PORT": str(api_port),
+           "CHART_HUB_PROXY": hubkit.proxy_command(),
+           "CONFIGPROXY_AUTH_TOKEN": secrets.token_hex(16)}
+    for key in values["hub"].get("services") or {}:
+        env[f"CHART_HUB_SERVICE_TOKEN_{key.upper().replace('-', '_')}"] = token if key == "ngshare" else secrets.token_hex(32)
+    as_nobody = {}
+    if os.geteuid() == 0:
+        assert hubkit._runs_unprivileged(py), f"user nobody cannot run {py}: rm -r {VENV}; PYTHON=/usr/bin/python3 bash scripts/install_chart_hub.sh"
+        for path in [root, *root.rglob("*")]:
+            os.chown(path, NOBODY, NOBODY)
+        as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+    log = root / "hub.log"
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen([py, "-m", "jupyterhub", "-f", str(root / "jupyterhub_config.py")], stdout=fh,
+                                stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True, **as_nobody)
+    hub = hubkit.Hub(f"http://127.0.0.1:{port}", root, proc, log)
+    hub.ngshare = None
+    hub.ngshare_proc = None
+    from decodelab.serving import wait_until_ready
+
+    try:
+        wait_until_ready(f"{hub.url}/hub/api/", proc, hubkit.HUB_START_S, what="JupyterHub 5.5", poll_s=0.5,
+                         request_timeout_s=5)
+        if ngshare:
+            hub.ngshare_proc = _ngshare_process(root, ng_port, hub_port, token)
+            hub.ngshare = f"http://127.0.0.1:{ng_port}/services/ngshare"
+            wait_until_ready(f"http://127.0.0.1:{ng_port}/healthz", hub.ngshare_proc, hubkit.HUB_START_S, what="ngshare",
+                             poll_s=0.5, request_timeout_s=5)
+    except Exception as e:
+        _stop(hub)
+        extra = (root / "ngshare.log").read_text(errors="replace")[-3000:] if (root / "ngshare.log").exists() else ""
+        raise RuntimeError(f"{e}\n{hub.log_text()[-4000:]}\n{extra}") from None
+    return hub
+
+
+def _stop(hub) -> None:
+    if getattr(hub, "ngshare_proc", None) is not None and hub.ngshare_proc.poll() is None:
+        hub.ngshare_proc.terminate()
+        try:
+            hub.ngshare_proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            hub.ngshare_proc.kill()
+    hub.stop()
+
+
+@pytest.fixture(scope="module")
+def chart_hub():
+    values = chartkit.merged_values(_public_install())
+    hub = _start(values, "chart-hub", ngshare=True)
+    yield hub
+    _stop(hub)
+
+
+def _lecturer(hub) -> hubkit.Student:
+    """The lecturer, logged in (signed up first when this test runs alone)."""
+    prof = hubkit.Student(hub, "lecturer")
+    prof.login(PROF_PW, spawn=False)
+    if not prof.logged_in:
+        prof.signup(PROF_PW)
+        prof.login(PROF_PW, spawn=False)
+    assert prof.logged_in, hub.log_text()[-3000:]
+    return prof
+
+
+def test_login_signup_authorize_and_spawn_on_the_charts_jupyterhub(chart_hub):
+    log_head = chart_hub.log_text()[:6000]
+    assert "Running JupyterHub version 5.5.0" in log_head, log_head[-2000:]
+    assert "Using Authenticator: decodelab_auth.NativeAuthenticator" in log_head, log_head[-2000:]
+    prof = hubkit.Student(chart_hub, "lecturer")
+    assert prof.client.get("/hub/login").status_code == 200  # HTTP 500 before (statsd.incr)
+    text = prof.signup(PROF_PW)
+    assert "has been sent to the admin" not in text  # the admin is authorized at sign-up
+    r = prof.login(PROF_PW, spawn=False)
+    assert r.status_code in (200, 302), (r.status_code, chart_hub.log_text()[-3000:])
+    assert prof.logged_in, chart_hub.log_text()[-3000:]
+    assert prof.client.get("/hub/admin").status_code == 200
+
+    name = f"김민지{secrets.token_hex(2)}"
+    student = hubkit.Student(chart_hub, name)
+    assert "has been sent to the admin" in student.signup(STUDENT_PW)
+    student.login(STUDENT_PW, spawn=False)
+    assert not student.logged_in  # not approved yet
+    assert prof.client.get(f"/hub/authorize/{name}").status_code == 200
+    # the NFD spelling with an upper-case letter is the same account (auth.py's normalize_username)
+    nfd = hubkit.Student(chart_hub, unicodedata.normalize("NFD", name).upper())
+    nfd.login(STUDENT_PW, spawn=False)
+    assert nfd.logged_in, chart_hub.log_text()[-3000:]
+    assert nfd.hub_api("GET", "/user").json()["name"] == name
+    assert nfd.client.get("/hub/authorize").status_code == 403
+
+    # the server spawns (jupyter-server with the chart's major JupyterHub version, as in the image)
+    r = nfd.hub_api("POST", f"/users/{name}/server")
+    assert r.status_code in (201, 202), (r.status_code, r.text, chart_hub.log_text()[-3000:])
+    nfd.name = name
+    nfd.wait_ready(120)
+    token = nfd.token()
+    status = hubkit.server_api(chart_hub, name, token, "GET", "/status")
+    assert status.status_code == 200, status.text
+    assert "500 GET /hub/login" not in chart_hub.log_text() and "AttributeError" not in chart_hub.log_text()
+
+
+LOAD = r"""
+import json, os
+from traitlets.config import PyFileConfigLoader
+from jupyterhub.app import JupyterHub
+
+c = PyFileConfigLoader("jupyterhub_config.py", path=os.environ["CHART_HUB_ROOT"]).load_config()
+app = JupyterHub(config=c)
+app.init_db()  # the NativeAuthenticator keeps its accounts in the hub database
+auth = app.authenticator_class(parent=app, _deprecated_db_session=app.db)  # as JupyterHub.init_authenticator does
+print(json.dumps({"class": f"{type(auth).__module__}.{type(auth).__name__}", "allow_all": auth.allow_all,
+                  "admin_users": sorted(auth.admin_users),
+                  "open_signup": getattr(auth, "open_signup", None),
+                  "issuer": getattr(auth, "issuer", None),
+                  "services": [s["name"] for s in app.services]}))
+"""
+
+
+def test_each_install_command_loads_in_the_charts_order():
+    """Every install command of the guide, its values loaded as the chart's hub does (hub.config,
+    hub.services, hub.extraConfig) under the chart's versions, gives the authenticator it says:
+    the course's NativeAuthenticator (lecturer admin, closed sign-up), or with config-lti.yaml the
+    LTI 1.3 one, which lets in whom the LMS launches (``allow_all``; without it JupyterHub 5 lets
+    nobody in) and no NativeAuthenticator file is left to mount."""
+    py = _chart_python()
+    cmds = chartkit.helm_commands(chartkit.guide_section(7))
+    seen = set()
+    for cmd in cmds:
+        values = chartkit.merged_values(cmd)
+        root = hubkit.open_tmp("chart-load")
+        (root / "values.json").write_text(json.dumps(values))
+        (root / "jupyterhub_config.py").write_text(chartkit.LOOPBACK_CONFIG)
+        env = {"PATH": "/usr/bin:/bin", "CHART_HUB_ROOT": str(root), "CHART_HUB_PORT": "1", "CHART_HUB_HUB_PORT": "2",
+               "CHART_HUB_API_PORT": "3", "CHART_HUB_PROXY": "configurable-http-proxy",
+               **{f"CHART_HUB_SERVICE_TOKEN_{k.upper().replace('-', '_')}": "x" * 32
+                  for k in (values["hub"].get("services") or {})}}
+        r = subprocess.run([py, "-c", LOAD], env=env, cwd=root, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, (cmd.text, r.stderr[-3000:])
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        if "classroom/config-lti.yaml" in cmd.values:
+            assert got["class"] == "ltiauthenticator.lti13.auth.LTI13Authenticator", got
+            assert got["allow_all"] is True and got["issuer"].startswith("https://"), got
+            assert not (root / "usr/local/etc/jupyterhub/decodelab_auth.py").exists()
+        else:
+            assert got["class"] == "decodelab_auth.NativeAuthenticator", got
+            assert got["admin_users"] == ["lecturer"] and got["open_signup"] is False and got["allow_all"] is False, got
+        seen.add(got["class"])
+    assert len(seen) == 2, seen
+
+
+def _ng(method: str, url: str, token: str | None, **data) -> tuple[int, dict]:
+    """One ngshare API call with a hub token (form fields ``data``); (status, JSON answer)."""
+    import httpx
+
+    headers = {"Authorization": f"token {token}"} if token else {}
+    r = httpx.request(method, url, headers=headers, data=data or None, timeout=60, follow_redirects=False)
+    try:
+        return r.status_code, r.json()
+    except ValueError:
+        return r.status_code, {"success": False, "body": r.text[:200]}
+
+
+def test_ngshare_pod_round_trip_through_the_charts_hub(chart_hub):
+    """ngshare's container (classroom/k8s/ngshare.yaml: its command, environment and the Secret's
+    token) behind the chart's JupyterHub 5.5, registered as config.yaml's URL-only service: the
+    hub lists it and proxies /services/ngshare/; the lecturer (ngshare's admin) makes the course,
+    enrols a student and releases an assignment through the hub's public URL (as from the grading
+    machine); the student, with their own server's token, lists and submits over the direct URL
+    (as a pod reaches http://ngshare:8080); ngshare names the submitter from the token and stamps
+    the time; a student can neither make a course nor see others' submissions; no token, no answer."""
+    import base64
+
+    prof = _lecturer(chart_hub)
+    services = prof.hub_api("GET", "/services").json()
+    assert "ngshare" in services and services["ngshare"]["url"].startswith("http://127.0.0.1:"), services
+    assert services["ngshare"]["command"] in ([], None) and not services["ngshare"].get("pid"), services["ngshare"]
+    prof_token = prof.token()
+    public = f"{chart_hub.url}/services/ngshare"
+    direct = chart_hub.ngshare
+
+    name = f"student{secrets.token_hex(2)}"
+    student = hubkit.Student(chart_hub, name)
+    assert "has been sent to the admin" in student.signup(STUDENT_PW)
+    assert prof.client.get(f"/hub/authorize/{name}").status_code == 200
+    student.login(STUDENT_PW, spawn=False)
+    assert student.logged_in
+    student_token = student.token()
+
+    assert _ng("POST", f"{public}/course/decodelab", prof_token, instructors=json.dumps(["lecturer"]))[1]["success"]
+    status, answer = _ng("POST", f"{public}/student/decodelab/{name}", prof_token, first_name="-", last_name="-",
+                         email="-")
+    assert answer["success"], (status, answer)
+    notebook = base64.encodebytes(b'{"cells": []}').decode()
+    files = json.dumps([{"path": "a1.ipynb", "content": notebook}])
+    assert _ng("POST", f"{public}/assignment/decodelab/a1", prof_token, files=files)[1]["success"]
+
+    status, answer = _ng("GET", f"{direct}/assignments/decodelab", student_token)
+    assert answer == {"success": True, "assignments": ["a1"]}, (status, answer)
+    status, answer = _ng("POST", f"{direct}/submission/decodelab/a1", student_token,
+                         files=json.dumps([{"path": "a1.ipynb", "content": base64.encodebytes(b'{"cells": [1]}').decode()}]))
+    assert answer["success"] and answer["timestamp"], (status, answer)
+
+    # the student is no admin and no instructor; without a token ngshare answers nothing
+    status, answer = _ng("POST", f"{direct}/course/other", student_token)
+    assert status == 403 and not answer["success"], (status, answer)
+    status, answer = _ng("GET", f"{direct}/submissions/decodelab/a1", student_token)
+    assert status == 403 and not answer["success"], (status, answer)
+    status, answer = _ng("GET", f"{direct}/assignments/decodelab", None)
+    assert status in (302, 401, 403) and not answer.get("success"), (status, answer)
+
+    status, answer = _ng("GET", f"{public}/submissions/decodelab/a1", prof_token)
+    assert answer["success"] and [s["student_id"] for s in answer["submissions"]] == [name], (status, answer)
+    assert answer["submissions"][0]["timestamp"] == _ng("GET", f"{direct}/submissions/decodelab/a1/{name}",
+                                                        student_token)[1]["submissions"][0]["timestamp"]
+
+
+def test_the_grading_machine_collects_from_the_clusters_ngshare(chart_hub):
+    """The lecturer's grading machine (lecturer/classroom.md 7.5): a course folder made by
+    ``decodelab classroom init`` as on one server, whose nbgrader reaches the cluster's ngshare
+    through the hub's public URL with the lecturer's own API token (``DECODELAB_NGSHARE_URL``,
+    ``JUPYTERHUB_API_TOKEN``: decodelab.classroom.exchange.lecturer_side): ``nbgrader collect``
+    brings the student's submission, under the name ngshare took from the student's token."""
+    import base64
+    import sys
+
+    prof = _lecturer(chart_hub)
+    prof_token = prof.token()
+    public = f"{chart_hub.url}/services/ngshare"
+    _ng("POST", f"{public}/course/decodelab", prof_token, instructors=json.dumps(["lecturer"]))  # 409 when there
+    name = f"grade{secrets.token_hex(2)}"
+    student = hubkit.Student(chart_hub, name)
+    student.signup(STUDENT_PW)
+    prof.client.get(f"/hub/authorize/{name}")
+    student.login(STUDENT_PW, spawn=False)
+    assert _ng("POST", f"{public}/student/decodelab/{name}", prof_token, first_name="-", last_name="-", email="-")[1]["success"]
+    _ng("POST", f"{public}/assignment/decodelab/g1", prof_token,
+        files=json.dumps([{"path": "g1.ipynb", "content": base64.encodebytes(b"{}").decode()}]))
+    work = b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    status, answer = _ng("POST", f"{chart_hub.ngshare}/submission/decodelab/g1", student.token(),
+                         files=json.dumps([{"path": "g1.ipynb", "content": base64.encodebytes(work).decode()}]))
+    assert answer["success"], (status, answer)
+
+    course = hubkit.open_tmp("grading-vm") / "course"
+    hubkit.init_course(course, None, lecturer="lecturer")
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTERHUB_USER", "JUPYTERHUB_API_TOKEN")}
+    env.update(PYTHONPATH=str(chartkit.REPO), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+               DECODELAB_NGSHARE_URL=public, JUPYTERHUB_API_TOKEN=prof_token)
+    r = subprocess.run([sys.executable, "-m", "nbgrader", "collect", "g1"], cwd=course, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    got = course / "submitted" / name / "g1" / "g1.ipynb"
+    assert got.is_file(), (sorted(str(p.relative_to(course)) for p in (course / "submitted").rglob("*")) if (course / "submitted").exists() else None, r.stderr[-2000:])
+    assert got.read_bytes() == work
