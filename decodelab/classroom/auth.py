@@ -39,23 +39,26 @@ from importlib import metadata
 #: the versions the adaptations below were written for (decodelab/classroom/pins.py holds the same
 #: pins, tests/test_classroom_pins.py keeps them equal: this module runs alone in the Kubernetes
 #: chart's hub image, without decodelab, so it cannot import them)
-PINS = {"jupyterhub": "6.", "jupyterhub-nativeauthenticator": "1.3."}
+#: JupyterHub 5.5 is the one the pinned Zero to JupyterHub chart (4.4.0) ships, 6 the one-server hub's
+PINS = {"jupyterhub": ("5.5.*", "6.*"), "jupyterhub-nativeauthenticator": ("1.3.*",)}
 
 
-def _require(dist: str, prefix: str) -> None:
-    """Stop (ImportError, Korean) unless ``dist``'s installed version starts with ``prefix``."""
+def _require(dist: str, versions: tuple[str, ...]) -> None:
+    """Stop (ImportError, Korean) unless ``dist``'s installed version is one of ``versions``
+    (``"6.*"``: every 6 release)."""
     try:
         have = metadata.version(dist)
     except metadata.PackageNotFoundError:
         have = None
-    if have is None or not have.startswith(prefix):
-        raise ImportError(f"decodelab의 decodelab/classroom/auth.py는 {dist} {prefix}*에 맞춰 고친 패치인데, 설치된 "
-                          f"{dist}는 {have or '없음'}입니다: {prefix}* 버전을 설치하거나 패치를 새 버전에 맞게 고치세요 "
+    if have is None or not any(have.startswith(v[:-1]) if v.endswith(".*") else have == v for v in versions):
+        want = ", ".join(versions)
+        raise ImportError(f"decodelab의 decodelab/classroom/auth.py는 {dist} {want}에 맞춰 고친 패치인데, 설치된 "
+                          f"{dist}는 {have or '없음'}입니다: {want} 버전을 설치하거나 패치를 새 버전에 맞게 고치세요 "
                           "(lecturer/patches.md).")
 
 
-for _dist, _prefix in PINS.items():  # LoginHandler absorbs JupyterHub 6's render argument; the handlers are 1.3's
-    _require(_dist, _prefix)
+for _dist, _versions in PINS.items():  # LoginHandler absorbs JupyterHub 5.5's and 6's handlers; they are 1.3's
+    _require(_dist, _versions)
 
 from nativeauthenticator import NativeAuthenticator as _Native  # noqa: E402
 from nativeauthenticator import handlers as _handlers  # noqa: E402

@@ -50,8 +50,9 @@ PATCHES: dict[str, Patch] = {p.dist: p for p in (
     Patch("nbgrader", ("0.9.*",), "decodelab/classroom/checksums.py",
           "읽기 전용 칸의 검사합 경고를 배포본 기준으로: 비공개 함수 ClearHiddenTests._remove_hidden_test_region을 씀",
           "https://github.com/jupyter/nbgrader/issues/1961"),
-    Patch("jupyterhub", ("6.*",), "decodelab/classroom/auth.py",
-          "nativeauthenticator의 로그인 처리기가 JupyterHub 6의 render 인자(sync)와 사라진 statsd에서 깨지지 않게",
+    Patch("jupyterhub", ("5.5.*", "6.*"), "decodelab/classroom/auth.py",
+          "nativeauthenticator의 로그인 처리기가 JupyterHub 6의 render 인자(sync)와 사라진 statsd에서 깨지지 않게 "
+          "(5.5: Zero to JupyterHub 4.4.0의 허브)",
           "올라온 이슈를 찾지 못함 (https://github.com/jupyterhub/nativeauthenticator/issues)"),
     Patch("jupyterhub-nativeauthenticator", ("1.3.*",), "decodelab/classroom/auth.py",
           "로그인 처리기를 바꿔 끼움, 주소 속 이름을 NFC로, 가입 이름 규칙",
