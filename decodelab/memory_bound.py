@@ -45,7 +45,8 @@ from ._torch import threads
 
 __all__ = ["SIZES", "DEFAULT_SIZE", "DTYPES", "KS", "llama_config", "parameter_count", "weight_bytes",
            "memory_needed", "available_memory", "random_model", "bf16_support", "Bf16Support",
-           "read_bandwidth", "peak_flops", "time_passes", "MemoryBoundResult", "measure_memory_bound"]
+           "read_bandwidth", "peak_flops", "time_passes", "MemoryBoundResult", "measure_memory_bound",
+           "pass_time_figure"]
 
 #: Llama-shaped sizes: ``LlamaConfig`` arguments (GQA with 4 KV heads of 64, vocabulary 32,000,
 #: embeddings tied to the output layer). Parameters: "1b" 968 M, "400m" 427 M, "100m" 123 M,
@@ -148,17 +149,20 @@ def _fits(size: str, dtype: str, available: int) -> bool:
     return memory_needed(size, dtype) <= MEMORY_SHARE * available
 
 
-def random_model(size: str = DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check_memory: bool = True):
-    """A Llama-shaped causal LM of a named size with seeded random weights, in evaluation mode, on CPU.
+def random_model(size=DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check_memory: bool = True):
+    """A Llama-shaped causal LM of a named size (or of a given ``LlamaConfig``) with seeded random
+    weights, in evaluation mode, on CPU.
 
-    Built from :func:`llama_config` (nothing is downloaded). The layers are created without
+    Built from :func:`llama_config` or the config given (nothing is downloaded). The layers are created without
     transformers' initialisation, then each weight matrix is filled from one seeded block of
     2^20 normal values (standard deviation 0.02, as Llama's ``initializer_range``) read at a
     random offset, and each RMSNorm weight is set to 1: fast (about a second for "400m"), and the
     time of a forward pass depends only on the shapes and dtype, not on what the values are.
 
     Args:
-        size: a key of :data:`SIZES` (default "400m", 427 M parameters, 1.7 GB in fp32).
+        size: a key of :data:`SIZES` (default "400m": 418 M parameters, 1.67 GB in fp32), or a
+            ``transformers.LlamaConfig`` (e.g. a trained model's ``model.config``: the same shape
+            with random weights).
         dtype: "fp32" or "bf16".
         seed: the random block's seed (same seed, same weights).
         check_memory: compare :func:`memory_needed` with :data:`MEMORY_SHARE` of
@@ -168,7 +172,7 @@ def random_model(size: str = DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0
         ``transformers.LlamaForCausalLM``.
 
     Raises:
-        ValueError: unknown ``size`` or ``dtype``. TypeError / ValueError: ``seed`` not an
+        ValueError: unknown ``size`` (neither a key of :data:`SIZES` nor a ``LlamaConfig``) or ``dtype``. TypeError / ValueError: ``seed`` not an
             integer >= 0. MemoryError: the model would not fit; the Korean message gives the
             memory needed and available and names the largest size that fits (or says to close
             other programs when none does).
@@ -177,21 +181,26 @@ def random_model(size: str = DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0
     from transformers import LlamaForCausalLM
     from transformers.initialization import no_init_weights
 
-    config = llama_config(size)
+    from transformers import LlamaConfig
+
+    if isinstance(size, LlamaConfig):
+        config, size = LlamaConfig.from_dict(size.to_dict()), "config"
+    else:
+        config = llama_config(size)
     tdtype = _torch_dtype(dtype)
     seed = _check("seed", seed, "시드", integer=True)
     if check_memory:
         avail, where = available_memory()
-        if avail is not None and not _fits(size, dtype, avail):
+        if avail is not None and memory_needed(config, dtype) > MEMORY_SHARE * avail:
             smaller = [s for s in SIZES if _fits(s, dtype, avail)]
             options = []
             if smaller:
                 options.append(f"size={smaller[0]!r}(매개변수 {parameter_count(llama_config(smaller[0])) / 1e6:.0f}M개)로 줄이세요")
-            if dtype == "fp32" and _fits(size, "bf16", avail):
+            if dtype == "fp32" and memory_needed(config, "bf16") <= MEMORY_SHARE * avail:
                 options.append("dtype='bf16'으로 바꾸면 같은 크기가 들어갑니다")
             advice = " 또는 ".join(options) if options else "다른 프로그램을 닫아 메모리를 비운 뒤 다시 실행하세요"
             raise MemoryError(
-                f"size={size!r}, dtype={dtype!r}: 이 모델에는 메모리 {memory_needed(size, dtype) / 2**30:.1f} GiB가 필요한데, "
+                f"size={size!r}, dtype={dtype!r}: 이 모델에는 메모리 {memory_needed(config, dtype) / 2**30:.1f} GiB가 필요한데, "
                 f"지금 쓸 수 있는 메모리는 {avail / 2**30:.1f} GiB이고 그중 {MEMORY_SHARE:.0%}까지만 씁니다 ({where}). "
                 f"{advice}. (허용: {', '.join(repr(s) for s in SIZES)})")
     with no_init_weights():
@@ -518,3 +527,40 @@ def measure_memory_bound(size: str = DEFAULT_SIZE, *, dtypes: Sequence[str] = ("
             kvb[d] = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * d_head * context * DTYPES[d]
     return MemoryBoundResult(size, parameter_count(model.config), probe, ks, ms, wb, fl, kvb, bf16_support(),
                              used, int(context), dtypes)
+
+
+def pass_time_figure(result: MemoryBoundResult, *, ax=None):
+    """Time of a pass of k tokens / one token, against k (log-log), one line per dtype, with the
+    k where each dtype's pass meets this computer's ridge point (dotted).
+
+    Args:
+        result: from :func:`measure_memory_bound`.
+        ax: an Axes to draw on; default a new 9.5 x 4.2 in figure.
+
+    Returns:
+        the matplotlib Figure.
+    """
+    from .plots import new_figure
+
+    if ax is None:
+        _, ax = new_figure(figsize=(9.5, 4.2), dpi=110)
+    fig = ax.figure
+    ks = np.asarray(result.ks)
+    colors = {"fp32": "#dc2626", "bf16": "#2563eb"}
+    for d in result.dtypes:
+        ax.plot(ks, [result.ratio(d, k) for k in result.ks], "o-", lw=2, color=colors.get(d),
+                label=f"{d} (k = 1: {result.step_ms(d):.0f} ms)")
+        ax.axvline(result.ridge_k(d), color=colors.get(d), ls=":", lw=1.5)
+    ax.plot(ks, ks, "--", color="#6b7280", lw=1, label="k에 비례 (토큰마다 따로 한 순전파)")
+    ax.axhline(1.0, color="#6b7280", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_xlabel("순전파 한 번에 넣는 토큰 수 k", fontsize=12)
+    ax.set_ylabel("토큰 1개 순전파의 몇 배", fontsize=12)
+    ax.set_title(f"무작위 가중치 모델 ({result.n_params / 1e6:.0f}M 매개변수): 토큰 k개 순전파 ÷ 토큰 1개 (점선: 리지)",
+                 fontsize=13)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=10, loc="upper left")
+    fig.tight_layout()
+    return fig

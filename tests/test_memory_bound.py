@@ -40,6 +40,8 @@ def test_random_model_is_seeded_tied_and_counts_its_bytes():
     assert mb.weight_bytes(a) == 4 * TINY_PARAMS
     h = mb.random_model("tiny", dtype="bf16")
     assert h.dtype == torch.bfloat16 and mb.weight_bytes(h) == 2 * TINY_PARAMS
+    same = mb.random_model(a.config)  # a config: the same shape (the bundled target's, in notebook 02)
+    assert mb.weight_bytes(same) == 4 * TINY_PARAMS and torch.equal(same.model.norm.weight, a.model.norm.weight)
     with pytest.raises(ValueError, match=r"size='7b': 알 수 없는 모델 크기.*'400m'"):
         mb.random_model("7b")
     with pytest.raises(ValueError, match="dtype='fp16': 지원하지 않는 정밀도"):

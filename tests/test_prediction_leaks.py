@@ -81,6 +81,7 @@ ANSWERS: dict[str, Answer] = {
     "02-predict-batch-throughput": Answer(phrases=(r"16배에는?못미",), note=MEASURED),
     "02-predict-batch-tpot": Answer(key="b", phrases=(r"TPOT[는가은이]?줄지않", r"TPOT[는가은이]?(오히려|같거나)?늘",
                                                       r"TPOT[는가은이]?길어")),
+    "02-predict-pass-k8": Answer(phrases=(r"(8개|k=8).{0,30}(거의그대로|거의같|거의늘지않)", r"검증이?거의공짜"), note=MEASURED),
     "03-predict-loop-50": Answer(numbers=(Num(380, 420, ("초", "s")), Num(380, 420, (), bare=True))),
     "03-predict-speedup-20x": Answer(numbers=(Num(3.0, 4.0, ("배", "x")), Num(110, 120, ("초", "s"))),
                                      phrases=(r"4배가까이",)),
