@@ -153,10 +153,10 @@ def random_model(size=DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check
     """A Llama-shaped causal LM of a named size (or of a given ``LlamaConfig``) with seeded random
     weights, in evaluation mode, on CPU.
 
-    Built from :func:`llama_config` or the config given (nothing is downloaded). The layers are created without
-    transformers' initialisation, then each weight matrix is filled from one seeded block of
+    Built from :func:`llama_config` or the config given (nothing is downloaded), directly in
+    ``dtype``. The layers are created without transformers' initialisation, then each weight matrix is filled from one seeded block of
     2^20 normal values (standard deviation 0.02, as Llama's ``initializer_range``) read at a
-    random offset, and each RMSNorm weight is set to 1: fast (about a second for "400m"), and the
+    random offset, and each RMSNorm weight is set to 1: fast (a few seconds for "400m"), and the
     time of a forward pass depends only on the shapes and dtype, not on what the values are.
 
     Args:
@@ -172,16 +172,14 @@ def random_model(size=DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check
         ``transformers.LlamaForCausalLM``.
 
     Raises:
-        ValueError: unknown ``size`` (neither a key of :data:`SIZES` nor a ``LlamaConfig``) or ``dtype``. TypeError / ValueError: ``seed`` not an
-            integer >= 0. MemoryError: the model would not fit; the Korean message gives the
+        ValueError: unknown ``size`` (neither a key of :data:`SIZES` nor a ``LlamaConfig``) or
+            ``dtype``. TypeError / ValueError: ``seed`` not an integer >= 0. MemoryError: the model would not fit; the Korean message gives the
             memory needed and available and names the largest size that fits (or says to close
             other programs when none does).
     """
     import torch
-    from transformers import LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM
     from transformers.initialization import no_init_weights
-
-    from transformers import LlamaConfig
 
     if isinstance(size, LlamaConfig):
         config, size = LlamaConfig.from_dict(size.to_dict()), "config"
@@ -203,8 +201,13 @@ def random_model(size=DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check
                 f"size={size!r}, dtype={dtype!r}: 이 모델에는 메모리 {memory_needed(config, dtype) / 2**30:.1f} GiB가 필요한데, "
                 f"지금 쓸 수 있는 메모리는 {avail / 2**30:.1f} GiB이고 그중 {MEMORY_SHARE:.0%}까지만 씁니다 ({where}). "
                 f"{advice}. (허용: {', '.join(repr(s) for s in SIZES)})")
-    with no_init_weights():
-        model = LlamaForCausalLM(config)
+    old_default = torch.get_default_dtype()
+    torch.set_default_dtype(tdtype)  # built in its dtype: memory holds one copy of the weights
+    try:
+        with no_init_weights():
+            model = LlamaForCausalLM(config)
+    finally:
+        torch.set_default_dtype(old_default)
     model.tie_weights()
     gen = torch.Generator().manual_seed(seed)
     block = torch.randn(2**20, generator=gen) * 0.02

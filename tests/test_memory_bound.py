@@ -40,6 +40,7 @@ def test_random_model_is_seeded_tied_and_counts_its_bytes():
     assert mb.weight_bytes(a) == 4 * TINY_PARAMS
     h = mb.random_model("tiny", dtype="bf16")
     assert h.dtype == torch.bfloat16 and mb.weight_bytes(h) == 2 * TINY_PARAMS
+    assert torch.get_default_dtype() == torch.float32  # built in bf16, the default restored
     same = mb.random_model(a.config)  # a config: the same shape (the bundled target's, in notebook 02)
     assert mb.weight_bytes(same) == 4 * TINY_PARAMS and torch.equal(same.model.norm.weight, a.model.norm.weight)
     with pytest.raises(ValueError, match=r"size='7b': 알 수 없는 모델 크기.*'400m'"):
