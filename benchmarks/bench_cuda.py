@@ -17,7 +17,7 @@ moved to the device (``load_models(device=..., dtype=...)``):
 3. **speed**: each proposer's speedup (target-only ms/token / its ms/token, the median over
    ``--reps`` repetitions, prompt by prompt and interleaved), alpha, mean acceptance length, the
    draft cost ``c`` and the cost of its verification pass, in target decode steps; then the cost
-   of verifying n = 2 ... 64 tokens in one target pass (:func:`decodelab.speculative.measure_costs`);
+   of verifying n = 2 ... 64 tokens in one target pass (:func:`decodelab.speculative_experiments.measure_costs`);
    sampling with a seed runs on the device and repeats itself;
 4. **batching**: :func:`decodelab.batching.batch_generate` with every prompt in one left-padded
    batch against batch-1 greedy decoding (identical rows, or where a row differs and the margin
@@ -76,7 +76,8 @@ def run_dtype(name: str, dtype, prompts: list[str], n: int, reps: int, device: s
     from decodelab.batching import batch_generate, batch_sweep
     from decodelab.teach.compare import compare_proposers, default_methods, first_difference
     from decodelab.models import format_prompt
-    from decodelab.speculative import measure_costs, speculative_generate
+    from decodelab.speculative import speculative_generate
+    from decodelab.speculative_experiments import measure_costs
 
     pair = decodelab.load_models(device=device, dtype=dtype)
     t, tok = pair.target, pair.tokenizer

@@ -30,7 +30,7 @@ generated token of
 
 with ratios (speedup = target-only ms/token / method ms/token), plus a prompt-lookup (n-gram) row
 and transformers' default assisted settings. The first two, their pooled acceptance counts and the
-exactness check come from ``decodelab.speculative.speedup_sweep`` (ms/token = ``e2e_ms``, i.e.
+exactness check come from ``decodelab.speculative_experiments.speedup_sweep`` (ms/token = ``e2e_ms``, i.e.
 tokenising + prefill + decoding, / tokens); transformers' ms/token = wall time of its whole
 ``generate`` call / tokens, run by the sweep's ``on_prompt`` hook right after the other two. Every
 method generates the same number of tokens.
@@ -59,7 +59,8 @@ from decodelab._torch import set_threads  # noqa: E402
 from decodelab.latency import expected_speedup, expected_tokens_per_call  # noqa: E402
 from decodelab.models import format_prompt  # noqa: E402
 from decodelab.proposers import DraftModelProposer, NGramProposer  # noqa: E402
-from decodelab.speculative import measure_costs, speculative_generate, speedup_sweep  # noqa: E402
+from decodelab.speculative import speculative_generate  # noqa: E402
+from decodelab.speculative_experiments import measure_costs, speedup_sweep  # noqa: E402
 
 # half LibreOffice-help style (the bundled models often loop there: high acceptance), half
 # legal / FAQ style (more varied output: acceptance about 0.5 at gamma 4)

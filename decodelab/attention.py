@@ -13,6 +13,12 @@ Notebook 01's primer ("어텐션: 쿼리, 키, 값") uses three things from here
 - :func:`cached_kv`: the keys and values a KV cache holds for one layer (what the model keeps so
   that later tokens can read them again).
 
+Its build-it task ("🛠️ 어텐션 헤드 하나를 직접", :func:`decodelab.teach.build.check_head_attention`)
+uses two more: :func:`layer_inputs` (what one layer's attention starts from: the normalised layer
+input ``x`` and the learned weights ``W_Q``, ``W_K``, ``W_V``, plus the rotary position embedding)
+and :func:`model_attention` (the model's own keys, values and per-head outputs for a prompt, read
+from its KV cache and its forward pass: what the student's attention is checked against).
+
 Llama-family models only (the bundled pair, and any ``LlamaForCausalLM``-shaped model whose
 layers have ``self_attn.q_proj``/``k_proj``/``v_proj`` and rotary position embeddings).
 """
@@ -26,7 +32,8 @@ import torch
 
 from ._check import check, fail
 
-__all__ = ["AttentionShapes", "HeadAttention", "attention_figure", "attention_shapes", "cached_kv", "head_attention"]
+__all__ = ["AttentionShapes", "HeadAttention", "LayerInputs", "ModelAttention", "attention_figure", "attention_shapes",
+           "cached_kv", "head_attention", "layer_inputs", "model_attention"]
 
 
 @dataclass(frozen=True)
@@ -129,25 +136,136 @@ class HeadAttention:
     output: torch.Tensor
 
 
-def _prompt_ids(tokenizer, prompt) -> torch.Tensor:
+def _prompt_ids(model, tokenizer, prompt) -> torch.Tensor:
+    """``prompt`` as a ``(1, S)`` LongTensor; token ids checked against the model's vocabulary
+    (:func:`decodelab.decoding.token_ids_tensor`: Korean errors, not torch's ``IndexError``)."""
+    from .decoding import token_ids_tensor
+
     if isinstance(prompt, str):
         if not prompt:
             raise fail("prompt", prompt, "빈 프롬프트입니다", "글자가 하나 이상인 문자열")
-        ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-    else:
-        ids = prompt
-    ids = torch.as_tensor(ids, dtype=torch.long).reshape(1, -1)
+        prompt = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    ids = token_ids_tensor(model, prompt, "prompt").reshape(1, -1)
     if ids.shape[1] == 0:
         raise fail("prompt", prompt, "토큰이 하나도 없습니다", "토큰이 1개 이상인 프롬프트")
     return ids
 
 
+@dataclass
+class LayerInputs:
+    """What one layer's attention starts from, for every position of a prompt (float32, CPU).
+
+    Queries, keys and values are not stored here: they are computed from these, as
+    ``Q = x @ W_Q``, ``K = x @ W_K``, ``V = x @ W_V`` (then, per head, a slice of ``d_head``
+    columns; queries and keys rotated by :meth:`rope`). The weights are learned once and shared
+    by every request; ``x`` (and so every query, key and value) belongs to this prompt.
+
+    Attributes:
+        token_ids: the prompt's ``S`` token ids. layer: the layer (0-based).
+        x: ``(S, d_model)``: the layer's input (the hidden states after the layers before it),
+            normalised by the layer's ``input_layernorm`` (RMSNorm), as the attention reads it.
+        W_Q: ``(d_model, n_q_heads * d_head)``: the learned query weights (``q_proj.weight.T``);
+            columns ``h * d_head .. (h + 1) * d_head - 1`` belong to query head ``h``.
+        W_K, W_V: ``(d_model, n_kv_heads * d_head)``: the learned key and value weights, sliced the
+            same way per KV head.
+        n_q_heads, n_kv_heads, d_head: the sizes (:class:`AttentionShapes`).
+        cos, sin: ``(S, d_head)``: the rotary position embedding's tables for positions ``0..S-1``.
+    """
+
+    token_ids: list[int]
+    layer: int
+    x: torch.Tensor
+    W_Q: torch.Tensor
+    W_K: torch.Tensor
+    W_V: torch.Tensor
+    n_q_heads: int
+    n_kv_heads: int
+    d_head: int
+    cos: torch.Tensor
+    sin: torch.Tensor
+
+    @property
+    def group(self) -> int:
+        """Query heads per KV head (GQA): query head ``h`` reads KV head ``h // group``."""
+        return self.n_q_heads // self.n_kv_heads
+
+    def rope(self, t: torch.Tensor) -> torch.Tensor:
+        """``t`` ``(S, d_head)`` (one head's queries or keys, row ``i`` = position ``i``) rotated by
+        the rotary position embedding (RoPE; Su et al. 2021, arXiv 2104.09864), as the model
+        does: ``t * cos + rotate_half(t) * sin`` (transformers' ``apply_rotary_pos_emb``). Values
+        are not rotated. Raises ValueError (Korean) for another shape."""
+        allowed = f"모양 {tuple(self.cos.shape)} = (위치 수, 헤드 크기)인 텐서: 헤드 하나의 쿼리나 키"
+        if not isinstance(t, torch.Tensor):
+            raise fail("rope(t)", type(t).__name__, "텐서가 아닙니다", allowed, TypeError)
+        if tuple(t.shape) != tuple(self.cos.shape):
+            raise fail("rope(t): t.shape", tuple(t.shape), "헤드 하나의 쿼리나 키의 모양이 아닙니다", allowed)
+        from transformers.models.llama.modeling_llama import rotate_half
+
+        return t * self.cos + rotate_half(t) * self.sin
+
+
+def _llama_attention(model, layer: int):
+    """``(decoder, block)`` of ``layer``; refuses attention this module does not compute (biases on
+    the projections, Qwen3's per-head q_norm/k_norm), rather than give numbers the model does not."""
+    decoder = model.model
+    block = decoder.layers[layer]
+    attn = block.self_attn
+    if any(getattr(getattr(attn, n), "bias", None) is not None for n in ("q_proj", "k_proj", "v_proj")) or hasattr(
+            attn, "q_norm"):
+        raise fail("model", type(model).__name__, "쿼리·키·값 투영에 bias나 q_norm/k_norm이 있는 어텐션은 다루지 않습니다",
+                   "Llama 계열 모델(attention_bias=False), 예: decodelab.load_models().target", TypeError)
+    return decoder, block
+
+
+def layer_inputs(model, tokenizer, prompt, *, layer: int = 0) -> LayerInputs:
+    """The normalised input and the learned attention weights of ``layer`` for ``prompt``.
+
+    One forward pass (no KV cache) gives the hidden states entering ``layer``; its
+    ``input_layernorm`` normalises them; the weights are the layer's ``q_proj``, ``k_proj``,
+    ``v_proj`` matrices transposed (so ``Q = x @ W_Q``, Vaswani et al. 2017, sec. 3.2.2, writes
+    ``Q W_i^Q``); ``cos``/``sin`` come from the model's own rotary embedding.
+
+    Args:
+        model: a Llama-family transformers causal LM without projection biases.
+        tokenizer: its tokenizer (used when ``prompt`` is a string).
+        prompt: a string (tokenized without special tokens) or a sequence of ``S >= 1`` token ids.
+        layer: ``0 <= layer < n_layers``.
+
+    Returns:
+        :class:`LayerInputs` (float32 tensors on the CPU, copies: changing them changes nothing
+        in the model).
+
+    Raises:
+        ValueError: an empty prompt, a token id outside the vocabulary, ``layer`` out of range
+            (Korean, with the range). TypeError: ``layer`` not an int; a model whose attention
+            has projection biases or q/k norms.
+    """
+    shapes = attention_shapes(model)
+    layer = check("layer", layer, "층 번호", integer=True, high=shapes.n_layers - 1,
+                  hint=f"이 모델의 층은 0~{shapes.n_layers - 1}")
+    ids = _prompt_ids(model, tokenizer, prompt)
+    decoder, block = _llama_attention(model, layer)
+    attn = block.self_attn
+    with torch.inference_mode():
+        out = model(input_ids=ids.to(model.device), use_cache=False, output_hidden_states=True, logits_to_keep=1)
+        hidden = out.hidden_states[layer]                      # the input of this layer, (1, S, d_model)
+        x = block.input_layernorm(hidden)[0]
+        positions = torch.arange(ids.shape[1], device=hidden.device)[None]
+        cos, sin = decoder.rotary_emb(hidden, positions)       # (1, S, d_head) each
+
+    def f32(t):
+        return t.detach().float().cpu().clone()
+
+    return LayerInputs(ids[0].tolist(), layer, f32(x), f32(attn.q_proj.weight.T), f32(attn.k_proj.weight.T),
+                       f32(attn.v_proj.weight.T), shapes.n_q_heads, shapes.n_kv_heads, shapes.d_head, f32(cos[0]),
+                       f32(sin[0]))
+
+
 def head_attention(model, tokenizer, prompt, *, layer: int = 0, head: int = 0) -> HeadAttention:
     """The queries, keys, values and attention weights of one head for ``prompt``.
 
-    The layer's input (the hidden states after the layers before it) is normalised
-    (``input_layernorm``) and projected by ``q_proj``, ``k_proj``, ``v_proj``; the head's slice is
-    rotated by the rotary position embedding (queries and keys only); then
+    From :func:`layer_inputs`: ``Q = rope(x W_Q[:, head slice])``, ``K = rope(x W_K[:, KV head
+    slice])``, ``V = x W_V[:, KV head slice]``; then
     ``weights = softmax(Q K^T / sqrt(d_head) + causal mask)`` (Vaswani et al. 2017, eq. 1) and
     ``output = weights V``. With GQA, query head ``h`` reads KV head ``h // group``
     (:meth:`AttentionShapes.kv_head_of`). One forward pass of the layers before ``layer``; no KV
@@ -164,37 +282,74 @@ def head_attention(model, tokenizer, prompt, *, layer: int = 0, head: int = 0) -
         :class:`HeadAttention` (float32 tensors on the CPU).
 
     Raises:
-        ValueError: an empty prompt, or ``layer``/``head`` out of range (Korean, with the range).
-        TypeError: ``layer``/``head`` not an int.
+        ValueError: an empty prompt, a token id outside the model's vocabulary (negative, or ``>=``
+            its rows), or ``layer``/``head`` out of range (Korean, with the range).
+        TypeError: ``layer``/``head`` not an int; token ids that are not ints.
     """
     shapes = attention_shapes(model)
-    layer = check("layer", layer, "층 번호", integer=True, high=shapes.n_layers - 1,
-                  hint=f"이 모델의 층은 0~{shapes.n_layers - 1}")
     head = check("head", head, "쿼리 헤드 번호", integer=True, high=shapes.n_q_heads - 1,
                  hint=f"이 모델의 쿼리 헤드는 0~{shapes.n_q_heads - 1}")
-    ids = _prompt_ids(tokenizer, prompt)
-    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
-
-    decoder = model.model
-    block = decoder.layers[layer]
-    attn = block.self_attn
+    inp = layer_inputs(model, tokenizer, prompt, layer=layer)
     d, kv = shapes.d_head, shapes.kv_head_of(head)
-    with torch.inference_mode():
-        out = model(input_ids=ids.to(model.device), use_cache=False, output_hidden_states=True, logits_to_keep=1)
-        hidden = out.hidden_states[layer]                      # the input of this layer, (1, S, d_model)
-        x = block.input_layernorm(hidden)
-        q = attn.q_proj(x)[..., head * d:(head + 1) * d]        # (1, S, d_head)
-        k = attn.k_proj(x)[..., kv * d:(kv + 1) * d]
-        v = attn.v_proj(x)[..., kv * d:(kv + 1) * d]
-        positions = torch.arange(ids.shape[1], device=hidden.device)[None]
-        cos, sin = decoder.rotary_emb(hidden, positions)
-        q, k = apply_rotary_pos_emb(q[:, None], k[:, None], cos, sin)   # (1, 1, S, d_head)
-        q, k, v = q[0, 0].float().cpu(), k[0, 0].float().cpu(), v[0].float().cpu()
-    n = ids.shape[1]
+    q = inp.rope(inp.x @ inp.W_Q[:, head * d:(head + 1) * d])       # (S, d_head)
+    k = inp.rope(inp.x @ inp.W_K[:, kv * d:(kv + 1) * d])
+    v = inp.x @ inp.W_V[:, kv * d:(kv + 1) * d]
+    n = len(inp.token_ids)
     scores = (q @ k.T) / d ** 0.5
     scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
     weights = torch.softmax(scores, dim=-1)
-    return HeadAttention(ids[0].tolist(), layer, head, kv, q, k, v, scores, weights, weights @ v)
+    return HeadAttention(inp.token_ids, inp.layer, head, kv, q, k, v, scores, weights, weights @ v)
+
+
+@dataclass
+class ModelAttention:
+    """The model's own attention in one layer for a prompt, as it ran (the reference a hand-built
+    head is checked against).
+
+    Attributes:
+        token_ids: the prompt's ``S`` token ids. layer: the layer.
+        keys, values: ``(n_kv_heads, S, d_head)``: what the model's KV cache holds after prefill
+            (keys after RoPE, values as projected).
+        outputs: ``(n_q_heads, S, d_head)``: each query head's attention output, as the model's
+            attention computed it (the input of ``o_proj``, split per head).
+    """
+
+    token_ids: list[int]
+    layer: int
+    keys: torch.Tensor
+    values: torch.Tensor
+    outputs: torch.Tensor
+
+
+def model_attention(model, tokenizer, prompt, *, layer: int = 0) -> ModelAttention:
+    """Run ``model`` on ``prompt`` once (a prefill with a KV cache, as :func:`decodelab.prefill` does) and
+    read ``layer``'s keys and values from the cache and each head's output from the forward pass
+    (a hook on the input of the layer's ``o_proj``, which concatenates the heads in order).
+
+    Args and errors as :func:`layer_inputs`.
+
+    Returns:
+        :class:`ModelAttention` (float32 copies on the CPU).
+    """
+    from .decoding import forward, new_cache
+
+    shapes = attention_shapes(model)
+    layer = check("layer", layer, "층 번호", integer=True, high=shapes.n_layers - 1,
+                  hint=f"이 모델의 층은 0~{shapes.n_layers - 1}")
+    ids = _prompt_ids(model, tokenizer, prompt)
+    _, block = _llama_attention(model, layer)
+    seen: list[torch.Tensor] = []
+    hook = block.self_attn.o_proj.register_forward_pre_hook(lambda module, args: seen.append(args[0].detach()))
+    cache = new_cache(model)
+    try:
+        forward(model, ids, cache)             # a prefill (the ids were checked above, once)
+    finally:
+        hook.remove()
+    keys, values = cached_kv(cache, layer)
+    n = ids.shape[1]
+    outputs = seen[0][0].reshape(n, shapes.n_q_heads, shapes.d_head).transpose(0, 1)
+    return ModelAttention(ids[0].tolist(), layer, keys[0].float().cpu().clone(), values[0].float().cpu().clone(),
+                          outputs.float().cpu().clone())
 
 
 def cached_kv(cache, layer: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

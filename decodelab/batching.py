@@ -32,7 +32,7 @@ import torch
 
 from ._check import check, fail
 from ._torch import synchronize, threads
-from .decoding import check_budget, new_cache
+from .decoding import check_budget, check_prompt_ids, new_cache
 from .models import format_prompt
 
 __all__ = ["BatchResult", "COURSE_PROMPTS", "MIXED_PROMPTS", "ContinuousResult", "Request", "RequestTrace", "batch_figure",
@@ -99,19 +99,24 @@ class BatchResult:
         return self.prefill_ms + sum(self.step_ms)
 
 
-def _prompt_list(tokenizer, prompts, example: str) -> list[list[int]]:
-    """Token ids of each prompt; TypeError / ValueError for a bad list (Korean, says what to pass)."""
+def _prompt_list(model, tokenizer, prompts, example: str) -> list[list[int]]:
+    """Token ids of each prompt; TypeError / ValueError for a bad list (Korean, says what to pass),
+    or for a prompt holding a token the model has no embedding row for (an added special token:
+    :func:`decodelab.decoding.check_prompt_ids`, as :func:`decodelab.generate` checks)."""
     allowed = f'프롬프트(str) 1개 이상의 목록, 예: {example}'
     if isinstance(prompts, str) or not isinstance(prompts, Sequence):
         raise fail("prompts", prompts, f"프롬프트 목록(list[str])이 필요합니다 (받은 것: {type(prompts).__name__})",
                    allowed, TypeError)
     if len(prompts) == 0:
         raise fail("prompts", prompts, "프롬프트 목록이 비어 있습니다", allowed)
-    return [format_prompt(tokenizer, p) for p in prompts]
+    ids = [format_prompt(tokenizer, p) for p in prompts]
+    for i in ids:
+        check_prompt_ids(model, tokenizer, i)
+    return ids
 
 
 def _validate(model, tokenizer, prompts, max_new_tokens) -> list[list[int]]:
-    ids = _prompt_list(tokenizer, prompts, '["헌법은", "셀 서식을 바꾸려면"]')
+    ids = _prompt_list(model, tokenizer, prompts, '["헌법은", "셀 서식을 바꾸려면"]')
     check_budget(model, max(len(i) for i in ids), max_new_tokens)
     return ids
 
@@ -139,7 +144,8 @@ def batch_generate(model, tokenizer, prompts: Sequence[str], max_new_tokens: int
 
     Raises:
         TypeError: ``prompts`` is not a list/tuple of strings.
-        ValueError: empty list, an empty prompt, ``max_new_tokens < 1`` or beyond the context length.
+        ValueError: empty list, an empty prompt, a prompt token the model has no row for (an added
+            special token; Korean), ``max_new_tokens < 1`` or beyond the context length.
     """
     ids = _validate(model, tokenizer, prompts, max_new_tokens)
     return _run(model, tokenizer, ids, max_new_tokens)
@@ -494,8 +500,9 @@ def continuous_batching(model, tokenizer, requests: Sequence[Request], *,
 
     Raises:
         TypeError: ``requests`` is not a list of :class:`Request`; ``max_batch_size`` not an int.
-        ValueError: no requests, an empty prompt, ``max_new_tokens`` < 1 or beyond the context
-            length, a negative ``arrival_step``, ``max_batch_size`` < 1.
+        ValueError: no requests, an empty prompt, a prompt token the model has no row for (an
+            added special token; Korean), ``max_new_tokens`` < 1 or beyond the context length, a
+            negative ``arrival_step``, ``max_batch_size`` < 1.
     """
     allowed = '[Request("헌법은", 8, 0), Request("셀 서식을 바꾸려면", 12, 3)] (demo_requests(tokenizer)로 만들 수 있습니다)'
     if isinstance(requests, (str, Request)) or not isinstance(requests, Sequence) or not all(
@@ -506,7 +513,7 @@ def continuous_batching(model, tokenizer, requests: Sequence[Request], *,
     if max_batch_size is not None:
         max_batch_size = check("max_batch_size", max_batch_size, "배치 크기 한도", low=1, integer=True,
                                hint="또는 None(한도 없음)")
-    ids = _prompt_list(tokenizer, [r.prompt for r in requests], '["헌법은"]')
+    ids = _prompt_list(model, tokenizer, [r.prompt for r in requests], '["헌법은"]')
     for r, i in zip(requests, ids):
         check_budget(model, len(i), r.max_new_tokens)
         check("arrival_step", r.arrival_step, "도착 반복 번호", low=0, integer=True)

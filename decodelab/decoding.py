@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from ._check import check, fail
@@ -120,6 +121,70 @@ def vocab_rows(model) -> int:
     return int(model.get_input_embeddings().weight.shape[0])
 
 
+def _flat(x) -> Iterator:
+    """The items of a nested list/tuple, depth first."""
+    for item in x:
+        if isinstance(item, (list, tuple)):
+            yield from _flat(item)
+        else:
+            yield item
+
+
+def token_ids_tensor(model, input_ids, name: str = "input_ids") -> torch.Tensor:
+    """``input_ids`` (token ids: a tensor, array or nested list of ints) as a LongTensor, every id
+    checked against ``model``'s vocabulary before torch sees it.
+
+    Valid ids are ``0 .. vocab_rows(model) - 1`` (:func:`vocab_rows`). Checking first matters:
+    torch turns an id beyond int64 (``2**63``) into its own English ``Overflow when unpacking
+    long`` and an id beyond the rows into an ``IndexError`` deep inside the embedding lookup.
+
+    Returns:
+        a LongTensor of the same shape.
+
+    Raises:
+        TypeError: (Korean) not token ids: a str, a float (5.0 too: a token id is an int), None.
+        ValueError: (Korean, naming the valid range) an id that is negative or ``>=`` the rows of
+            the model's input embeddings.
+    """
+    rows = vocab_rows(model)
+    allowed = (f"0 이상 {rows - 1} 이하의 토큰 번호; 글을 번호로 바꿀 때는 tok(글, add_special_tokens=False)"
+               "['input_ids']처럼 토크나이저가 만든 번호를 쓰세요")
+    if isinstance(input_ids, (str, bytes)) or input_ids is None:
+        raise fail(name, input_ids, "토큰 번호(정수)의 목록이 아닙니다", allowed, TypeError)
+    if isinstance(input_ids, torch.Tensor):
+        values = input_ids
+    else:
+        items = list(_flat(input_ids)) if isinstance(input_ids, (list, tuple)) else None
+        if items is not None:
+            if not all(_is_int(t) for t in items):
+                raise fail(name, input_ids, "토큰 번호는 정수여야 합니다", allowed, TypeError)
+            items = [int(t) for t in items]
+            bad = sorted({t for t in items if not 0 <= t < rows})
+            if bad:
+                raise _outside(name, bad, rows, allowed)
+        try:
+            values = torch.as_tensor(input_ids)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            raise fail(name, input_ids, "토큰 번호(정수)의 목록이 아닙니다", allowed, TypeError) from None
+    if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
+        raise fail(name, input_ids, f"토큰 번호는 정수여야 합니다 (받은 자료형: {values.dtype})", allowed, TypeError)
+    bad = sorted({int(t) for t in values.reshape(-1).tolist() if not 0 <= int(t) < rows})
+    if bad:
+        raise _outside(name, bad, rows, allowed)
+    return values.to(torch.long)
+
+
+def _is_int(t) -> bool:
+    """An int, a numpy integer or a one-number integer tensor (never a bool or a float)."""
+    if isinstance(t, torch.Tensor):
+        return t.numel() == 1 and not (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool)
+    return isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_))
+
+
+def _outside(name: str, bad: list[int], rows: int, allowed: str) -> ValueError:
+    return fail(name, bad[:8], f"이 모델의 어휘 밖에 있는 토큰 번호입니다 (어휘 {rows}개: 번호 0~{rows - 1})", allowed)
+
+
 def prefill(model, input_ids: torch.Tensor, *, use_cache: bool = True) -> DecodeState:
     """Prefill: run the whole prompt through ``model`` in ONE forward pass.
 
@@ -135,20 +200,15 @@ def prefill(model, input_ids: torch.Tensor, *, use_cache: bool = True) -> Decode
 
     Raises:
         ValueError: empty ``input_ids``, a batch larger than 1, or a token id outside the model's
-            vocabulary (negative, or ``>=`` the rows of its input embeddings; Korean, naming the
-            valid range).
+            vocabulary (negative, or ``>=`` the rows of its input embeddings, ``2**63`` too;
+            Korean, naming the valid range; :func:`token_ids_tensor`).
+        TypeError: ``input_ids`` holds something other than ints (Korean).
     """
-    ids = torch.as_tensor(input_ids, dtype=torch.long)
+    ids = token_ids_tensor(model, input_ids)
     if ids.dim() == 1:
         ids = ids[None]
     if ids.dim() != 2 or ids.shape[0] != 1 or ids.shape[1] == 0:
         raise fail("input_ids.shape", tuple(ids.shape), "프롬프트 토큰은 한 줄(배치 1)에 1개 이상이어야 합니다", "(1, S), S >= 1")
-    rows = vocab_rows(model)
-    bad = sorted({int(t) for t in ids[0].tolist() if not 0 <= int(t) < rows})
-    if bad:
-        raise fail("input_ids", bad[:8], f"이 모델의 어휘 밖에 있는 토큰 번호입니다 (어휘 {rows}개: 번호 0~{rows - 1})",
-                   f"0 이상 {rows - 1} 이하의 토큰 번호; 글을 번호로 바꿀 때는 tok(글, add_special_tokens=False)"
-                   "['input_ids']처럼 토크나이저가 만든 번호를 쓰세요")
     cache = new_cache(model) if use_cache else None
     logits = forward(model, ids, cache)[0, -1]
     return DecodeState(cache=cache, position=ids.shape[1], logits=logits, input_ids=ids)

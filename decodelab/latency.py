@@ -34,7 +34,7 @@ from .profiles import Hardware, Link, ModelProfile, get_hardware, get_link
 
 __all__ = [
     "Roofline", "StepEstimate", "DisaggregatedResult", "SpeculativeConfig", "AgentRates", "AgentLoopResult",
-    "roofline", "kv_bytes_per_token", "prefill_flops", "estimate_prefill_ms", "estimate_decode_step",
+    "roofline", "kv_bytes_per_token", "kv_cache_bytes", "prefill_flops", "estimate_prefill_ms", "estimate_decode_step",
     "estimate_decode_step_ms", "estimate_ttft_ms", "estimate_tpot_ms", "estimate_e2e_ms",
     "arithmetic_intensity", "weight_matmul_intensity", "ridge_point", "chips_needed",
     "kv_transfer_ms", "disaggregated", "layer_split_decode_ms",
@@ -123,7 +123,41 @@ def roofline(model: ModelProfile, hardware: Hardware | None, new_tokens, attenti
 def kv_bytes_per_token(model: ModelProfile) -> float:
     """KV-cache bytes per token: 2 (K and V) x L x n_kv_heads x d_head x bytes. Llama-3-70B BF16:
     327,680 B (2.68 GB at 8k). Source: facts/hardware.md "back-of-envelope" (kipp.ly)."""
-    return 2.0 * model.n_layers * model.n_kv_heads * model.d_head * model.kv_bytes_per_value
+    return kv_cache_bytes(model.n_layers, model.n_kv_heads, model.d_head, model.kv_bytes_per_value)
+
+
+def kv_cache_bytes(n_layers, n_kv_heads, d_head, bytes_per_value, context_tokens=1, batch=1):
+    """The KV cache's size in bytes: ``2 (K and V) x n_layers x n_kv_heads x d_head x
+    bytes_per_value x context_tokens x batch`` (facts/hardware.md "back-of-envelope", kipp.ly).
+
+    With the defaults it is the bytes per token (:func:`kv_bytes_per_token` of a profile).
+    Llama-3-8B (32 layers, 8 KV heads, head size 128) in BF16 (2 bytes): 131,072 B per token.
+    The formula holds for multi-head and grouped-query attention (MHA/GQA: every KV head keeps
+    one key and one value vector per token and layer). It does not hold for multi-head latent
+    attention (MLA, DeepSeek-V2/V3), which caches one compressed latent vector per token and
+    layer instead (facts/hardware.md "Attention shapes").
+
+    Args:
+        n_layers, n_kv_heads, d_head: whole numbers >= 1 (``num_hidden_layers``,
+            ``num_key_value_heads``, ``head_dim`` of a config.json).
+        bytes_per_value: bytes of one stored number (fp32 4, bf16/fp16 2, fp8 1;
+            :data:`decodelab.profiles.DTYPE_BYTES`), > 0.
+        context_tokens: tokens held per request (whole number >= 0). batch: requests (>= 1).
+            Either may be a numpy array (broadcast).
+
+    Returns:
+        bytes: a float, or a numpy array for array input.
+
+    Raises:
+        TypeError / ValueError: (Korean) a value that is not a number or out of its range.
+    """
+    layers = _check("n_layers", n_layers, "층 수", low=1, integer=True)
+    heads = _check("n_kv_heads", n_kv_heads, "KV 헤드 수", low=1, integer=True)
+    size = _check("d_head", d_head, "헤드 크기", low=1, integer=True)
+    nbytes = _check("bytes_per_value", bytes_per_value, "값 하나의 바이트 수", strict=True, hint="예: BF16이면 2")
+    tokens = _check("context_tokens", context_tokens, "맥락(KV 캐시) 토큰 수", integer=True, array=True)
+    b = _arg("batch", batch, array=True)
+    return _out(2.0 * layers * heads * size * nbytes * np.asarray(tokens, dtype=float) * b)
 
 
 def _prefill(model, hw, s, past=0.0, n_chips=1, mfu=1.0, mbu=1.0) -> Roofline:

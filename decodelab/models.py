@@ -60,7 +60,7 @@ class ModelPair:
         152,064, one tokenizer of 151,665 tokens); ids past ``len(tokenizer)`` are padding no
         text maps to. Speculative decoding compares p and q over these shared ids.
         """
-        return min(vocab_size(self.target), vocab_size(self.draft))
+        return min(output_rows(self.target), output_rows(self.draft))
 
     def describe(self) -> str:
         """One Korean line naming the pair and where it came from (notebooks print it)."""
@@ -253,7 +253,7 @@ def load_tokenizer(path: str | os.PathLike):
     return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
 
 
-def vocab_size(model) -> int:
+def output_rows(model) -> int:
     """Number of rows of the model's output layer (the logits' last dimension)."""
     return int(model.get_output_embeddings().weight.shape[0])
 
@@ -278,7 +278,7 @@ def check_same_vocabulary(target, draft, tokenizer=None, draft_tokenizer=None) -
         ValueError: a tokenizer mismatch (different token -> id maps, or ids that one of the
             output layers has no row for).
     """
-    vt, vd = vocab_size(target), vocab_size(draft)
+    vt, vd = output_rows(target), output_rows(draft)
     if tokenizer is None:
         if vt != vd:
             raise fail("draft", type(draft).__name__,

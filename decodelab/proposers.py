@@ -19,16 +19,16 @@ implementations:
 model, a proposer or a name) into a proposer; the loop's module owns it, so EAGLE (a proposer
 built on this one) is imported downward from there.
 
-Llama drafts run through :class:`LlamaRunner`, a lean re-implementation of the Llama forward
-pass (the same weights, a preallocated KV cache cropped by moving an index, ~15 tensor operations
-per layer). Speculative decoding only pays when a draft step is much cheaper than a target step
-(c = draft step / target step, Leviathan et al. 2023, Sec. 3.4), and a tiny model's single-token
-pass through ``transformers`` is dominated by per-call overhead (figures:
-``facts/tiny-model-feasibility.md``, "Speed"; ``decodelab bench speculative`` prints both c values). The target is never run this way: it always uses ``transformers`` (so every output token
-is the target's own, and the comparison with target-only decoding is fair). Drafts of any other
-causal-LM architecture (Qwen2, Mistral, Gemma, GPT-2, ...) run through ``transformers``' forward
-pass. The draft's implementation only changes speed, never the output distribution (see
-``speculative.py``).
+Llama drafts run through :class:`decodelab.lean_llama.LlamaRunner` (``backend="lean"``), a lean
+re-implementation of the Llama forward pass that makes a draft step cheap enough to pay; other
+architectures through ``transformers``. The draft's forward pass only changes speed, never the
+output distribution.
+
+A proposer may also return a *tree* of drafts (``Proposal.tree``; EAGLE always does, its chain
+being a tree with one child per node): the proposal then carries the tree, its node tokens and
+the drafter's distributions, and :meth:`Proposer.verify_round` verifies it in one target pass
+with tree attention (:func:`decodelab.tree.verify_tree`); everything the verification needs is
+in its arguments.
 
 Vocabularies: a draft may have more or fewer output rows than the target (real pairs that share
 one tokenizer are often padded differently, e.g. Qwen2.5-0.5B 151,936 rows vs Qwen2.5-7B 152,064).
@@ -40,50 +40,92 @@ that many columns; the verification pads it with zeros to the target's width.
 from __future__ import annotations
 
 import abc
-import functools
 import time
-import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import torch
-import torch.nn.functional as F
 
 from ._check import check, fail
 from .decoding import DecodeState, cache_length, crop_cache, forward, new_cache, prefill
-from .models import vocab_size as _rows  # the parameter name vocab_size is taken
+from .lean_llama import LlamaRunner
+from .models import output_rows
 from .rejection import verify_logits
 from .sampling import SamplingConfig, probabilities
+from .tree import DraftTree, TreeVerification, verify_tree
 
 __all__ = [
     "DraftModelProposer",
-    "LlamaRunner",
     "NGramProposer",
     "Proposal",
     "Proposer",
-    "Verdict",
+    "Verification",
     "common_prefix_length",
+    "verify_tree_round",
 ]
 
 
 @dataclass
 class Proposal:
-    """What a proposer returns for one round.
+    """What a proposer returns for one round: a chain of drafted tokens, or a tree of them.
 
     Attributes:
         tokens: the drafted token ids, ``0 <= len(tokens) <= gamma`` (a proposer may propose
             fewer, e.g. ``NGramProposer`` when nothing matches; 0 tokens = a plain target step).
+            For a tree: its best-ranked chain (:meth:`decodelab.tree.DraftTree.best_path`).
         q: float tensor ``(len(tokens), vocab)``: row i is the distribution ``tokens[i]`` was
             drawn from, or ``None`` for a deterministic proposer (one-hot at ``tokens[i]``). For
-            greedy decoding (temperature 0) model drafts also return ``None``.
+            greedy decoding (temperature 0) model drafts also return ``None``; a tree keeps its
+            distributions in ``node_q`` instead.
+        tree: ``None`` for a chain; for a tree draft its shape (:class:`decodelab.tree.DraftTree`,
+            at most ``gamma`` levels deep).
+        node_tokens: a tree's node tokens, ``len == tree.size + 1``: ``node_tokens[i]`` is node
+            ``i``'s token (index 0, the root, is ``None``; ``None`` elsewhere = a node the drafter
+            did not fill, never accepted).
+        node_q: a sampled tree's draft probabilities: ``{node: (vocab,) float tensor}``, the
+            distribution node ``node``'s children were drawn from without replacement (warped as
+            the target's ``p``; see :func:`decodelab.tree.walk_sampling`); empty for greedy.
+
+    Raises:
+        ValueError: ``tree`` without ``node_tokens`` of length ``tree.size + 1``.
     """
 
     tokens: list[int]
     q: torch.Tensor | None = None
+    tree: DraftTree | None = None
+    node_tokens: list[int | None] | None = None
+    node_q: dict[int, torch.Tensor] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.tree is None:
+            return
+        if self.node_tokens is None or len(self.node_tokens) != self.tree.size + 1:
+            raise fail("node_tokens", None if self.node_tokens is None else len(self.node_tokens),
+                       "트리 초안에는 노드마다 토큰이 하나씩 있어야 합니다 (뿌리 자리는 None)",
+                       f"길이 {self.tree.size + 1}(tree.size + 1)의 목록")
+
+    @property
+    def depth(self) -> int:
+        """Draft positions the proposal spans: the tree's depth, or ``len(tokens)`` for a chain."""
+        return len(self.tokens) if self.tree is None else self.tree.depth
+
+    def truncate(self, depth: int) -> "Proposal":
+        """The same proposal cut to at most ``depth`` draft positions (itself if it fits): a
+        chain keeps its first ``depth`` tokens and rows of ``q``; a tree drops its nodes deeper
+        than ``depth`` (nodes are numbered by depth first, so the kept ones keep their numbers)."""
+        if self.depth <= depth:
+            return self
+        if self.tree is None:
+            return replace(self, tokens=self.tokens[:depth], q=None if self.q is None else self.q[:depth])
+        if depth < 1:
+            return Proposal([])
+        tree = self.tree.truncate(depth)
+        return Proposal(self.tokens[:depth], None, tree, self.node_tokens[: tree.size + 1],
+                        {node: q for node, q in self.node_q.items() if node <= tree.size})
 
 
 @dataclass(frozen=True, kw_only=True)
-class Verdict:
-    """The outcome of one verification (:meth:`Proposer.verify_round`).
+class Verification:
+    """The outcome of one round's verification (:meth:`Proposer.verify_round`).
 
     Attributes:
         drafted: the drafted tokens of this round as a display shows them (a chain: all of them;
@@ -108,8 +150,8 @@ class Proposer(abc.ABC):
     The target's two passes are methods too, so the loop in
     :func:`decodelab.speculative.speculative_generate` has one path for every proposer:
     :meth:`prefill_target` (the target's prefill) and :meth:`verify_round` (one target pass over
-    the newest token and the draft, then the rejection rule of :mod:`decodelab.rejection`). The
-    defaults are the chain path. A proposer that reads the target's hidden states (EAGLE,
+    the newest token and the draft, then the rejection rule of :mod:`decodelab.rejection`, or a
+    tree's walk, :mod:`decodelab.tree`). A proposer that reads the target's hidden states (EAGLE,
     :mod:`decodelab.eagle`) declares it with ``reads_target = True`` and overrides both, the way
     transformers' candidate generators declare what they need with class attributes.
 
@@ -143,26 +185,52 @@ class Proposer(abc.ABC):
         return prefill(target, input_ids)
 
     def verify_round(self, target, cache, ids: list[int], proposal: Proposal, cfg: SamplingConfig,
-                     generator: torch.Generator | None = None) -> Verdict:
+                     generator: torch.Generator | None = None) -> Verification:
         """Verify ``proposal`` in ONE target forward pass and apply the rejection rule.
+
+        Depends only on its arguments: a tree proposal carries its tree, node tokens and draft
+        probabilities.
 
         Args:
             target: the target model; ``cache``: its KV cache holding ``len(ids) - 1`` positions
-                (every token but the newest, ``ids[-1]``), extended in place by ``1 + len(drafts)``.
+                (every token but the newest, ``ids[-1]``), extended in place by ``1 + len(drafts)``
+                (a tree: left with ``len(ids) + accepted``).
             ids: prompt + tokens so far; ``proposal``: this round's draft (may be empty: a plain
                 target step); ``cfg``, ``generator``: the sampling settings and draws.
 
         Returns:
-            :class:`Verdict`. The caller crops the cache to the accepted text. Default (a chain):
-            a forward pass over ``[ids[-1]] + drafts`` keeping ``len(drafts) + 1`` logits, then
-            :func:`decodelab.rejection.verify_logits`.
+            :class:`Verification`. The caller crops the cache to the accepted text. A chain: a
+            forward pass over ``[ids[-1]] + drafts`` keeping ``len(drafts) + 1`` logits, then
+            :func:`decodelab.rejection.verify_logits`. A tree (``proposal.tree``): a
+            Llama-style target reads every node at once, :func:`verify_tree_round`.
         """
+        if proposal.tree is not None:
+            return verify_tree_round(target, cache, ids, proposal, cfg, generator)[0]
         drafted = proposal.tokens
         t0 = time.perf_counter()
         logits = forward(target, torch.tensor([[ids[-1]] + drafted]), cache, logits_to_keep=len(drafted) + 1)[0]
         forward_s = time.perf_counter() - t0
-        k, token = verify_logits(logits, drafted, cfg, proposal.q, generator)
-        return Verdict(drafted=drafted, accepted=k, token=token, forward_s=forward_s)
+        accepted, token = verify_logits(logits, drafted, cfg, proposal.q, generator)
+        return Verification(drafted=drafted, accepted=accepted, token=token, forward_s=forward_s)
+
+
+def verify_tree_round(target, cache, ids: list[int], proposal: Proposal, cfg: SamplingConfig,
+                      generator: torch.Generator | None = None) -> tuple[Verification, TreeVerification]:
+    """Verify a tree proposal (``proposal.tree`` not ``None``) with :func:`decodelab.tree.verify_tree`.
+
+    Returns ``(verification, tree_verification)``: the round's :class:`Verification`, whose
+    ``drafted`` is the accepted path followed by the tree's best-ranked continuation below it
+    (what a display shows as "drafted"), and the walk's own
+    :class:`~decodelab.tree.TreeVerification` (its ``hidden`` states are what EAGLE keeps). The
+    target's cache is left with ``len(ids) + accepted`` positions (context, root, accepted path).
+    """
+    tree, node_tokens = proposal.tree, proposal.node_tokens
+    t0 = time.perf_counter()
+    walk = verify_tree(target, cache, ids, tree, node_tokens, cfg, proposal.node_q, generator)
+    forward_s = time.perf_counter() - t0
+    last = walk.path[-1] if walk.path else 0
+    shown = walk.tokens + [int(node_tokens[node]) for node in tree.best_path(node_tokens, below=last)]
+    return Verification(drafted=shown, accepted=len(walk.path), token=walk.token, forward_s=forward_s), walk
 
 
 def common_prefix_length(a: list[int], b: list[int]) -> int:
@@ -178,210 +246,6 @@ def common_prefix_length(a: list[int], b: list[int]) -> int:
         else:
             hi = mid
     return lo
-
-
-# --------------------------------------------------------------------------------------------
-# a lean Llama forward pass (draft side only)
-
-
-_PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _prepared_weights(model):
-    """The rearranged weights of :class:`LlamaRunner`, cached per model object.
-
-    The cache entry is reused only while every parameter is the same tensor at the same version
-    (``Tensor._version`` counts in-place changes), so edited or reloaded weights are re-prepared.
-    """
-    sig = tuple((p.data_ptr(), p._version) for p in model.parameters())
-    hit = _PREPARED.get(model)
-    if hit is not None and hit[0] == sig:
-        return hit[1]
-    cfg, inner = model.config, model.model
-    h = cfg.num_attention_heads
-    nkv = cfg.num_key_value_heads or h
-    d = getattr(cfg, "head_dim", None) or cfg.hidden_size // h
-    root = cfg.hidden_size ** 0.5
-    half = d // 2
-    # rotate_half(x) = x @ P with P the signed permutation [x1, x2] -> [-x2, x1]
-    with torch.no_grad():
-        embed = inner.embed_tokens.weight.detach()
-        dtype, dev = embed.dtype, embed.device
-        P = torch.zeros(d, d, device=dev)
-        P[half:, :half] = -torch.eye(half, device=dev)
-        P[:half, half:] = torch.eye(half, device=dev)
-        layers = []
-        for layer in inner.layers:
-            a, m = layer.self_attn, layer.mlp
-            wq, wk, wv = a.q_proj.weight.float(), a.k_proj.weight.float(), a.v_proj.weight.float()
-            # rows giving rotate_half(q) and rotate_half(k) directly (P^T applied per head)
-            rq = (P.t() @ wq.view(h, d, -1)).reshape(h * d, -1)
-            rk = (P.t() @ wk.view(nkv, d, -1)).reshape(nkv * d, -1)
-            # RMSNorm weight and its sqrt(hidden) factor folded into the next projection:
-            # (n(x) * w) @ W^T = n(x) @ (W * w)^T
-            ln1 = layer.input_layernorm.weight.float() * root
-            ln2 = layer.post_attention_layernorm.weight.float() * root
-            wqkv = torch.cat([wq, wk, wv, rq, rk]) * ln1[None, :]
-            wgu = torch.cat([m.gate_proj.weight.float(), m.up_proj.weight.float()]) * ln2[None, :]
-            layers.append((
-                wqkv.t().contiguous().to(dtype),
-                a.o_proj.weight.detach().t().contiguous(),
-                wgu.t().contiguous().to(dtype),
-                m.down_proj.weight.detach().t().contiguous(),
-            ))
-        head = model.get_output_embeddings().weight.float() * (inner.norm.weight.float() * root)[None, :]
-        lm_head = head.t().contiguous().to(dtype)  # (hidden, vocab), final norm folded in
-    out = (embed, layers, lm_head)
-    _PREPARED[model] = (sig, out)
-    return out
-
-
-@functools.lru_cache(maxsize=8)
-def _tables(theta: float, d: int, max_len: int, dtype, device):
-    """RoPE cos/sin ``(max_len, 1, d)`` as transformers computes them (float32, then cast) and a
-    causal mask ``(max_len, max_len)``; shared by all runners (never modified)."""
-    inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
-    freqs = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq[None, :]
-    emb = torch.cat([freqs, freqs], dim=-1).to(device)
-    causal = torch.ones(max_len, max_len, dtype=torch.bool, device=device).tril_()
-    return emb.cos().to(dtype)[:, None, :], emb.sin().to(dtype)[:, None, :], causal
-
-
-class LlamaRunner:
-    """A minimal-overhead forward pass over a ``transformers`` Llama model's own weights.
-
-    Same maths as ``LlamaForCausalLM`` (RMSNorm, RoPE "default", SDPA attention, SiLU-gated MLP;
-    transformers ``models/llama/modeling_llama.py``), rearranged to need fewer tensor operations
-    (each costs microseconds of dispatch, more than the arithmetic of a tiny model):
-
-    * q/k/v and gate/up projections are concatenated into one matrix each, and the RMSNorm
-      weights are folded into the matrix that follows each norm;
-    * RoPE's ``rotate_half(q)`` and ``rotate_half(k)`` come out of the same matrix product (extra
-      output rows, pre-permuted), so RoPE is one multiply-add;
-    * the residual additions are fused into ``addmm``;
-    * the KV cache is a preallocated tensor of shape ``(layers, 2, 1, kv_heads, max_len, head_dim)``
-      whose length is an int (``crop`` just moves it).
-
-    Logits agree with ``transformers`` to ~1e-5 (tested), not bit for bit.
-
-    Only for batch 1, float32/float16/bfloat16 weights on one device, Llama configs with the
-    "default" RoPE, no biases and ``pretraining_tp == 1`` (see :meth:`supports`).
-
-    Args:
-        model: a ``LlamaForCausalLM``.
-        max_len: positions to preallocate (default: the model's context); the buffers double
-            when more are needed.
-        vocab_size: logits for the first ``vocab_size`` output rows only (default: all).
-
-    Raises:
-        ValueError: an architecture :meth:`supports` rejects.
-    """
-
-    def __init__(self, model, max_len: int | None = None, vocab_size: int | None = None):
-        if not self.supports(model):
-            raise fail("model", type(model).__name__, "LlamaRunner는 기본 RoPE의 Llama 모델만 돌립니다",
-                       "LlamaForCausalLM; 다른 구조는 backend='transformers'")
-        cfg = model.config
-        self.n_heads = cfg.num_attention_heads
-        self.n_kv = cfg.num_key_value_heads or self.n_heads
-        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.n_heads
-        self.eps = float(cfg.rms_norm_eps)
-        self.hidden = cfg.hidden_size
-        self.embed, self.layers, self.lm_head = _prepared_weights(model)
-        if vocab_size is not None and vocab_size < self.lm_head.shape[1]:
-            self.lm_head = self.lm_head[:, :vocab_size].contiguous()
-        self.dtype, self.device = self.embed.dtype, self.embed.device
-        self.theta = float(cfg.rope_parameters["rope_theta"])
-        self.kv = torch.zeros(len(self.layers), 2, 1, self.n_kv, 0, self.head_dim, dtype=self.dtype, device=self.device)
-        self.length = 0
-        self.max_len = 0
-        self.scale = self.head_dim ** -0.5
-        self.gqa = self.n_kv != self.n_heads
-        self._q = self.n_heads * self.head_dim
-        self._k = self.n_kv * self.head_dim
-        self._grow(int(max_len or cfg.max_position_embeddings))
-
-    def _grow(self, max_len: int) -> None:
-        """(Re)allocate the RoPE tables, causal mask and KV buffer for ``max_len`` positions."""
-        d = self.head_dim
-        self.cos, self.sin, self.causal = _tables(self.theta, d, max_len, self.dtype, self.device)
-        # empty, not zeros: a position is always written before attention reads it
-        kv = torch.empty(len(self.layers), 2, 1, self.n_kv, max_len, d, dtype=self.dtype, device=self.device)
-        kv[..., : self.length, :] = self.kv[..., : self.length, :]
-        self.kv = kv
-        self.K = [kv[i, 0] for i in range(len(self.layers))]  # per-layer views (1, kv_heads, max_len, d)
-        self.V = [kv[i, 1] for i in range(len(self.layers))]
-        self.max_len = max_len
-
-    @staticmethod
-    def supports(model) -> bool:
-        """Whether ``model`` is a Llama causal LM this runner reproduces exactly."""
-        cfg = getattr(model, "config", None)
-        if cfg is None or getattr(cfg, "model_type", None) != "llama":
-            return False
-        rope = getattr(cfg, "rope_parameters", None) or {}
-        return (
-            rope.get("rope_type", "default") == "default"
-            and "rope_theta" in rope
-            and not getattr(cfg, "attention_bias", False)
-            and not getattr(cfg, "mlp_bias", False)
-            and getattr(cfg, "hidden_act", "silu") == "silu"
-            and getattr(cfg, "pretraining_tp", 1) == 1
-            and hasattr(model, "model") and hasattr(model.model, "layers")
-        )
-
-    def crop(self, length: int) -> None:
-        """Keep only the first ``length`` cached positions (O(1): the buffer is reused)."""
-        self.length = min(self.length, int(length))
-
-    @torch.inference_mode()
-    def forward(self, ids: list[int], keep: int = 1) -> torch.Tensor:
-        """Feed ``ids`` (T new tokens) after the cached positions; return logits ``(keep, vocab)``.
-
-        The buffers grow (doubling) if ``max_len`` positions are not enough.
-        """
-        T = len(ids)
-        pos = self.length
-        end = pos + T
-        if end > self.max_len:
-            self._grow(max(end, 2 * self.max_len))
-        h, d, nkv = self.n_heads, self.head_dim, self.n_kv
-        nqk = h + nkv
-        ke = nqk * d  # columns: [q | k | v | rotate_half(q) | rotate_half(k)]
-        ve = ke + nkv * d
-        deps = self.hidden * self.eps  # rsqrt(mean(x^2) + eps) = sqrt(hidden) * rsqrt(sum(x^2) + hidden * eps)
-        cos, sin = self.cos[pos:end], self.sin[pos:end]
-        if T == 1:  # the drafting hot path: no mask, views instead of transposes
-            tok = ids[0]
-            x = self.embed[tok:tok + 1]  # (1, hidden)
-            c, s_ = cos[0], sin[0]
-            for (wqkv, wo, wgu, wdown), K, V in zip(self.layers, self.K, self.V):
-                qkv = (x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ wqkv
-                qk = torch.addcmul(qkv[0, :ke].view(nqk, d) * c, qkv[0, ve:].view(nqk, d), s_)  # RoPE
-                K[0, :, pos] = qk[h:]
-                V[0, :, pos] = qkv[0, ke:ve].view(nkv, d)
-                att = F.scaled_dot_product_attention(qk[:h].view(1, h, 1, d), K[:, :, :end], V[:, :, :end],
-                                                     scale=self.scale, enable_gqa=self.gqa)
-                x = torch.addmm(x, att.view(1, h * d), wo)
-                g, u = ((x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ wgu).chunk(2, dim=-1)
-                x = torch.addmm(x, F.silu(g) * u, wdown)
-        else:
-            x = self.embed[ids]  # (T, hidden)
-            mask = self.causal[pos:end, :end]
-            for (wqkv, wo, wgu, wdown), K, V in zip(self.layers, self.K, self.V):
-                qkv = (x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ wqkv
-                qk = torch.addcmul(qkv[:, :ke].view(T, nqk, d) * cos, qkv[:, ve:].view(T, nqk, d), sin)
-                K[0, :, pos:end] = qk[:, h:].transpose(0, 1)
-                V[0, :, pos:end] = qkv[:, ke:ve].view(T, nkv, d).transpose(0, 1)
-                q = qk[None, :, :h].transpose(1, 2)  # (1, h, T, d): 4-D inputs take SDPA's fast CPU kernel
-                att = F.scaled_dot_product_attention(q, K[:, :, :end], V[:, :, :end], attn_mask=mask,
-                                                     scale=self.scale, enable_gqa=self.gqa)
-                x = torch.addmm(x, att[0].transpose(0, 1).reshape(T, h * d), wo)
-                g, u = ((x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ wgu).chunk(2, dim=-1)
-                x = torch.addmm(x, F.silu(g) * u, wdown)
-        self.length = end
-        x = x[T - keep:]
-        return ((x * x.square().sum(-1, keepdim=True).add_(deps).rsqrt_()) @ self.lm_head).float()
 
 
 # --------------------------------------------------------------------------------------------
@@ -401,8 +265,9 @@ class DraftModelProposer(Proposer):
 
     Args:
         model: a ``transformers`` causal LM sharing the target's tokenizer (any architecture).
-        backend: ``"auto"`` (lean :class:`LlamaRunner` when the architecture allows, else
-            ``transformers``), ``"lean"`` or ``"transformers"``. Both give the same tokens.
+        backend: ``"auto"`` (the lean :class:`~decodelab.lean_llama.LlamaRunner` when the
+            architecture allows, else ``transformers``), ``"lean"`` or ``"transformers"``. Both
+            give the same tokens.
         vocab_size: draft from the first ``vocab_size`` output rows only (default: all rows);
             :func:`decodelab.speculative.as_proposer` passes ``min(draft rows, target rows)``.
 
@@ -416,7 +281,8 @@ class DraftModelProposer(Proposer):
         if backend == "auto":
             backend = "lean" if LlamaRunner.supports(model) else "transformers"
         self.model = model
-        self.vocab_size = min(_rows(model), int(vocab_size)) if vocab_size is not None else _rows(model)
+        rows = output_rows(model)
+        self.vocab_size = rows if vocab_size is None else min(rows, int(vocab_size))
         self.forward_calls = 0
         self._runner = LlamaRunner(model, vocab_size=self.vocab_size) if backend == "lean" else None
         self._device = next(model.parameters()).device
@@ -425,7 +291,7 @@ class DraftModelProposer(Proposer):
 
     @property
     def backend(self) -> str:
-        """``"lean"`` (:class:`LlamaRunner`) or ``"transformers"``."""
+        """``"lean"`` (:class:`~decodelab.lean_llama.LlamaRunner`) or ``"transformers"``."""
         return "transformers" if self._runner is None else "lean"
 
     def reset(self) -> None:

@@ -23,16 +23,22 @@ output is token-identical to plain greedy decoding of the target (tested against
 ``target.generate(do_sample=False)``). That holds up to floating-point numerics: exactly for the
 course's float32 CPU runs; under bf16/fp16 or batched GPU kernels a verification over ``gamma + 1``
 positions may round differently from one-token steps (vLLM docs, "lossless guarantees").
-:func:`verify_logits` is the one verification function for both rules.
+:func:`decodelab.rejection.verify_logits` is the one verification function for both rules.
 
 Vocabularies: target and draft may have output layers of different sizes when they share one
 tokenizer (padded rows). The draft only proposes ids the target has; the target's distribution is
 never cut (every output token is the target's own), and a draft ``q`` narrower than ``p`` is
 zero-padded (a token the draft cannot produce has ``q = 0``), which keeps the rule exact.
 
-Metrics: one accumulator, :class:`SpecDecodingStats`, with vLLM's counter names, fed once per
-round by ``observe_draft``, gives vLLM's ``acceptance_rate`` and ``mean_acceptance_length`` and
-Leviathan et al.'s per-token acceptance probability ``alpha``.
+Metrics: one accumulator, :class:`decodelab.speculative_metrics.SpecDecodingStats`, with vLLM's
+counter names, fed once per round by ``observe_draft``, gives vLLM's ``acceptance_rate`` and
+``mean_acceptance_length`` and Leviathan et al.'s per-token acceptance probability ``alpha``.
+
+This module holds the loop (:func:`speculative_generate`, one :class:`Round` at a time), its result
+types and :func:`as_proposer`. Next to it: the counters (:mod:`decodelab.speculative_metrics`), the
+measurements the notebooks and benchmarks make with the loop (:mod:`decodelab.speculative_experiments`),
+the drafts (:mod:`decodelab.proposers`, :mod:`decodelab.eagle`), the rejection rule
+(:mod:`decodelab.rejection`) and draft trees (:mod:`decodelab.tree`).
 
 Cache invariant (documented and tested): after every round the target's KV cache holds
 ``len(prompt) + len(tokens) - 1`` positions — every token so far except the newest, which is fed
@@ -51,25 +57,18 @@ from dataclasses import dataclass, field
 import torch
 
 from ._check import check_gamma, fail
-from .decoding import cache_length, check_budget, check_prompt_ids, crop_cache, eos_ids, forward, prefill, result_fields
+from .decoding import cache_length, check_budget, check_prompt_ids, crop_cache, eos_ids, result_fields
 from .eagle.proposer import make_proposer
-from .models import format_prompt
-from .models import vocab_size as _rows  # the parameter name vocab_size is taken
+from .models import format_prompt, output_rows
 from .proposers import DraftModelProposer, NGramProposer, Proposal, Proposer
-from .rejection import same_width, verify_probabilities
-from .sampling import SamplingConfig, choose, make_generator, probabilities
+from .sampling import SamplingConfig, choose, make_generator
+from .speculative_metrics import SpecDecodingStats
 
 __all__ = [
     "Round",
-    "SpecDecodingStats",
     "SpeculativeResult",
-    "SweepRow",
     "as_proposer",
-    "exactness_experiment",
-    "measure_costs",
-    "round_pieces",
     "speculative_generate",
-    "speedup_sweep",
 ]
 
 
@@ -100,7 +99,7 @@ def as_proposer(draft, target, tokenizer=None) -> Proposer:
     if isinstance(draft, str):
         name = draft.strip().lower()  # "EAGLE", "NGram" and " eagle-tree" name the same proposers
         if name == "ngram":
-            return NGramProposer(vocab_size=_rows(target))
+            return NGramProposer(vocab_size=output_rows(target))
         if name in ("eagle", "eagle-tree"):  # the feature-level head (decodelab.eagle)
             return make_proposer(name, target)
         why = ("프롬프트 찾기(prompt lookup)는 vLLM의 이름 'ngram'으로 부릅니다" if name in ("prompt_lookup", "prompt-lookup")
@@ -110,110 +109,15 @@ def as_proposer(draft, target, tokenizer=None) -> Proposer:
     if isinstance(draft, Proposer):
         return draft
     if hasattr(draft, "get_output_embeddings") and hasattr(draft, "config"):
-        rows = _rows(draft)
+        rows = output_rows(draft)
         if tokenizer is not None and rows < len(tokenizer):
             raise fail("draft.vocab_size", rows,
                        f"초안 모델의 출력 행 수가 토크나이저 어휘(vocabulary) {len(tokenizer)}개보다 적습니다: 다른 "
                        f"토크나이저로 학습한 초안이거나, 토크나이저에 특수 토큰(added special tokens)을 추가했습니다",
                        f"{len(tokenizer)} 이상, 대상과 같은 토크나이저로 학습한 초안")
-        return DraftModelProposer(draft, vocab_size=min(rows, _rows(target)))
+        return DraftModelProposer(draft, vocab_size=min(rows, output_rows(target)))
     raise fail("draft", type(draft).__name__, "초안은 transformers 인과 언어 모델, Proposer 또는 'ngram'이어야 합니다",
                "모델, Proposer를 상속한 객체, 'ngram'", TypeError)
-
-
-# --------------------------------------------------------------------------------------------
-# the metrics: one accumulator
-
-
-@dataclass
-class SpecDecodingStats:
-    """Counters of speculative decoding, with vLLM's names (``vllm/v1/spec_decode/metrics.py``,
-    ``SpecDecodingStats.observe_draft``), plus what Leviathan et al.'s ``alpha`` needs.
-
-    One instance is fed once per drafting round by :meth:`observe_draft`
-    (:func:`speculative_generate`); :meth:`merge` pools several (:func:`speedup_sweep`).
-
-    Attributes:
-        num_spec_tokens: gamma (length of the per-position lists).
-        num_drafts: drafting rounds (vLLM ``spec_decode_num_drafts``).
-        num_draft_tokens: drafted tokens (``spec_decode_num_draft_tokens``).
-        num_accepted_tokens: accepted drafted tokens (``spec_decode_num_accepted_tokens``).
-        num_accepted_tokens_per_pos: accepted count at draft position 0..gamma-1
-            (``spec_decode_num_accepted_tokens_per_pos``).
-        num_drafts_per_pos: drafts that reached position i (a round drafting fewer than gamma
-            tokens, e.g. the last one, does not reach the later positions).
-        num_evaluated_tokens: draft positions the verification actually decided: a round whose
-            first rejection is at 0-based position k evaluated k + 1 positions; a round with no
-            rejection evaluated all of its accepted drafts.
-    """
-
-    num_spec_tokens: int
-    num_drafts: int = 0
-    num_draft_tokens: int = 0
-    num_accepted_tokens: int = 0
-    num_accepted_tokens_per_pos: list[int] = field(default_factory=list)
-    num_drafts_per_pos: list[int] = field(default_factory=list)
-    num_evaluated_tokens: int = 0
-
-    def __post_init__(self) -> None:
-        for pos in (self.num_accepted_tokens_per_pos, self.num_drafts_per_pos):
-            pos.extend([0] * (self.num_spec_tokens - len(pos)))
-
-    def observe_draft(self, num_draft_tokens: int, num_accepted_tokens: int, rejected: bool | None = None) -> None:
-        """Count one drafting round: ``num_draft_tokens`` drafted, the first
-        ``num_accepted_tokens`` accepted. ``rejected`` says whether the round ended with a
-        rejection (default: ``num_accepted_tokens < num_draft_tokens``; an accepted EOS ends a
-        round early without one)."""
-        if rejected is None:
-            rejected = num_accepted_tokens < num_draft_tokens
-        self.num_drafts += 1
-        self.num_draft_tokens += num_draft_tokens
-        self.num_accepted_tokens += num_accepted_tokens
-        self.num_evaluated_tokens += num_accepted_tokens + int(rejected)
-        for i in range(num_draft_tokens):
-            self.num_drafts_per_pos[i] += 1
-        for i in range(num_accepted_tokens):
-            self.num_accepted_tokens_per_pos[i] += 1
-
-    def merge(self, other: "SpecDecodingStats") -> "SpecDecodingStats":
-        """Add ``other``'s counts to these (pooling, as vLLM sums its counters); returns self."""
-        if other.num_spec_tokens > self.num_spec_tokens:
-            self.num_spec_tokens = other.num_spec_tokens
-            self.__post_init__()
-        self.num_drafts += other.num_drafts
-        self.num_draft_tokens += other.num_draft_tokens
-        self.num_accepted_tokens += other.num_accepted_tokens
-        self.num_evaluated_tokens += other.num_evaluated_tokens
-        for i, (a, n) in enumerate(zip(other.num_accepted_tokens_per_pos, other.num_drafts_per_pos)):
-            self.num_accepted_tokens_per_pos[i] += a
-            self.num_drafts_per_pos[i] += n
-        return self
-
-    @property
-    def acceptance_rate(self) -> float:
-        """Accepted / drafted tokens (vLLM: ``num_accepted_tokens / num_draft_tokens``); 0 if none.
-        Lower than ``alpha`` by construction: drafts after a rejection count as not accepted."""
-        return self.num_accepted_tokens / self.num_draft_tokens if self.num_draft_tokens else 0.0
-
-    @property
-    def mean_acceptance_length(self) -> float:
-        """1 + accepted / drafts (vLLM's mean acceptance length): tokens per drafting round."""
-        return 1.0 + self.num_accepted_tokens / self.num_drafts if self.num_drafts else 1.0
-
-    @property
-    def alpha(self) -> float:
-        """Leviathan et al.'s per-token acceptance probability, estimated as accepted draft
-        positions / draft positions actually evaluated (``num_evaluated_tokens``; the maximum-
-        likelihood estimate when each position is accepted independently with probability
-        alpha). The alpha of ``expected_tokens_per_call(alpha, gamma)``; 0 if nothing drafted."""
-        return self.num_accepted_tokens / self.num_evaluated_tokens if self.num_evaluated_tokens else 0.0
-
-    @property
-    def per_position_acceptance_rate(self) -> list[float]:
-        """Accepted fraction at each draft position (vLLM divides per-position accepted counts
-        by ``num_drafts``; here the denominator is the drafts that reached that position, which
-        is the same when every round drafts ``gamma`` tokens)."""
-        return [a / n if n else 0.0 for a, n in zip(self.num_accepted_tokens_per_pos, self.num_drafts_per_pos)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -252,7 +156,8 @@ class Round:
 
 
 def _from_stats(name: str) -> property:
-    return property(lambda self: getattr(self.stats, name), doc=f"``stats.{name}`` (:class:`SpecDecodingStats`).")
+    return property(lambda self: getattr(self.stats, name),
+                    doc=f"``stats.{name}`` (:class:`~decodelab.speculative_metrics.SpecDecodingStats`).")
 
 
 @dataclass
@@ -264,10 +169,11 @@ class SpeculativeResult:
         rounds: one :class:`Round` per target verification (the first token, from the target's
             prefill, is not a round).
         gamma: ``num_speculative_tokens`` as used: capped at ``max(1, max_new_tokens - 1)``.
-        stats: the counters (:class:`SpecDecodingStats`); ``num_drafts``, ``num_draft_tokens``,
-            ``num_accepted_tokens``, ``num_accepted_tokens_per_pos``, ``num_drafts_per_pos``,
-            ``acceptance_rate``, ``mean_acceptance_length``, ``alpha`` and
-            ``per_position_acceptance_rate`` read through to it.
+        stats: the counters (:class:`~decodelab.speculative_metrics.SpecDecodingStats`);
+            ``num_drafts``, ``num_draft_tokens``, ``num_accepted_tokens``,
+            ``num_accepted_tokens_per_pos``, ``num_drafts_per_pos``, ``acceptance_rate``,
+            ``mean_acceptance_length``, ``alpha`` and ``per_position_acceptance_rate`` read
+            through to it.
         target_forward_calls: target forward passes (prefill + one per round).
         draft_forward_calls: draft forward passes (0 for a model-free proposer).
         ttft_ms: tokenisation + target prefill + first token (draft prefill is in round 1;
@@ -321,12 +227,24 @@ class SpeculativeResult:
         return self.e2e_ms / len(self.token_ids) if self.token_ids else 0.0
 
 
-def _cut_at_eos(drafted: list[int], k: int, token: int | None, stop: set[int]):
-    """An accepted EOS ends the output right there: no recovered or bonus token after it."""
-    for j in range(k):
-        if drafted[j] in stop:
-            return j + 1, None
-    return k, token
+def _cut_at_eos(drafted: list[int], accepted: int, token: int | None, stop: set[int]) -> tuple[int, int | None]:
+    """An accepted EOS ends the output right there: no recovered or bonus token after it.
+    Returns ``(accepted, token)``, cut at the first accepted EOS (then ``token`` is ``None``)."""
+    for position in range(accepted):
+        if drafted[position] in stop:
+            return position + 1, None
+    return accepted, token
+
+
+def _round_kind(drafted: list[int], accepted: int, token: int | None) -> str:
+    """What ended the round (:attr:`Round.kind`)."""
+    if not drafted:
+        return "plain"  # no draft: one ordinary target step
+    if token is None:
+        return "eos"  # an accepted EOS ended the round
+    if accepted == len(drafted):
+        return "bonus"  # every draft accepted: the target's token after them is a bonus
+    return "recovered"  # a rejection: the target's token replaces the rejected draft
 
 
 class _Clock:
@@ -435,14 +353,14 @@ def speculative_generate(
     while out[-1] not in stop and len(out) < max_new_tokens:
         # --- one round: draft, verify in one target pass, keep the accepted prefix ---
         t0 = time.perf_counter()
-        g = min(gamma, max_new_tokens - len(out) - 1)  # drafts + 1 target token fit the budget
-        prop = proposer.propose(ids, g, cfg, gen) if g > 0 else Proposal([])
-        if len(prop.tokens) > g:  # a user's proposer may return more than asked: the budget holds
-            prop = Proposal(prop.tokens[:g], None if prop.q is None else prop.q[:g])
+        draft_len = min(gamma, max_new_tokens - len(out) - 1)  # drafts + 1 target token fit the budget
+        proposal = proposer.propose(ids, draft_len, cfg, gen) if draft_len > 0 else Proposal([])
+        proposal = proposal.truncate(draft_len)  # a user's proposer may draft more than asked: the budget holds
         t1 = time.perf_counter()
-        v = proposer.verify_round(target, cache, ids, prop, cfg, gen)
-        k, token = _cut_at_eos(v.drafted, v.accepted, v.token, stop)
-        emitted = v.drafted[:k] + ([] if token is None else [token])
+        verification = proposer.verify_round(target, cache, ids, proposal, cfg, gen)
+        drafted = verification.drafted
+        accepted, token = _cut_at_eos(drafted, verification.accepted, verification.token, stop)
+        emitted = drafted[:accepted] + ([] if token is None else [token])
         crop_cache(cache, len(ids) - 1 + len(emitted))  # drop rejected drafts; the newest is fed next round
         ids.extend(emitted)
         out.extend(emitted)
@@ -450,13 +368,12 @@ def speculative_generate(
         t2 = time.perf_counter()
 
         # --- counting, beside the algorithm ---
-        drafted = v.drafted
-        kind = "plain" if not drafted else "eos" if token is None else "bonus" if k == len(drafted) else "recovered"
+        kind = _round_kind(drafted, accepted, token)
         if drafted:
-            stats.observe_draft(len(drafted), k, rejected=kind == "recovered")
-        rnd = Round(proposed=drafted, accepted=k, token=token, kind=kind, emitted=emitted,
+            stats.observe_draft(len(drafted), accepted, rejected=kind == "recovered")
+        rnd = Round(proposed=drafted, accepted=accepted, token=token, kind=kind, emitted=emitted,
                     draft_ms=(t1 - t0) * 1000.0, verify_ms=(t2 - t1) * 1000.0,
-                    verify_forward_ms=v.forward_s * 1000.0, target_cache_len=cache_length(cache))
+                    verify_forward_ms=verification.forward_s * 1000.0, target_cache_len=cache_length(cache))
         rounds.append(rnd)
         emit = clock.ms(t2)
         itl.append(emit - last_emit)
@@ -477,238 +394,3 @@ def speculative_generate(
         itl_ms=itl,
         temperature=float(temperature),
     )
-
-
-def round_pieces(result: SpeculativeResult, tokenizer) -> list[dict]:
-    """Round-by-round token texts for display (used by the notebook's HTML view).
-
-    Returns one dict per round: ``{"round": i, "tokens": [(text, status), ...]}`` where status is
-    ``"accepted"``, ``"rejected"`` (drafted but thrown away), ``"recovered"``, ``"bonus"``,
-    ``"plain"``; texts are each token's own string (byte-level pieces decoded one by one).
-    """
-    out = []
-    for i, r in enumerate(result.rounds, start=1):
-        toks = [(t, "accepted" if j < r.accepted else "rejected") for j, t in enumerate(r.proposed)]
-        if r.token is not None:
-            toks.append((r.token, r.kind))
-        out.append({"round": i, "tokens": [(tokenizer.decode([t]), s) for t, s in toks]})
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# measurements used by notebook 04 and benchmarks/bench_speculative.py
-
-
-def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: int = 20) -> dict:
-    """Median step times on this computer, in ms, and the cost ratio ``c``.
-
-    Returns a dict with ``target_step_ms`` (one target decode step, 1 token), ``verify_ms``
-    (``{gamma: ms}`` for one verification of ``gamma + 1`` tokens), ``verify_cost``
-    (``{gamma: verify_ms / target_step_ms}``), ``draft_step_ms`` (one drafted token as
-    :func:`speculative_generate` drafts it: one forward pass of a draft model, ~0 for
-    ``"ngram"``) and ``c`` = draft step / target step (Leviathan et al. 2023, Sec. 3.4).
-
-    Args:
-        draft: anything :func:`speculative_generate` accepts (a model, a proposer, ``"ngram"``).
-
-    Raises:
-        TypeError / ValueError: as :func:`speculative_generate` (``draft``, ``prompt``).
-    """
-    import statistics
-
-    ids = format_prompt(tokenizer, prompt)
-    prop = as_proposer(draft, target, tokenizer)
-    cache = prefill(target, torch.tensor([ids])).cache
-    inputs = {n: torch.tensor([[ids[-1]] * n]) for n in [1] + [int(g) + 1 for g in gammas]}
-
-    def target_pass(n):  # ms of one forward pass over n new tokens; the cache is restored after
-        t0 = time.perf_counter()
-        forward(target, inputs[n], cache, logits_to_keep=n)
-        ms = (time.perf_counter() - t0) * 1000.0
-        crop_cache(cache, len(ids))
-        return ms
-
-    cfg = SamplingConfig(0.0)
-    prop.reset()
-    prop.propose(ids, 1, cfg)
-
-    def draft_pass():  # a model draft re-feeds the last token: exactly one forward pass
-        t0 = time.perf_counter()
-        prop.propose(ids, 1, cfg)
-        ms = (time.perf_counter() - t0) * 1000.0
-        prop.sync(ids)
-        return ms
-
-    # interleaved, so that a change of load on the machine hits every measurement alike
-    times: dict[int, list[float]] = {n: [] for n in inputs}
-    ds: list[float] = []
-    target_pass(1)
-    for _ in range(reps):
-        for n in inputs:
-            times[n].append(target_pass(n))
-        ds.append(draft_pass())
-    step = statistics.median(times[1])
-    verify = {int(g): statistics.median(times[int(g) + 1]) for g in gammas}
-    d = statistics.median(ds)
-    return {"target_step_ms": step, "verify_ms": verify, "verify_cost": {g: v / step for g, v in verify.items()},
-            "draft_step_ms": d, "c": d / step}
-
-
-@dataclass
-class SweepRow:
-    """One gamma of :func:`speedup_sweep`, pooled over its prompts.
-
-    Attributes:
-        gamma: draft tokens per round.
-        acceptance_rate: accepted / drafted tokens, summed over prompts (vLLM's definition).
-        mean_acceptance_length: 1 + accepted / drafting rounds, summed over prompts.
-        tokens_per_target_call: generated tokens / target forward passes (prefill included).
-        spec_ms_per_token: mean over prompts of speculative ``e2e_ms / tokens``, ms.
-        base_ms_per_token: the same for target-only greedy decoding, ms (``nan`` when the sweep
-            ran with ``compare=False``).
-        alpha: Leviathan et al.'s per-token acceptance probability, accepted / evaluated draft
-            positions summed over prompts (:attr:`SpecDecodingStats.alpha`).
-        stats: the pooled counters (:class:`SpecDecodingStats`).
-    """
-
-    gamma: int
-    acceptance_rate: float
-    mean_acceptance_length: float
-    tokens_per_target_call: float
-    spec_ms_per_token: float
-    base_ms_per_token: float
-    alpha: float = float("nan")
-    stats: SpecDecodingStats | None = None
-
-    @property
-    def speedup(self) -> float:
-        """Target-only ms/token / speculative ms/token (> 1: speculative decoding is faster;
-        ``nan`` without the target-only runs)."""
-        return self.base_ms_per_token / self.spec_ms_per_token
-
-
-def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas=range(1, 9), *,
-                  compare: bool = True, on_prompt: Callable | None = None) -> list[SweepRow]:
-    """Greedy target-only decoding vs :func:`speculative_generate` for each gamma, on this computer.
-
-    For each gamma and each prompt it runs target-only greedy decoding (:func:`decodelab.generate`,
-    if ``compare``) and then greedy :func:`speculative_generate` with ``num_speculative_tokens =
-    gamma``, alternately, so that load changes hit both; EOS is ignored so both make
-    ``max_new_tokens`` tokens. Counts are pooled over the prompts in one
-    :class:`SpecDecodingStats` (acceptance rate = all accepted / all drafted tokens, as vLLM sums
-    its counters; alpha likewise); ms per token = ``e2e_ms / tokens``
-    (tokenisation + prefill + decoding), averaged over prompts. This is the one pooling loop the
-    notebook, ``decodelab card`` and ``benchmarks/bench_speculative.py`` share.
-
-    Args:
-        target, draft, tokenizer: as in :func:`speculative_generate` (``draft`` may be a proposer).
-        prompts: one prompt or a list of them.
-        max_new_tokens: tokens per generation (int >= 1).
-        gammas: the gammas to sweep (ints >= 1).
-        compare: also run target-only decoding (needed for ``speedup``); ``False`` measures the
-            acceptance only and leaves ``base_ms_per_token`` as ``nan``.
-        on_prompt: called after each prompt as ``on_prompt(gamma, prompt, base, spec)`` with the
-            :class:`decodelab.GenerationResult` (``None`` without ``compare``) and the
-            :class:`SpeculativeResult`, e.g. to time a third method interleaved with the two.
-
-    Raises:
-        RuntimeError: a greedy speculative output differs from the target-only output (a bug:
-            greedy speculative decoding must be token-identical).
-        ValueError: as :func:`speculative_generate` (bad gamma, prompt, ``max_new_tokens``...).
-    """
-    from .decoding import generate
-
-    if isinstance(prompts, str):
-        prompts = [prompts]
-    rows = []
-    for g in gammas:
-        base = spec = 0.0
-        calls = tokens = 0
-        stats = SpecDecodingStats(int(g))
-        for p in prompts:
-            r0 = None
-            if compare:
-                r0 = generate(target, tokenizer, p, max_new_tokens, top_candidates=0, stop_at_eos=False)
-                base += r0.e2e_ms / len(r0.token_ids)
-            r1 = speculative_generate(target, draft, tokenizer, p, max_new_tokens, num_speculative_tokens=g,
-                                      stop_at_eos=False)
-            if r0 is not None and r1.token_ids != r0.token_ids:
-                raise RuntimeError(
-                    f"gamma={g}, prompt={p!r}: 탐욕 투기적 디코딩의 출력이 대상 모델만의 출력과 다릅니다 "
-                    f"(버그이거나, bf16/fp16처럼 검증 패스의 반올림이 한 토큰씩과 다른 수치 형식)")
-            spec += r1.e2e_ms / len(r1.token_ids)
-            stats.merge(r1.stats)
-            calls += r1.target_forward_calls
-            tokens += len(r1.token_ids)
-            if on_prompt is not None:
-                on_prompt(int(g), p, r0, r1)
-        k = len(prompts)
-        rows.append(SweepRow(
-            gamma=int(g),
-            acceptance_rate=stats.acceptance_rate,
-            mean_acceptance_length=stats.mean_acceptance_length,
-            tokens_per_target_call=tokens / calls,
-            spec_ms_per_token=spec / k,
-            base_ms_per_token=base / k if compare else float("nan"),
-            alpha=stats.alpha,
-            stats=stats,
-        ))
-    return rows
-
-
-def exactness_experiment(target, draft, tokenizer, prompt: str, *, n: int = 4000, temperature: float = 1.0,
-                         top_k: int | None = None, top_p: float | None = None, seed: int = 0, bins: int = 8) -> dict:
-    """Sample the next token after ``prompt`` ``n`` times two ways, for a histogram.
-
-    * target-only: ``n`` draws from ``p`` (the target's warped distribution);
-    * speculative (gamma 1): ``n`` times, the draft draws ``d ~ q`` and :func:`verify_probabilities` accepts
-      it or replaces it with a recovered token; the emitted token is recorded.
-
-    Returns ``{"p", "q"}`` (float tensors ``(vocab,)``), ``{"target_counts", "spec_counts"}``
-    (LongTensors ``(vocab,)``), ``"accept_rate"`` (fraction of accepted drafts), the binning used
-    for plots: ``"top"`` (LongTensor ``(bins,)``, the ``bins`` most likely tokens under ``p``,
-    highest first) and ``"binned"``, a dict of float64 tensors ``(bins + 1,)`` (those tokens + one
-    bin for all the rest) with keys ``"p"``, ``"q"``, ``"target"``, ``"spec"`` (the last two are
-    empirical frequencies, counts / n), and total variation distances over those bins:
-    ``"tv_target"`` / ``"tv_spec"`` of the two empirical distributions from ``p`` (both only
-    sampling noise, about ``sqrt(bins / n)`` at most), ``"tv_pq"`` of ``q`` from ``p``.
-
-    Raises:
-        ValueError: ``temperature == 0`` (nothing to sample).
-    """
-    cfg = SamplingConfig(temperature, top_k, top_p)
-    if cfg.greedy:
-        raise fail("temperature", temperature, "샘플링 실험에는 0보다 큰 온도가 필요합니다", "temperature > 0, 예: 1.0")
-    ids = format_prompt(tokenizer, prompt)
-    p = probabilities(prefill(target, torch.tensor([ids])).logits, cfg)
-    q = probabilities(prefill(draft, torch.tensor([ids])).logits[: p.shape[-1]], cfg)
-    p, q = same_width(p, q)  # a draft with fewer rows gives the missing tokens probability 0
-    gen = make_generator(seed, p.device)
-    target_samples = torch.multinomial(p, n, replacement=True, generator=gen)
-    drafts = torch.multinomial(q, n, replacement=True, generator=gen)
-    p2 = torch.stack([p, p])  # the second row (bonus) is never looked at: only the first token counts
-    q1 = q[None]
-    spec = torch.empty(n, dtype=torch.long, device=p.device)
-    acc = 0
-    for i in range(n):
-        d = int(drafts[i])
-        k, t = verify_probabilities(p2, q1, [d], gen)
-        spec[i] = d if k == 1 else t
-        acc += k
-    V = p.shape[0]
-    tc = torch.bincount(target_samples, minlength=V)
-    sc = torch.bincount(spec, minlength=V)
-    top = torch.topk(p, min(bins, V)).indices
-
-    def binned(v):  # the `bins` most likely tokens under p, + one bin for all others
-        sel = v[top].double()
-        return torch.cat([sel, (v.double().sum() - sel.sum()).reshape(1)])
-
-    b = {"p": binned(p), "q": binned(q), "target": binned(tc) / n, "spec": binned(sc) / n}
-    return {
-        "p": p, "q": q, "target_counts": tc, "spec_counts": sc, "accept_rate": acc / n,
-        "top": top, "binned": b,
-        "tv_target": 0.5 * float((b["target"] - b["p"]).abs().sum()),
-        "tv_spec": 0.5 * float((b["spec"] - b["p"]).abs().sum()),
-        "tv_pq": 0.5 * float((b["q"] - b["p"]).abs().sum()),
-    }

@@ -65,7 +65,7 @@ from .sampling import SamplingConfig, probabilities
 __all__ = [
     "DraftTree",
     "TorchDraws",
-    "TreeVerdict",
+    "TreeVerification",
     "sample_children",
     "select_cache",
     "tree_figure",
@@ -177,6 +177,20 @@ class DraftTree:
             out.append(node)
             node = self.parents[node]
         return out[::-1]
+
+    def best_path(self, tokens: list[int | None], below: int = 0) -> list[int]:
+        """The best-ranked chain under ``below``: the nodes reached by following each node's
+        rank-0 child while that child is filled (``tokens[child] is not None``), ``[]`` at a leaf.
+
+        Args:
+            tokens: ``tokens[i]`` = node ``i``'s token (``None`` = not filled), as in :func:`walk_greedy`.
+            below: the node to start from (default: the root).
+        """
+        path, node = [], below
+        while self.children[node] and tokens[self.children[node][0]] is not None:
+            node = self.children[node][0]
+            path.append(node)
+        return path
 
     def __repr__(self) -> str:
         return f"DraftTree(size={self.size}, depth={self.depth}, paths={list(self.paths)})"
@@ -311,8 +325,8 @@ def select_cache(cache, keep: torch.Tensor) -> None:
 
 
 @dataclass
-class TreeVerdict:
-    """The outcome of one tree verification.
+class TreeVerification:
+    """The outcome of one tree verification (:func:`verify_tree`): the walk's accepted path.
 
     Attributes:
         path: the accepted nodes, depth 1 down (``len(path)`` = accepted drafts).
@@ -329,7 +343,7 @@ class TreeVerdict:
 
 
 def verify_tree(target, cache, ids: list[int], tree: DraftTree, tokens: list[int | None], cfg: SamplingConfig,
-                q_rows: dict | None = None, generator: torch.Generator | None = None) -> TreeVerdict:
+                q_rows: dict | None = None, generator: torch.Generator | None = None) -> TreeVerification:
     """One target forward pass over ``[ids[-1]] + nodes`` with the tree mask, then acceptance.
 
     Args:
@@ -345,7 +359,7 @@ def verify_tree(target, cache, ids: list[int], tree: DraftTree, tokens: list[int
         generator: for sampling.
 
     Returns:
-        :class:`TreeVerdict`. The logits of a node are computed (LM head) only when the walk
+        :class:`TreeVerification`. The logits of a node are computed (LM head) only when the walk
         reaches it.
     """
     n_ctx = len(ids) - 1
@@ -372,7 +386,7 @@ def verify_tree(target, cache, ids: list[int], tree: DraftTree, tokens: list[int
     keep = torch.cat([torch.arange(n_ctx + 1), torch.tensor([n_ctx + i for i in path], dtype=torch.long)])
     select_cache(cache, keep)
     rows = torch.tensor([0] + path, dtype=torch.long, device=h.device)
-    return TreeVerdict(path, [int(tokens[i]) for i in path], int(token), h.index_select(0, rows).float())
+    return TreeVerification(path, [int(tokens[i]) for i in path], int(token), h.index_select(0, rows).float())
 
 
 # --------------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def _eager(path_or_model):
 
 def _assert_every_head_matches(model, eager, tok, prompt):
     s = A.attention_shapes(model)
-    ids = A._prompt_ids(tok, prompt)
+    ids = A._prompt_ids(model, tok, prompt)
     with torch.no_grad():
         ref = eager(input_ids=ids, output_attentions=True).attentions   # per layer (1, n_q_heads, S, S)
     assert len(ref) == s.n_layers
@@ -96,7 +96,7 @@ def test_weights_are_causal_rows_of_a_softmax():
 
 def test_the_cache_holds_each_kv_heads_key_and_value():
     pair = decodelab.load_models()
-    ids = A._prompt_ids(pair.tokenizer, PROMPT)
+    ids = A._prompt_ids(pair.target, pair.tokenizer, PROMPT)
     state = decodelab.prefill(pair.target, ids)
     keys, values = A.cached_kv(state.cache, layer=3)
     assert keys.shape == values.shape == (1, 5, ids.shape[1], 64)

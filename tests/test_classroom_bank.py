@@ -109,6 +109,14 @@ def test_decide_task_partial_credit_per_case_with_expected_values_computed_here(
     assert all(c == t.cases for c in seen)  # only the inputs go to the runner
 
 
+def test_task_feedback_never_shows_the_expected_values(bank):
+    """Issue 44: the verdict becomes the feedback, and the cases are the same for every student: a
+    wrong case printed with its expected value (6 digits) let a hard-coded table score 2/3."""
+    for t in bank.tasks.values():
+        lines = decide_task(bank, t.id, f"def {t.function}(*a):\n    return -1.0\n", run=_run_here).lines
+        assert lines[:len(t.cases)] == [f"{t.function}{tuple(args)} = -1.0 (틀림)" for args in t.cases]
+
+
 def test_each_task_stub_is_its_solutions_def_line_and_the_solution_scores_full(bank):
     assert len(bank.tasks) == 4
     for t in bank.tasks.values():

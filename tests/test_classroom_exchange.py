@@ -332,7 +332,7 @@ def test_moodle_roster_headers_match_without_regard_to_case(tmp_path, capsys, mo
     assert export_main([str(course), "--lms", "moodle", "-o", str(out), "--roster", str(roster)]) == 0
     assert "내보낸 학생: 2명" in capsys.readouterr().err
     rows = list(csv.reader(out.open(encoding="utf-8")))
-    assert rows[0] == ["username", "idnumber", A] and sorted(r[0] for r in rows[1:]) == ["junho", "minji"]
+    assert rows[0] == ["username", "idnumber", A, f"{A} 늦은 제출 감점"] and sorted(r[0] for r in rows[1:]) == ["junho", "minji"]
     # a roster whose names match nobody is an error, not an empty file with exit 0
     other = tmp_path / "other.csv"
     other.write_text("USERNAME\nsomeone\n", encoding="utf-8")

@@ -58,23 +58,43 @@ def _meta(grade_id, *, solution=False, locked=False, grade=False):
     return {"nbgrader": {**meta, "points": 2.0} if grade else meta}
 
 
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+#: the attacks of issue 44 and earlier ones: markup a student wrote, outputs their code printed
+ANSWER = ('KV 캐시 <img src=x onerror="fetch(\'/api/terminals\',{method:\'POST\'})"> '
+          "[보기](javascript:alert(1)) [링크](  JaVaScRiPt:alert(2)) <svg onload=alert(3)>\n\n"
+          "[e](java&#115;cript:alert(5)) [f](&#106;avascript:alert(6)) "
+          '<a href="&#x6A;avascript&colon;alert(7)">g</a> $\\href{javascript:alert(8)}{h}$ **굵게**\n\n'
+          "[r]: vbscript:msgbox(4)\n")
+
+
 def _submission():
     md, code, out = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell, nbformat.v4.new_output
-    return nbformat.v4.new_notebook(cells=[
+    nb = nbformat.v4.new_notebook(cells=[
         md("## 문항 1 <b>강좌의 글</b>", metadata=_meta("q1-prompt", locked=True)),
-        md('KV 캐시 <img src=x onerror="fetch(\'/api/terminals\',{method:\'POST\'})"> '
-           "[보기](javascript:alert(1)) [링크](  JaVaScRiPt:alert(2)) <svg onload=alert(3)>\n\n"
-           "[r]: vbscript:msgbox(4)\n",
-           metadata=_meta("q1-answer", solution=True, grade=True)),
-        md("<script>alert(5)</script> 학생이 더한 칸 ![x](data:text/html;base64,PHNjcmlwdD4=)"),
+        md(ANSWER, metadata=_meta("q1-answer", solution=True, grade=True)),
+        md("<script>alert(5)</script> 학생이 더한 칸 ![x](data:text/html;base64,PHNjcmlwdD4=) "
+           "[d](data:text/html,<script>alert(9)</script>) <iframe src=\"data:text/html,<script>alert(10)</script>\">"),
         code("show()", metadata=_meta("q2-answer", solution=True), outputs=[
-            out("display_data", data={"text/html": "<script>alert(6)</script>", "text/plain": "<HTML object>"}),
-            out("display_data", data={"image/svg+xml": "<svg onload=alert(7)></svg>"}),
+            out("display_data", data={"text/html": "<script>alert(6)</script><b>표</b>", "text/plain": "<HTML object>"}),
+            out("display_data", data={"image/svg+xml": "<svg onload=alert(7)><script>alert(7)</script></svg>"}),
             out("display_data", data={"application/javascript": "alert(8)", "text/plain": "js"}),
             out("display_data", data={ANSWER_MIME: {"id": "q2", "value": 3}}),
             out("stream", name="stdout", text="<b>printed</b>\n"),
+            # issue 44: an image whose metadata width is an unquoted attribute in the template
+            out("display_data", data={"image/png": PNG},
+                metadata={"image/png": {"width": "1 onload=alert(document.domain) x", "height": 40}}),
+            out("display_data", data={"image/png": PNG}, metadata={"width": "1 onload=alert(11) x"}),
+            out("display_data", data={"image/jpeg": 'x" onerror="alert(12)'}),
         ]),
-    ])
+        nbformat.v4.new_raw_cell("<img src=x onerror=alert(15)>"),
+    ], metadata={"title": "<img src=x onerror=alert(16)>", "kernelspec": {"name": "python3", "display_name": "x"}})
+    nb.cells[3].outputs += [  # nested mime bundles: a bundle where a string belongs (not valid nbformat)
+        nbformat.from_dict({"output_type": "display_data", "metadata": {}, "data": {
+            "text/html": {"text/html": "<img src=x onerror=alert(13)>"}, "text/plain": "nested"}}),
+        nbformat.from_dict({"output_type": "execute_result", "metadata": {}, "execution_count": 1, "data": {
+            "text/plain": {"text/html": "<img src=x onerror=alert(14)>"}}}),
+    ]
+    return nb
 
 
 def _formgrade_html(nb) -> str:
@@ -89,27 +109,65 @@ def _formgrade_html(nb) -> str:
 
 
 def test_formgrader_renders_a_raw_submission_with_active_content():
-    """The attack is real: nbgrader's template passes a student's markdown and outputs through."""
+    """The attack is real: nbgrader's template passes a student's markdown and outputs through, and
+    writes an image's width unquoted."""
     found = _active(_formgrade_html(_submission()))
     assert any("onerror" in f for f in found) and any("alert(6)" in f for f in found), found
+    assert "<img onload='alert(document.domain)'>" in found  # the width payload of issue 44
+    assert any("href='javascript:alert(6)'" in f for f in found), found  # an entity-encoded scheme
 
 
-def test_the_autograded_copy_renders_as_text_in_formgrader():
+def test_the_autograded_copy_renders_without_script_in_formgrader():
     nb = _submission()
     NeutralizeMarkup().preprocess(nb, {})
     html = _formgrade_html(nb)
     assert _active(html) == []
-    assert "&lt;img src=x onerror" in html  # the lecturer reads what the student typed
-    assert "<b>강좌의 글</b>" in html  # the course's locked text keeps its markup
-    assert "&lt;HTML object&gt;" in html and "&lt;b&gt;printed&lt;/b&gt;" in html  # text/plain and streams stay
+    assert "<iframe" not in html and "<svg" not in html and "<script>alert" not in html
+    assert "width=1 onload" not in html and "width=120" not in html
+    # the lecturer still reads the answer: its text and markup, each link as text with its target
+    assert "KV 캐시" in html and "<strong>굵게</strong>" in html and "<b>강좌의 글</b>" in html
+    assert "e (<code>javascript:alert(5)</code>)" in html and "f (<code>javascript:alert(6)</code>)" in html
+    assert 'class="tex2jax_ignore"' in html  # MathJax leaves the student's TeX (\\href) alone
+    assert "&lt;HTML object&gt;" not in html and "<b>표</b>" in html  # text/html cleaned, not dropped
+    assert "&lt;b&gt;printed&lt;/b&gt;" in html  # streams stay text
     outputs = nb.cells[3].outputs
-    assert [o.get("data", {}) for o in outputs if o.output_type == "display_data"] == [
-        {"text/plain": "<HTML object>"}, {"text/plain": "js"}, {ANSWER_MIME: {"id": "q2", "value": 3}}]
+    assert [sorted(o.get("data", {})) for o in outputs if o.output_type != "stream"] == [
+        ["text/html", "text/plain"], ["text/plain"], [ANSWER_MIME], ["image/png"], ["image/png"], ["text/plain"]]
+    assert outputs[4].metadata == {"image/png": {"height": 40}}  # only a numeric size is kept
+    assert outputs[5].metadata == {}
 
 
-def test_neutral_markdown_keeps_ordinary_links_and_text():
-    assert neutral_markdown("[vLLM](https://docs.vllm.ai) a < b") == "[vLLM](https://docs.vllm.ai) a &lt; b"
-    assert neutral_markdown("[x](data:image/png;base64,AAAA)") == "[x](#)"
+def test_markup_is_cleaned_after_character_references_are_decoded():
+    for source in ("[e](java&#115;cript:alert(5))", "[f](&#106;avascript:alert(6))",
+                   '<a href="java&#x09;script:alert(1)">x</a>', '<a href="&#x6A;avascript&colon;alert(7)">g</a>',
+                   "[x](data:text/html;base64,PHNjcmlwdD4=)", "<img src=x onerror=alert(1)>"):
+        out = neutral_markdown(source)
+        assert "href=" not in out and "onerror" not in out and "src=" not in out, (source, out)
+
+
+def test_neutral_markdown_keeps_ordinary_text_and_pasted_images():
+    out = neutral_markdown("[vLLM](https://docs.vllm.ai) a < b & **c**\n\n- 하나\n- 둘")
+    assert out.startswith('<div class="tex2jax_ignore">') and "\n" not in out
+    assert "vLLM (<code>https://docs.vllm.ai</code>) a &lt; b &amp; <strong>c</strong>" in out
+    assert "<li>하나</li>" in out
+    out = neutral_markdown("![그림](attachment:a.png)", {"a.png": {"image/png": PNG, "image/svg+xml": "<svg/>"}})
+    assert f'src="data:image/png;base64,{PNG}"' in out  # the pasted PNG, never its SVG twin
+    assert neutral_markdown("```\nx\n\n<b>\n```").count("&#10;") >= 2  # one HTML block, blank lines kept
+
+
+def test_a_released_cell_left_as_it_was_stays_as_released():
+    """nbgrader's checksum (put back from the gradebook) vouches for the course's own text: an
+    unanswered written answer keeps its stub, so nbgrader still scores it 0 ("No response")."""
+    from nbgrader.utils import compute_checksum, determine_grade
+
+    stub = nbformat.v4.new_markdown_cell("여기에 답을 쓰세요. $x$", metadata=_meta("w", solution=True, grade=True))
+    stub.metadata.nbgrader["checksum"] = compute_checksum(stub)
+    changed = nbformat.v4.new_markdown_cell("<img src=x onerror=alert(1)>", metadata=_meta("w2", solution=True, grade=True))
+    changed.metadata.nbgrader["checksum"] = compute_checksum(stub)
+    nb = nbformat.v4.new_notebook(cells=[stub, changed])
+    NeutralizeMarkup().preprocess(nb, {})
+    assert nb.cells[0].source == "여기에 답을 쓰세요. $x$" and determine_grade(nb.cells[0]) == (0, 2.0)
+    assert "onerror" not in nb.cells[1].source
 
 
 def test_the_course_config_runs_it_right_after_the_sandboxed_kernel(tmp_path):

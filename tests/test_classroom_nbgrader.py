@@ -28,6 +28,7 @@ nbgrader = pytest.importorskip("nbgrader")
 from nbclient import NotebookClient  # noqa: E402
 from nbgrader.api import Gradebook  # noqa: E402
 from nbgrader.apps import NbGraderAPI  # noqa: E402
+from nbgrader.utils import parse_utc  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
 from decodelab.classroom import hub  # noqa: E402
@@ -377,15 +378,21 @@ def test_feedback_in_korean_with_explanations(course):
     assert (course["dir"] / "feedback" / "bob" / A / f"{A}.html").is_file()
 
 
+def _columns(assignments=ALL):
+    """The grade columns of the LMS file: each assignment, then its late penalty (or why it is empty)."""
+    return [x for a in assignments for x in (a, f"{a} 늦은 제출 감점")]
+
+
 def test_lms_export_reports_pending_and_unknown(course, tmp_path):
     bank, before = course["bank"], course["report_before"]
     # before the lecturer's decisions: bob's short answer and both written answers await review
     assert before.pending == {("alice", A): 1, ("bob", A): 2}  # mallory: nothing to review, all 0
     assert set(before.missing) == {(s, a) for s in (*STUDENTS, CHEAT) for a in ALL[1:]}  # not submitted: reported
     rows = list(csv.reader((course["base"] / "before.csv").open(encoding="utf-8")))
-    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *ALL]  # one column each, no total
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *_columns()]  # no total column
     bob = next(r for r in rows if r[3] == "bob")
-    assert bob[5:] == ["", "", "", ""]  # pending (exam-02) and not submitted: left empty, not 0
+    # pending (exam-02) and not submitted: left empty, not 0, and the reason beside it
+    assert bob[5:] == ["", "검토 대기", "", "제출 없음", "", "제출 없음", "", "제출 없음"]
     roster = tmp_path / "roster.csv"
     roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\nAlice Kim,lti-1001,,,A\n",
                       encoding="utf-8")
@@ -395,15 +402,152 @@ def test_lms_export_reports_pending_and_unknown(course, tmp_path):
     rows = list(csv.reader(out.open(encoding="utf-8")))
     total = course["second"]["alice"]["score"]
     assert rows[1][0].strip() == "Points Possible" and float(rows[1][5]) == pytest.approx(course["second"]["alice"]["max"])
-    assert [float(x) for x in rows[1][5:]] == pytest.approx([sum(bank.points(i) for i in bank.items(a[-2:])) for a in ALL])
-    assert rows[2][:2] == ["Alice Kim", "lti-1001"] and float(rows[2][5]) == pytest.approx(total)
+    assert [float(x) for x in rows[1][5::2]] == pytest.approx([sum(bank.points(i) for i in bank.items(a[-2:])) for a in ALL])
+    assert rows[1][6::2] == ["(read only)"] * len(ALL)  # the penalty columns are no grade items
+    assert rows[2][:2] == ["Alice Kim", "lti-1001"] and float(rows[2][5]) == pytest.approx(total) and rows[2][6] == "0"
     out = tmp_path / "moodle.csv"
     report = export(course["dir"], "moodle", out)
     rows = list(csv.reader(out.open(encoding="utf-8")))
-    assert rows[0] == ["username", "idnumber", *ALL]
+    assert rows[0] == ["username", "idnumber", *_columns()]
     assert {r[0]: float(r[2]) for r in rows[1:] if r[0] != CHEAT} == pytest.approx(
         {s: course["second"][s]["score"] for s in STUDENTS})
     assert [float(r[2]) for r in rows if r[0] == CHEAT] == [0.0]
+
+
+def test_lms_roster_matches_without_regard_to_case_or_unicode_form(course, tmp_path):
+    """``MinJi`` in the roster is the hub's ``minji``; a Korean name in NFD is the same name in NFC;
+    a full-width ``ＢＯＢ`` is ``bob`` (NFKC), an LTI id in another case is the same id."""
+    import shutil
+    import unicodedata
+
+    copy = tmp_path / "course"
+    shutil.copytree(course["dir"], copy, ignore=shutil.ignore_patterns("release", "source", "feedback"))
+    minji, hangul = "MinJi", unicodedata.normalize("NFC", "김민지")
+    with Gradebook(f"sqlite:///{copy / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("minji")
+        gb.update_or_create_student(hangul)
+    roster = tmp_path / "roster.csv"
+    nfd = unicodedata.normalize("NFD", hangul)
+    assert nfd != hangul
+    roster.write_text(f"username,idnumber\n{minji},\n{nfd},\nＢＯＢ,\n,LTI-1001\n", encoding="utf-8")
+    out = tmp_path / "moodle.csv"
+    report = export(copy, "moodle", out, roster=roster)
+    assert sorted(report.written) == sorted(["alice", "bob", "minji", hangul]) and report.unknown == [CHEAT]
+    rows = {r[0]: r for r in csv.reader(out.open(encoding="utf-8"))}
+    assert rows[minji][2:4] == ["", "제출 없음"] and rows["ＢＯＢ"][2] != ""  # the roster's own spelling is written back
+
+
+def _late_course(course, tmp_path, percent: float, late_s: float):
+    """A copy of the course whose exam-02 was due ``late_s`` seconds before alice's submission, under
+    decodelab's late policy at ``percent`` per started day."""
+    import shutil
+    from datetime import timedelta
+
+    import importlib.util
+
+    if importlib.util.find_spec("ngshare_exchange") is None:  # LatePenalty lives beside the exchange adapters
+        pytest.skip("ngshare-exchange is not installed (bash scripts/install_hub.sh)")
+    copy = tmp_path / "course"
+    shutil.copytree(course["dir"], copy, ignore=shutil.ignore_patterns("release", "source", "feedback"))
+    with open(copy / "nbgrader_config.py", "a", encoding="utf-8") as fh:
+        fh.write('\nc.AssignLatePenalties.plugin_class = "decodelab.classroom.exchange_plugin.LatePenalty"\n'
+                 f"c.LatePenalty.percent_per_day = {percent!r}\n")
+    with Gradebook(f"sqlite:///{copy / 'gradebook.db'}") as gb:
+        sub = gb.find_submission(A, "alice")
+        gb.update_or_create_assignment(A, duedate=sub.timestamp - timedelta(seconds=late_s))
+        assert gb.find_submission(A, "alice").late_submission_penalty in (None, 0.0)  # autograde saw no lateness
+    return copy
+
+
+def test_lms_export_writes_the_final_grade_under_the_late_policy(course, tmp_path):
+    """362 s late at 10 % per started day: one day, 10 % of the points; nbgrader's own export (the
+    penalty autograde stored) would give the raw score. The lecturer then lowers a written answer's
+    grade in formgrader: the next export penalises the new points (recomputed, not stored)."""
+    copy = _late_course(course, tmp_path, 10.0, 362)
+    raw = course["second"]["alice"]["score"]
+    out = tmp_path / "moodle.csv"
+    # as a lecturer runs it: nbgrader's own export command in the course folder, with this plugin
+    r = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--exporter=decodelab.classroom.lms.LmsExport",
+                        f"--to={out}", "--LmsExport.lms=moodle"], cwd=copy, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "늦은 제출 감점: alice exam-02" in r.stdout + r.stderr
+    rows = {row[0]: row for row in csv.reader(out.open(encoding="utf-8"))}
+    assert float(rows["alice"][2]) == pytest.approx(raw * 0.9) and float(rows["alice"][3]) == pytest.approx(raw * 0.1)
+    with Gradebook(f"sqlite:///{copy / 'gradebook.db'}") as gb:
+        g = gb.find_grade("02-w-batching", A, A, "alice")
+        g.manual_score = 0.5  # graded again after autograde (was 2.5)
+        gb.db.commit()
+    report = export(copy, "moodle", out)
+    rows = {row[0]: row for row in csv.reader(out.open(encoding="utf-8"))}
+    assert float(rows["alice"][2]) == pytest.approx((raw - 2.0) * 0.9)
+    assert report.penalties[("alice", A)] == pytest.approx((raw - 2.0) * 0.1)
+
+
+def test_lms_export_of_points_given_after_autograde_years_late_is_zero(course, tmp_path):
+    """Issue 44: a written answer graded after autograde, submission years late, 100 % per day:
+    autograde's stored penalty covers only the automatic points; the export writes 0, never below."""
+    copy = _late_course(course, tmp_path, 100.0, 3 * 365 * 86400)
+    out = tmp_path / "canvas.csv"
+    report = export(copy, "canvas", out)
+    rows = {row[3]: row for row in csv.reader(out.open(encoding="utf-8"))}
+    assert rows["alice"][5:7] == ["0", f"{course['second']['alice']['score']:g}"]
+    assert report.penalties[("alice", A)] == pytest.approx(course["second"]["alice"]["score"])
+
+
+@pytest.fixture(scope="module")
+def regraded(course, tmp_path_factory):
+    """A copy of the course after two more submissions and autogrades: bob's resubmission is not
+    valid JSON (autograde fails; the gradebook keeps his old score), alice's deletes the graded cell
+    of an item she now answers wrong (nbgrader alone would keep her old full marks)."""
+    import shutil
+    from datetime import timedelta
+
+    base = tmp_path_factory.mktemp("regraded")
+    copy = base / "course"
+    shutil.copytree(course["dir"], copy, ignore=shutil.ignore_patterns("feedback"))
+    bank = course["bank"]
+    item = bank.questions["02-e-bandwidth-chip"]
+    wrong = next(c.id for c in item.choices if c.id != item.answer)
+    later = {}
+    for sid in STUDENTS:
+        folder = copy / "submitted" / sid / A
+        stamp = parse_utc((folder / "timestamp.txt").read_text().strip()) + timedelta(minutes=5)
+        later[sid] = stamp
+        (folder / "timestamp.txt").write_text(stamp.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    (copy / "submitted" / "bob" / A / f"{A}.ipynb").write_text('{"cells": [', encoding="utf-8")
+    path = copy / "submitted" / "alice" / A / f"{A}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != item.id]
+    answer = _cells(nb, "-answer")[item.id]
+    answer.source = answer.source.replace(json.dumps(item.answer), json.dumps(wrong))
+    nbformat.write(nb, path)
+    before = _grades(copy)
+    codes = {sid: autograde_main([str(copy), A, f"--student={sid}", "--force"]) for sid in STUDENTS}
+    return {"dir": copy, "before": before, "after": _grades(copy), "codes": codes, "item": item.id}
+
+
+def test_a_deleted_grade_cell_scores_zero_with_a_warning(regraded, tmp_path):
+    item, before, after = regraded["item"], regraded["before"]["alice"], regraded["after"]["alice"]
+    assert regraded["codes"]["alice"] == 0
+    assert before["grades"][item][0] == before["grades"][item][3] > 0  # full marks before
+    assert after["grades"][item][:3] == (0.0, None, False)  # not the old score, not left for review
+    assert after["score"] == pytest.approx(before["score"] - before["grades"][item][3])
+    text = (regraded["dir"] / "autograded" / "alice" / A / f"{A}.ipynb").read_text(encoding="utf-8")
+    assert "채점 칸이 없습니다" in text and item in text
+    report = export(regraded["dir"], "moodle", tmp_path / "m.csv")
+    assert report.missing_cells[("alice", A)] == [item]
+    assert any("채점 칸이 없어" in line and item in line for line in report.lines())
+
+
+def test_a_failed_autograde_is_exported_as_needing_review_not_the_old_score(regraded, tmp_path):
+    assert regraded["codes"]["bob"] != 0  # not valid JSON: nbgrader's autograde fails
+    assert regraded["after"]["bob"]["score"] == regraded["before"]["bob"]["score"]  # the gradebook keeps it
+    out = tmp_path / "canvas.csv"
+    report = export(regraded["dir"], "canvas", out)
+    assert ("bob", A) in report.failed and any(line.startswith("자동 채점 실패: bob exam-02") for line in report.lines())
+    rows = {row[3]: row for row in csv.reader(out.open(encoding="utf-8"))}
+    assert rows["bob"][5:7] == ["", "자동 채점 실패"]
+    assert rows["alice"][5] != ""  # her autograde succeeded
 
 
 def _outputs(course, student, prefix):

@@ -7,7 +7,10 @@
   never saw (it was trained on text the target sampled after BOS only), for several tree shapes;
 * the multi-candidate sampling rule exact by enumerating every branch of the real code on a toy
   vocabulary, and within sampling noise on the bundled target;
-* the bundled head's files load offline beside the pair, and refuse a target they do not fit.
+* the bundled head's files load offline beside the pair, and refuse a target they do not fit;
+* a tree proposal carries everything its verification needs (tree, node tokens, draft
+  probabilities): any proposer may return one, and a later proposal never changes how an
+  earlier one is verified.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import torch
 
 from decodelab.decoding import crop_cache, new_cache
 from decodelab.models import format_prompt as encode_prompt
+from decodelab.proposers import Proposal, Proposer
 from decodelab.eagle import DEFAULT_TREE, EAGLE_DIR, EagleProposer, load_head
 from decodelab.sampling import SamplingConfig, probabilities
 from decodelab.speculative import speculative_generate
@@ -308,6 +312,76 @@ def test_greedy_walk_by_hand():
     assert walk_greedy(tree, tokens, logits) == ([2, 5], 9)
 
 
+def test_best_path_and_tree_proposal_truncation_by_hand():
+    tree = DraftTree([(0,), (1,), (0, 0), (1, 0), (0, 0, 0)])  # nodes 1..5 in this order
+    tokens = [None, 5, 6, 7, 8, 9]
+    assert tree.best_path(tokens) == [1, 3, 5] and tree.best_path(tokens, below=2) == [4]
+    assert tree.best_path(tokens, below=5) == [] and tree.best_path([None, 5, 6, None, 8, 9]) == [1]
+    q = {node: torch.full((10,), 0.1) for node in (0, 1, 2, 3)}
+    proposal = Proposal([5, 7, 9], None, tree, tokens, q)
+    assert proposal.depth == 3 and proposal.truncate(3) is proposal
+    cut = proposal.truncate(2)  # the budget: nodes deeper than 2 go, the others keep their numbers
+    assert cut.tree.paths == ((0,), (1,), (0, 0), (1, 0)) and cut.node_tokens == [None, 5, 6, 7, 8]
+    assert cut.tokens == [5, 7] and set(cut.node_q) == {0, 1, 2, 3} and cut.depth == 2
+    assert set(proposal.truncate(1).node_q) == {0, 1, 2}  # node 3's distribution went with its children
+    assert proposal.truncate(0).tokens == [] and proposal.truncate(0).tree is None
+    chain = Proposal([1, 2, 3], torch.eye(4)[1:])
+    assert chain.truncate(2).tokens == [1, 2] and torch.equal(chain.truncate(2).q, torch.eye(4)[1:3])
+    with pytest.raises(ValueError, match="node_tokens"):
+        Proposal([5], None, tree, [None, 5])  # one token per node, root included
+
+
+class _SecondChoiceTree(Proposer):
+    """A proposer (not EAGLE) that drafts a two-leaf tree: a wrong token ranked first and the
+    target's own greedy token ranked second (it asks the target, as only a test may)."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def propose(self, ids, gamma, cfg, generator=None):
+        with torch.inference_mode():
+            best = int(self.target(input_ids=torch.tensor([ids])).logits[0, -1].argmax())
+        wrong = (best + 1) % self.target.config.vocab_size
+        return Proposal([wrong], None, DraftTree([(0,), (1,)]), [None, wrong, best])
+
+
+def test_any_proposer_may_draft_a_tree(pair):
+    """The base verification reads the tree from the proposal: the second-ranked candidate is
+    accepted every round (a chain verification of ``tokens`` would reject them all), and the
+    output is still the target's greedy output."""
+    target, tok = pair.target, pair.tokenizer
+    ids = encode_prompt(tok, UNSEEN[0])
+    r = speculative_generate(target, _SecondChoiceTree(target), tok, UNSEEN[0], 17, num_speculative_tokens=3,
+                             stop_at_eos=False)
+    assert r.token_ids == _hf_greedy(target, ids, 17)
+    assert r.acceptance_rate == 1.0 and [rd.kind for rd in r.rounds] == ["bonus"] * 8
+
+
+def test_verify_round_reads_only_its_proposal(pair):
+    """A later proposal does not change how an earlier one is verified (no state kept between
+    ``propose`` and ``verify_round``)."""
+    target, tok = pair.target, pair.tokenizer
+    cfg = SamplingConfig(0.0)
+    prop = EagleProposer(target, DEFAULT_TREE)
+    ids = encode_prompt(tok, UNSEEN[1])
+    state = prop.prefill_target(target, torch.tensor([ids]))
+    ids = ids + [int(state.logits.argmax())]
+    cache, feats = state.cache, list(prop.features)
+
+    def verify(proposal):
+        prop.features = list(feats)
+        v = prop.verify_round(target, cache, ids, proposal, cfg)
+        crop_cache(cache, len(ids) - 1)
+        return v.drafted, v.accepted, v.token
+
+    deep = prop.propose(ids, 4, cfg)
+    alone = verify(deep)
+    shallow = prop.propose(ids, 1, cfg)
+    assert (deep.tree.depth, shallow.tree.depth) == (4, 1) and len(alone[0]) == 4
+    assert verify(deep) == alone
+    assert len(verify(shallow)[0]) == 1
+
+
 NOISE = 0.03  # fc weight noise: TV(q, p) about 0.25 at this context
 
 
@@ -343,12 +417,13 @@ def test_tree_sampling_within_noise_on_the_bundled_target(pair):
     sibling_wins = 0
     for _ in range(n):
         prop.features = list(feats)
-        v = prop.verify_round(target, cache, ids, prop.propose(ids, 1, cfg, gen), cfg, gen)
+        proposal = prop.propose(ids, 1, cfg, gen)
+        v = prop.verify_round(target, cache, ids, proposal, cfg, gen)
         first = v.drafted[0] if v.accepted else v.token
         counts[first] += 1
-        sibling_wins += int(v.accepted > 0 and prop._tokens[1] != first)
+        sibling_wins += int(v.accepted > 0 and proposal.node_tokens[1] != first)
         crop_cache(cache, len(ids) - 1)
-    q = prop._q[0]
+    q = proposal.node_q[0]
     freq = counts / n
     tv = 0.5 * float((freq - p).abs().sum())
     tv_pq = 0.5 * float((q - p).abs().sum())

@@ -84,10 +84,15 @@ def _imports(tree):
     ("proposers.py", "from .speculative import as_proposer", ".proposers -> .speculative"),
     # the tree reaching up for the loop's rejection rule instead of the leaf module
     ("tree.py", "from .speculative import speculative_generate", ".speculative"),
+    # the loop reaching up for the experiments made with it (they import the loop)
+    ("speculative.py", "from .speculative_experiments import speedup_sweep", ".speculative_experiments"),
+    # the lean Llama forward (a model) reaching up for the proposer that runs it
+    ("lean_llama.py", "from .proposers import DraftModelProposer", ".lean_llama"),
     # the course folder's leaf module asking the hub (the hub reads the course folder through it)
     ("classroom/course.py", "from .hub import write_config", ".hub"),
-    # the subject reaching up for a widget (the token labels live in decodelab.plots for that)
-    ("attention.py", "from .teach.widgets.decode import tokens_html", "decodelab.attention -> decodelab.teach"),
+    # the subject reaching up for a widget (the token labels live in decodelab.plots for that); a
+    # module the teaching layer does not import, so the only contract broken is subject-first
+    ("batching.py", "from .teach.widgets.decode import tokens_html", "decodelab.batching -> decodelab.teach"),
     # a widget reaching up for the quizzes
     ("teach/build.py", "from ..assess.quiz import load_quizzes", "decodelab.teach.build -> decodelab.assess"),
     # the grading rules importing torch (assessment runs without it: a lecturer's grading process)

@@ -81,7 +81,7 @@ def test_every_architecture_loads_and_greedy_equals_transformers_generate(arch, 
     make_model(tmp_path / "d", arch, vocab=4128, seed=2, tokenizer=tok)
     pair = decodelab.load_models(tmp_path / "t", tmp_path / "d", device="cpu")
     assert type(pair.target).__name__ == type(pair.draft).__name__
-    assert (M.vocab_size(pair.target), M.vocab_size(pair.draft), pair.shared_vocab_size) == (4160, 4128, 4128)
+    assert (M.output_rows(pair.target), M.output_rows(pair.draft), pair.shared_vocab_size) == (4160, 4128, 4128)
     assert pair.dtype == torch.float32 and pair.device == "cpu" and not pair.is_bundled
     assert str(tmp_path / "t") in pair.describe() and "float32" in pair.describe()
     ids = M.format_prompt(pair.tokenizer, "모든 국민은")
@@ -342,7 +342,7 @@ def test_draft_with_a_smaller_output_layer_but_the_same_weights_is_always_accept
     draft.load_state_dict(state)
     draft.save_pretrained(tmp_path / "d")
     pair = decodelab.load_models(tmp_path / "t", tmp_path / "d")
-    assert (M.vocab_size(pair.target), M.vocab_size(pair.draft)) == (4160, 4128)
+    assert (M.output_rows(pair.target), M.output_rows(pair.draft)) == (4160, 4128)
     s = decodelab.speculative_generate(pair.target, pair.draft, pair.tokenizer, "모든 국민은", 12, num_speculative_tokens=4)
     assert s.token_ids == _hf_greedy(pair.target, M.format_prompt(tok, "모든 국민은"), 12)
     assert s.acceptance_rate == 1.0 and s.num_draft_tokens > 0

@@ -17,7 +17,8 @@ import torch
 from decodelab import generate
 from decodelab.decoding import cache_length, forward
 from decodelab.models import format_prompt
-from decodelab.proposers import DraftModelProposer, LlamaRunner, NGramProposer, Proposal, Proposer
+from decodelab.lean_llama import LlamaRunner
+from decodelab.proposers import DraftModelProposer, NGramProposer, Proposal, Proposer
 from decodelab.speculative import speculative_generate
 
 N_TOKENS = 24
@@ -378,7 +379,7 @@ def test_leviathan_formula_with_alpha_predicts_the_mean_acceptance_length(pair, 
     predicts far too little (more than 10% low at gamma 4 and 6): it counts the drafts after a
     rejection, never evaluated, as rejected."""
     from decodelab.latency import expected_tokens_per_call
-    from decodelab.speculative import speedup_sweep
+    from decodelab.speculative_experiments import speedup_sweep
 
     rows = speedup_sweep(pair.target, pair.draft, pair.tokenizer, prompts, 64, [2, 4, 6], compare=False)
     for r in rows:

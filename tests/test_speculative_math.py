@@ -511,9 +511,10 @@ def test_timing_excludes_proposer_setup_and_itl_has_one_gap_per_round(tiny_pair,
 def test_speedup_sweep_pools_counts_over_prompts(tiny_pair, monkeypatch):
     """speedup_sweep's pooled numbers equal a hand pooling of speculative_generate's counters;
     the hook sees every (gamma, prompt); a greedy mismatch raises RuntimeError."""
-    import decodelab.decoding as D
+    import decodelab.speculative_experiments as E
     from decodelab.tools import card
-    from decodelab.speculative import speculative_generate, speedup_sweep
+    from decodelab.speculative import speculative_generate
+    from decodelab.speculative_experiments import speedup_sweep
 
     target, draft = tiny_pair
     tok = DigitTokenizer()
@@ -540,14 +541,14 @@ def test_speedup_sweep_pools_counts_over_prompts(tiny_pair, monkeypatch):
     assert [t["acceptance_rate"] for t in table] == [r.acceptance_rate for r in rows]
     assert [t["tokens_per_target_call"] for t in table] == [r.tokens_per_target_call for r in rows]
     # a target-only run that disagrees (as a bug would) is reported, not silently averaged
-    real = D.generate
+    real = E.generate
 
     def wrong(*args, **kwargs):
         res = real(*args, **kwargs)
         res.token_ids = [(res.token_ids[0] + 1) % V_TINY] + res.token_ids[1:]
         return res
 
-    monkeypatch.setattr(D, "generate", wrong)
+    monkeypatch.setattr(E, "generate", wrong)  # the target-only decoding the sweep runs
     with pytest.raises(RuntimeError, match="gamma=1"):
         speedup_sweep(target, draft, tok, prompts, 7, gammas=[1])
 
@@ -555,7 +556,7 @@ def test_speedup_sweep_pools_counts_over_prompts(tiny_pair, monkeypatch):
 def test_exactness_experiment_returns_the_plotted_bins(tiny_pair):
     import matplotlib.pyplot as plt
 
-    from decodelab.speculative import exactness_experiment
+    from decodelab.speculative_experiments import exactness_experiment
     from decodelab.teach.widgets.speculative import exactness_figure
 
     target, draft = tiny_pair
@@ -596,7 +597,7 @@ def test_alpha_and_vllm_metrics_hand_computed():
     5      3        1         accepted EOS at pos 0 1 (no rejection)
     accepted 9, drafted 17, evaluated 11, rounds 5.
     """
-    from decodelab.speculative import SpecDecodingStats
+    from decodelab.speculative_metrics import SpecDecodingStats
 
     s = SpecDecodingStats(4)
     for drafted, accepted, rejected in [(4, 2, None), (4, 4, None), (4, 0, None), (2, 2, None), (3, 1, False)]:
@@ -624,7 +625,8 @@ def test_alpha_and_vllm_metrics_hand_computed():
 def test_result_alpha_is_counted_from_its_rounds(tiny_pair):
     """SpeculativeResult.alpha on a real run = accepted / (accepted + rounds ending in a
     rejection), from the round history; SweepRow.alpha pools the same counts over prompts."""
-    from decodelab.speculative import speculative_generate, speedup_sweep
+    from decodelab.speculative import speculative_generate
+    from decodelab.speculative_experiments import speedup_sweep
 
     target, draft = tiny_pair
     tok = DigitTokenizer()
@@ -713,7 +715,8 @@ def test_narrow_q_is_zero_padded_exactly():
 
 def test_measure_costs_with_every_proposer_kind(tiny_pair):
     from decodelab.proposers import DraftModelProposer, NGramProposer, Proposal, Proposer
-    from decodelab.speculative import measure_costs, speculative_generate
+    from decodelab.speculative import speculative_generate
+    from decodelab.speculative_experiments import measure_costs
 
     target, draft = tiny_pair
     tok = DigitTokenizer()

@@ -13,7 +13,8 @@ import torch
 
 from decodelab import generate
 from decodelab.models import format_prompt
-from decodelab.proposers import DraftModelProposer, LlamaRunner
+from decodelab.lean_llama import LlamaRunner
+from decodelab.proposers import DraftModelProposer
 from decodelab.speculative import as_proposer
 from decodelab.speculative import speculative_generate
 

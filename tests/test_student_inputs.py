@@ -151,3 +151,58 @@ def test_the_lab_turns_the_announcements_plugin_off_without_user_settings(monkey
     assert lab.lab_env()["JUPYTER_CONFIG_PATH"].split(":") == [str(lab.JUPYTER_CONFIG), "/etc/site-jupyter"]
     monkeypatch.delenv("JUPYTER_CONFIG_PATH")
     assert lab.lab_env()["JUPYTER_CONFIG_PATH"] == str(lab.JUPYTER_CONFIG)
+
+
+# ---- issue 43, item 6: ids the model has no row for, and ids beyond int64, never reach torch
+
+
+def _added_special_token(tokenizer):
+    """A copy of ``tokenizer`` with one added special token: its id is the vocabulary size (4096),
+    one past the model's last embedding row."""
+    import copy
+
+    tok = copy.deepcopy(tokenizer)
+    tok.add_tokens(["<도구>"], special_tokens=True)
+    return tok
+
+
+@pytest.mark.parametrize("call", ["batch_generate", "continuous_batching"])
+def test_batching_refuses_an_added_special_token(pair, call):
+    from decodelab.batching import Request, batch_generate, continuous_batching
+
+    tok = _added_special_token(pair.tokenizer)
+    rows = decoding.vocab_rows(pair.target)
+    assert tok.convert_tokens_to_ids("<도구>") == rows == 4096
+    run = {"batch_generate": lambda ps: batch_generate(pair.target, tok, ps, 2),
+           "continuous_batching": lambda ps: continuous_batching(pair.target, tok, [Request(p, 2, 0) for p in ps])}[call]
+    with pytest.raises(ValueError, match=r"^prompt=\[4096\]: .*임베딩 행\(4096행\).*추가한 특수 토큰") as info:
+        run(["헌법은", "모든 <도구> 국민은"])
+    assert "'<도구>'" in str(info.value)
+    served = run(["헌법은", "모든 국민은"])  # without the added token: served as before
+    tokens = served.token_ids if call == "batch_generate" else [r.token_ids for r in served.requests]
+    assert [len(t) for t in tokens] == [2, 2]
+
+
+@pytest.mark.parametrize("bad", [4096, -1])
+def test_head_attention_refuses_a_token_id_outside_the_vocabulary(pair, bad):
+    from decodelab import attention
+
+    with pytest.raises(ValueError) as info:
+        attention.head_attention(pair.target, pair.tokenizer, [5, bad])
+    msg = str(info.value)
+    assert msg.startswith(f"prompt=[{bad}]: 이 모델의 어휘 밖에 있는 토큰 번호입니다") and "0~4095" in msg
+
+
+@pytest.mark.parametrize("bad", [2**63, 2**64, -(2**63) - 1])
+def test_prefill_refuses_an_id_beyond_int64_in_korean(pair, bad):
+    with pytest.raises(ValueError) as info:
+        decodelab.prefill(pair.target, [[5, bad]])
+    msg = str(info.value)
+    assert msg.startswith(f"input_ids=[{bad}]: 이 모델의 어휘 밖에 있는 토큰 번호입니다") and "0 이상 4095 이하" in msg
+
+
+def test_prefill_refuses_ids_that_are_not_ints(pair):
+    for bad in ([[5, 6.5]], [[5, True]], "5 6", torch.tensor([[5.0, 6.0]])):
+        with pytest.raises(TypeError, match=r"^input_ids=.*토큰 번호"):
+            decodelab.prefill(pair.target, bad)
+    assert decodelab.prefill(pair.target, [[5, 6]]).position == 2  # plain ints still work

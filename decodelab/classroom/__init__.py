@@ -8,7 +8,9 @@
   grading calls (lecturer's side: they refuse outside a course directory);
 - :mod:`decodelab.classroom.student`: the student's side of an exam notebook (own numbers, answer widgets);
 - :mod:`decodelab.classroom.review`: the autograde step that fills formgrader's review queue;
-- :mod:`decodelab.classroom.lms`: Canvas / Moodle grade files from nbgrader's gradebook (``export``).
+- :mod:`decodelab.classroom.lms`: Canvas / Moodle grade files from nbgrader's gradebook (``export``; nbgrader's ExportPlugin ``LmsExport``).
+- :mod:`decodelab.classroom.polls`: the class poll, a hub service that collects the students' committed
+  predictions; :mod:`decodelab.classroom.polls_view`: the lecturer's live widget of it.
 
 The command is ``decodelab classroom init|hub|variant|export`` (:mod:`decodelab.classroom.cli`).
 """

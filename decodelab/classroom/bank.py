@@ -254,7 +254,9 @@ def decide_task(bank: Bank, task_id: str, source: str | None, *, run=None) -> Ve
     """Grade an edit-the-code task: the answer cell's ``source`` runs alone in a fresh sandboxed
     interpreter (``run``, default :func:`decodelab.classroom.sandbox.run_function`) on the task's
     cases; the expected values are computed here, by the bank's reference, and never sent there.
-    Partial credit per case passed (``math.isclose`` with the task's ``rel_tol``).
+    Partial credit per case passed (``math.isclose`` with the task's ``rel_tol``). The verdict's
+    lines (the feedback) show each case's inputs, the student's value and right/wrong, never the
+    expected value.
 
     Raises:
         KeyError: (Korean) not a task of the bank.
@@ -273,7 +275,9 @@ def decide_task(bank: Bank, task_id: str, source: str | None, *, run=None) -> Ve
         ok = value is not None and math.isclose(value, want, rel_tol=task.rel_tol, abs_tol=1e-12)
         passed += ok
         shown = f"{value!r}" if value is not None else got.get("error", "값이 없습니다")
-        lines.append(f"{task.function}{tuple(args)} = {shown} ({'맞음' if ok else f'틀림, 기대값 {want:.6g}'})")
+        # no expected value in the verdict: it becomes the feedback, and the cases are the same for
+        # every student, so printed values would be a table to hard-code
+        lines.append(f"{task.function}{tuple(args)} = {shown} ({'맞음' if ok else '틀림'})")
     lines.append(f"{passed}/{len(task.cases)} 사례 통과 (표준 라이브러리만 있는 새 파이썬에서 따로 실행했습니다)")
     if task.explanation:
         lines.append(f"해설: {task.explanation}")

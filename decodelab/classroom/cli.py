@@ -10,8 +10,9 @@ is done by the module named beside it:
   parametric exam item (:mod:`.bank`).
 - ``autograde DIR ASSIGNMENT``: nbgrader's autograde with students' code in the sandbox of
   :mod:`.sandbox` (refused, in Korean, where it would run as root unsandboxed).
-- ``export DIR --lms canvas|moodle -o FILE``: LMS grade file from nbgrader's gradebook
-  (:mod:`.lms`, the one Canvas/Moodle writer).
+- ``export DIR --lms canvas|moodle -o FILE``: LMS grade file from nbgrader's gradebook: the final
+  grade under the course's late policy (:mod:`.lms`, the one Canvas/Moodle writer, nbgrader's
+  ExportPlugin ``LmsExport``: ``nbgrader export --exporter=decodelab.classroom.lms.LmsExport`` is the same).
 
 Each command imports its modules only when it runs (``decodelab classroom --help`` needs no
 JupyterHub or nbgrader). The course folder's basics they share (config name, user-name rule, CSV

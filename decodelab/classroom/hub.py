@@ -573,6 +573,9 @@ def write_config(course_dir: Path, *, demo_users: list[str] | None, lecturer: st
     from .exchange import hub_config_block  # ngshare + formgrader as hub services (lecturer/grading.md)
 
     text += hub_config_block(python=python, lecturer=lecturer, system_users=not demo_users)
+    from .polls import hub_config_block as polls_block  # the class poll as a hub service (lecturer/class-poll.md)
+
+    text += polls_block()
     config = course_dir / CONFIG_NAME
     config.write_text(text, encoding="utf-8")
     return config

@@ -15,7 +15,13 @@ autograded cell of an item of the exam bank (``GradeAnswers.bank_dir``, the cour
   counts, as with nbgrader's own step), and the cell's output becomes the Korean verdict and
   explanation, which the feedback shows;
 - after each written answer (a manually graded cell) a note with the item's rubric is inserted, so
-  formgrader shows it beside the answer and the feedback shows it after grading.
+  formgrader shows it beside the answer and the feedback shows it after grading;
+- a graded cell of the release that the submission no longer has (the student deleted it) scores 0
+  automatically, with a warning in autograde's log and a note at the end of the autograded copy
+  (nbgrader itself would leave the previous autograde's score in the gradebook);
+- the autograded notebook's metadata ``decodelab`` records the submission it was graded from (the
+  gradebook's timestamp) and the missing cells: :class:`decodelab.classroom.lms.LmsExport` exports
+  a score only when that copy exists and matches the gradebook's submission.
 
 Whatever the kernel printed or computed, the score comes from here: a recorded value is only an
 answer (anything a student's cell forges there is an answer they could have typed).
@@ -91,8 +97,37 @@ class GradeAnswers(NbGraderPreprocessor):
                     w = bank.written[gid]
                     cells.append(nbformat.v4.new_markdown_cell(
                         f"**채점 기준 ({w.points:g}점)**\n\n{w.rubric}\n\n**해설**: {w.explanation}"))
+            missing = self._missing_cells(gb, info, nb)
+            try:
+                graded = str(gb.find_submission(info["assignment"], student).timestamp)
+            except MissingEntry:
+                graded = "None"
+        if missing:
+            cells.append(nbformat.v4.new_markdown_cell(
+                "**채점 칸이 없습니다**: " + ", ".join(f"`{g}`" for g in missing)
+                + " (제출한 노트북에서 지워짐). 그 문항은 0점입니다."))
         nb.cells = cells
+        # what lms.LmsExport checks: which submission this copy was graded from, which cells were missing
+        nb.metadata["decodelab"] = {"submission": graded, "missing_cells": missing}
         return nb, resources
+
+    def _missing_cells(self, gb: Gradebook, info: dict, nb) -> list[str]:
+        """The graded cells of the release that ``nb`` no longer has (the student deleted them): each
+        scores 0 automatically (a manual score the lecturer gave stays), with a warning; without this
+        nbgrader leaves the previous autograde's score in the gradebook."""
+        present = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells if is_grade(c)}
+        missing = []
+        for cell in gb.find_notebook(info["notebook"], info["assignment"]).grade_cells:
+            if cell.name in present:
+                continue
+            grade = gb.find_grade(cell.name, info["notebook"], info["assignment"], info["student"])
+            grade.auto_score = 0.0
+            grade.needs_manual_grade = grade.manual_score is not None
+            missing.append(cell.name)
+            self.log.warning("%s %s: 채점 칸 %s이(가) 제출한 노트북에 없어 0점으로 매깁니다 (학생이 지운 칸)",
+                             info["student"], info["assignment"], cell.name)
+        gb.db.commit()
+        return sorted(missing)
 
     @staticmethod
     def _save(gb: Gradebook, info: dict, gid: str, verdict: Verdict) -> None:

@@ -7,15 +7,13 @@ names ``"eagle"`` and ``"eagle-tree"`` (:func:`make_proposer`).
 
 from __future__ import annotations
 
-import time
-
 import torch
 import torch.nn.functional as F
 
 from ..decoding import DecodeState, new_cache
-from ..proposers import Proposal, Proposer, Verdict
+from ..proposers import Proposal, Proposer, Verification, verify_tree_round
 from ..sampling import SamplingConfig, probabilities
-from ..tree import DraftTree, TorchDraws, sample_children, verify_tree
+from ..tree import DraftTree, TorchDraws, sample_children
 from .head import EagleHead, load_head
 
 __all__ = ["DEFAULT_TREE", "EagleProposer", "make_proposer"]
@@ -38,7 +36,9 @@ class EagleProposer(Proposer):
     drafts level by level: depth ``d`` is one head call over all the depth-``d`` nodes that have
     children, with a tree mask over the head's own cache. Greedy: a node's children are the
     head's top-k tokens; sampling: k tokens drawn without replacement from the head's ``q``
-    (warped like the target's ``p``), recorded for :func:`decodelab.tree.walk_sampling`.
+    (warped like the target's ``p``). The :class:`~decodelab.proposers.Proposal` carries the
+    tree, its node tokens and those distributions (``tree``, ``node_tokens``, ``node_q``) to
+    :meth:`verify_round` (:func:`decodelab.tree.walk_sampling`); nothing is kept between the two.
 
     Args:
         target: the target model the head belongs to.
@@ -69,9 +69,6 @@ class EagleProposer(Proposer):
         """Forget the features and the head's cache (a new generation)."""
         self.features: list[torch.Tensor] = []  # f_j for every position j the target has read
         self._n = 0  # context entries in the head's cache (entry j = (f_j, e(x_{j+1})), at slot j)
-        self._tree_used: DraftTree | None = None
-        self._tokens: list | None = None
-        self._q: dict = {}
 
     # ---- the target's passes (called by speculative_generate)
 
@@ -90,29 +87,22 @@ class EagleProposer(Proposer):
         return DecodeState(cache=cache, position=ids.shape[1], logits=logits, input_ids=ids)
 
     def verify_round(self, target, cache, ids: list[int], proposal: Proposal, cfg: SamplingConfig,
-                     generator=None) -> Verdict:
-        """Verify this round's tree (or chain) in one target pass (:func:`decodelab.tree.verify_tree`).
+                     generator=None) -> Verification:
+        """Verify the proposal's tree (or chain) in one target pass
+        (:func:`decodelab.proposers.verify_tree_round`) and keep the target's features.
 
-        Returns a :class:`~decodelab.proposers.Verdict` whose ``drafted`` is the accepted path
-        followed by the tree's best-ranked continuation below it (what a display shows as
+        Returns a :class:`~decodelab.proposers.Verification` whose ``drafted`` is the accepted
+        path followed by the tree's best-ranked continuation below it (what a display shows as
         "drafted"). The target's cache is left with ``len(ids) + accepted`` positions (context,
-        root, accepted path); the features of those positions are kept. An empty ``proposal`` (a
-        plain target step, the last token of a budget) takes the chain path.
+        root, accepted path); the features of those positions are kept. A proposal without a tree
+        (empty: a plain target step, the last token of a budget) takes the chain path.
         """
-        if not proposal.tokens:
+        if proposal.tree is None:
             return super().verify_round(target, cache, ids, proposal, cfg, generator)
-        tree, tokens = self._tree_used, self._tokens
-        t0 = time.perf_counter()
-        v = verify_tree(target, cache, ids, tree, tokens, cfg, self._q, generator)
-        forward_s = time.perf_counter() - t0
+        verification, walk = verify_tree_round(target, cache, ids, proposal, cfg, generator)
         del self.features[len(ids) - 1:]
-        self.features.extend(v.hidden)
-        node = v.path[-1] if v.path else 0
-        shown = list(v.tokens)
-        while tree.children[node] and tokens[tree.children[node][0]] is not None:
-            node = tree.children[node][0]
-            shown.append(int(tokens[node]))
-        return Verdict(drafted=shown, accepted=len(v.path), token=v.token, forward_s=forward_s)
+        self.features.extend(walk.hidden)
+        return verification
 
     def sync(self, ids: list[int]) -> None:
         """Drop features past the accepted text (after an EOS cut)."""
@@ -122,7 +112,8 @@ class EagleProposer(Proposer):
 
     def _ensure_features(self, ids: list[int]) -> None:
         """Compute missing target features with one target pass (only when the proposer is used
-        without :meth:`prefill_target`, e.g. by ``measure_costs``)."""
+        without :meth:`prefill_target`, e.g. by
+        :func:`decodelab.speculative_experiments.measure_costs`)."""
         if len(self.features) >= len(ids) - 1:
             return
         with torch.inference_mode():
@@ -134,8 +125,9 @@ class EagleProposer(Proposer):
     def propose(self, ids: list[int], gamma: int, cfg: SamplingConfig, generator=None) -> Proposal:
         """Draft a tree (or chain) of at most ``gamma`` levels after ``ids``: ``depth`` head calls.
 
-        Returns a :class:`Proposal` whose ``tokens`` are the best-ranked chain of the tree (for
-        display and counting); the whole tree is kept for :meth:`verify_round`.
+        Returns a :class:`~decodelab.proposers.Proposal` carrying the tree (``tree``,
+        ``node_tokens``, and ``node_q`` when sampling); its ``tokens`` are the tree's best-ranked
+        chain (for display and counting).
         """
         L = len(ids)
         if L < 2:
@@ -184,12 +176,8 @@ class EagleProposer(Proposer):
                     q_rows[i] = q
                     for c, t in zip(kids, sample_children(q, len(kids), draws)):
                         tokens[c] = t
-        self._tree_used, self._tokens, self._q = tree, tokens, q_rows
-        chain, node = [], 0
-        while tree.children[node] and tokens[tree.children[node][0]] is not None:
-            node = tree.children[node][0]
-            chain.append(int(tokens[node]))
-        return Proposal(chain, None)
+        chain = [int(tokens[node]) for node in tree.best_path(tokens)]
+        return Proposal(chain, None, tree=tree, node_tokens=tokens, node_q=q_rows)
 
 
 _SCHEDULES: dict = {}
@@ -219,7 +207,7 @@ def _schedule(tree: DraftTree):
 class _LeanHead:
     """The head's forward pass for drafting, with a preallocated KV cache: the same maths as
     :class:`EagleHead` (tested to 1e-5) in fewer tensor operations, as
-    :class:`decodelab.proposers.LlamaRunner` does for draft models (RMSNorm weights folded into
+    :class:`decodelab.lean_llama.LlamaRunner` does for draft models (RMSNorm weights folded into
     the next matrix, q/k/v and their RoPE-rotated halves from one product, residuals in ``addmm``).
     Call: ``run(emb (T, hidden), feat (T, hidden), slot, T, mask, position=None)`` writes keys and
     values at cache slots ``slot..slot+T-1`` (positions ``position..`` or, if None, ``slot..``)

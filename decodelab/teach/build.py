@@ -1,9 +1,10 @@
 """Build it yourself: checks of the student's own implementations against the library.
 
-Three implementation exercises of the notebooks, each a function the student writes from a
-scaffold and a check here that runs it beside the library's own code and says, in Korean, where
-the two differ::
+Four implementation exercises of the notebooks, each a function the student writes from a
+scaffold and a check here that runs it beside the library's own code (or the model's own
+computation) and says, in Korean, where the two differ::
 
+    score = build.check_head_attention(my_head, model, tok)             # notebook 01
     score = build.check_greedy_loop(my_loop, target, draft, tok)      # notebook 04
     score = build.check_accept_rule(my_rule)                            # notebook 04
     score = build.check_roofline(my_step_ms)                            # notebook 02
@@ -22,7 +23,9 @@ logits after each) and :func:`rollback` (drop the rejected positions from the KV
 Sources of the rules checked: Leviathan, Kalman & Matias 2023 (arXiv 2211.17192, Algorithm 1 and
 App. A.1) for the draft-verify loop and the accept/reject rule with the residual
 ``norm(max(0, p - q))``; the roofline of :func:`decodelab.latency.estimate_decode_step`
-(Williams et al. 2009; kipp.ly "Transformer Inference Arithmetic") for the step time.
+(Williams et al. 2009; kipp.ly "Transformer Inference Arithmetic") for the step time; Vaswani et
+al. 2017 (eq. 1, scaled dot-product attention with the decoder's causal mask) and Ainslie et al.
+2023 (GQA) for the attention head, checked against the model's KV cache and forward pass.
 """
 
 from __future__ import annotations
@@ -32,10 +35,13 @@ import traceback
 from collections.abc import Callable, Sequence
 
 __all__ = [
+    "ATTENTION_CASES",
     "ROOFLINE_CASES",
     "check_accept_rule",
     "check_greedy_loop",
+    "check_head_attention",
     "check_roofline",
+    "gqa_model",
     "random_rule_cases",
     "rollback",
     "verify_pass",
@@ -74,13 +80,13 @@ def _error(e: BaseException) -> str:
     return f"함수가 오류를 냈습니다: {type(e).__name__}: {e}{where}"
 
 
-def _report(title: str, n_ok: int, n: int, failures: list[str]) -> float:
+def _report(title: str, n_ok: int, n: int, failures: list[str], against: str = "라이브러리와") -> float:
     for line in failures[:_MAX_SHOWN]:
         print("  ✗", line)
     if len(failures) > _MAX_SHOWN:
         print(f"  ... 그 밖에 {len(failures) - _MAX_SHOWN}개 경우도 다릅니다")
     mark = "✅" if n_ok == n else "🔧"
-    print(f"{mark} {title}: {n}개 경우 중 {n_ok}개가 라이브러리와 같습니다")
+    print(f"{mark} {title}: {n}개 경우 중 {n_ok}개가 {against} 같습니다")
     return n_ok / n if n else 0.0
 
 
@@ -328,3 +334,160 @@ def check_roofline(fn: Callable, cases: Sequence[tuple] = ROOFLINE_CASES, *, rel
                 hint = " (연산 시간만 셌습니다: 이 경우는 메모리 한계입니다)"
             failures.append(f"{label}: 내 함수 {mine:.4g} ms, 라이브러리 {float(ref.ms):.4g} ms{hint}")
     return _report("디코드 스텝의 루프라인", n_ok, len(cases), failures)
+
+
+# --------------------------------------------------------------------------------------------
+# (d) one attention head, from the model's own weights
+
+
+#: (model, prompt, layer, query head) of the attention check. ``"target"`` is the model passed to
+#: :func:`check_head_attention` (the bundled target: 5 query heads, 5 KV heads, no GQA);
+#: ``"gqa"`` is :func:`gqa_model`, a small Llama with 4 query heads sharing 2 KV heads, whose
+#: prompts are token ids. Later layers, later heads and GQA pairs where ``kv != head``. On another
+#: target (``DECODELAB_TARGET``) a layer or head past its size wraps round (``% n_layers``, ``% n_q_heads``).
+ATTENTION_CASES = (
+    ("target", "모든 국민은 법률 앞에 평등하다", 0, 0),
+    ("target", "모든 국민은 법률 앞에 평등하다", 1, 3),
+    ("target", "셀 서식을 바꾸려면", 5, 4),
+    ("gqa", (3, 17, 8, 42, 5, 11, 29), 0, 1),
+    ("gqa", (3, 17, 8, 42, 5, 11, 29), 1, 2),
+    ("gqa", (40, 2, 33, 7), 1, 3),
+)
+
+_gqa = None  # the GQA model, built once
+
+
+def gqa_model():
+    """A small Llama-shaped model with grouped-query attention (4 query heads, 2 KV heads, head
+    size 8, 2 layers, 50-token vocabulary), random weights from a fixed seed (the global torch
+    RNG is left as it was), eager attention. Built in milliseconds, nothing downloaded: it checks
+    the GQA head mapping that the bundled model (as many KV heads as query heads) cannot."""
+    global _gqa
+    if _gqa is None:
+        import torch
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        cfg = LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64)
+        cfg._attn_implementation = "eager"
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            _gqa = LlamaForCausalLM(cfg).eval()
+    return _gqa
+
+
+def _attend(q, k, v, scale: float, causal: bool = True):
+    """``softmax(q k^T * scale [+ causal mask]) v`` (the near misses the check recognises)."""
+    import torch
+
+    scores = (q @ k.T) * scale
+    if causal:
+        n = q.shape[0]
+        scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def _close(a, b, atol: float) -> bool:
+    import torch
+
+    return tuple(a.shape) == tuple(b.shape) and bool(torch.allclose(a, b, atol=atol, rtol=1e-4))
+
+
+def _diagnose_kv(name: str, mine, inp, ref, kv: int, atol: float) -> str:
+    """Why the student's key (``name == "키"``) or value differs from the cache's."""
+    d = inp.d_head
+    w = inp.W_K if name == "키" else inp.W_V
+    heads = [inp.x @ w[:, j * d:(j + 1) * d] for j in range(inp.n_kv_heads)]
+    if name == "키":
+        if _close(mine, heads[kv], atol):
+            return "키에 RoPE를 적용하지 않았습니다: 캐시의 키는 inp.rope(...)로 위치를 넣은 뒤의 키입니다"
+        heads = [inp.rope(h) for h in heads]
+    elif _close(mine, inp.rope(heads[kv]), atol):
+        return "값에 RoPE를 적용했습니다: RoPE는 쿼리와 키에만 씁니다"
+    for j, h in enumerate(heads):
+        if j != kv and _close(mine, h, atol):
+            return (f"KV 헤드 {j}의 {name}입니다: 쿼리 헤드는 KV 헤드 head // group = {kv}를 읽습니다 "
+                    f"(group = 쿼리 헤드 {inp.n_q_heads}개 ÷ KV 헤드 {inp.n_kv_heads}개 = {inp.group})")
+    return f"{name}가 모델의 KV 캐시와 다릅니다 (최대 차이 {float((mine - ref).abs().max()):.3g})"
+
+
+def _diagnose_output(mine, inp, ref_all, head: int, kv: int, atol: float) -> str:
+    """Why the student's head output differs from the model's (a wrong scale, no mask, a wrong head)."""
+    d = inp.d_head
+    q = inp.rope(inp.x @ inp.W_Q[:, head * d:(head + 1) * d])
+    k = inp.rope(inp.x @ inp.W_K[:, kv * d:(kv + 1) * d])
+    v = inp.x @ inp.W_V[:, kv * d:(kv + 1) * d]
+    near = [
+        (_attend(q, k, v, 1.0), "점수를 √d로 나누지 않았습니다: Q Kᵀ / √d_head"),
+        (_attend(q, k, v, 1.0 / d), "점수를 √d가 아니라 d로 나눴습니다: Q Kᵀ / √d_head"),
+        (_attend(q, k, v, d ** 0.5), "점수에 √d를 곱했습니다: 나눠야 합니다"),
+        (_attend(q, k, v, d ** -0.5, causal=False),
+         "인과 마스크가 없습니다: 위치 i는 자기와 앞 위치(j ≤ i)만 봅니다 (대각선 위를 -inf로)"),
+        (_attend(inp.x @ inp.W_Q[:, head * d:(head + 1) * d], k, v, d ** -0.5),
+         "쿼리에 RoPE를 적용하지 않았습니다: 쿼리와 키 모두 inp.rope(...)를 거칩니다"),
+    ]
+    for out, why in near:
+        if _close(mine, out, atol):
+            return why
+    for h in range(ref_all.shape[0]):
+        if h != head and _close(mine, ref_all[h], atol):
+            return f"쿼리 헤드 {h}의 출력입니다: W_Q에서 헤드 {head}의 열(head × d_head부터 d_head개)을 쓰세요"
+    ref = ref_all[head]
+    return f"출력이 모델의 어텐션 출력과 다릅니다 (최대 차이 {float((mine - ref).abs().max()):.3g})"
+
+
+def check_head_attention(fn: Callable, model, tokenizer, *, cases: Sequence[tuple] = ATTENTION_CASES,
+                         atol: float = 1e-4) -> float:
+    """Compare the student's attention head with the model's own computation.
+
+    ``fn(inp, head)`` gets a :class:`decodelab.attention.LayerInputs` (the layer's normalised
+    input ``inp.x`` ``(S, d_model)``, the learned weights ``inp.W_Q``, ``inp.W_K``, ``inp.W_V``,
+    the sizes, and ``inp.rope``) and a query head; it returns ``(output, K, V)``, each a tensor
+    ``(S, d_head)``: the head's keys and values (keys after RoPE) and its output
+    ``softmax(Q K^T / sqrt(d_head) + causal mask) V`` (Vaswani et al. 2017, eq. 1), where query
+    head ``h`` reads KV head ``h // group`` (GQA; Ainslie et al. 2023).
+
+    A case passes when K and V equal what the model's KV cache holds for that KV head after a
+    prefill of the prompt, and the output equals the model's own attention output for that head
+    (the input of ``o_proj``; :func:`decodelab.attention.model_attention`), within ``atol``
+    (float32). Cases: :data:`ATTENTION_CASES`, on ``model`` and on :func:`gqa_model`. A failed
+    case names the likely mistake (no RoPE, another KV head, a scale other than 1/sqrt(d), no
+    causal mask, another query head) when the student's tensor equals that near miss.
+
+    Returns:
+        The fraction of cases that pass, in [0, 1]; prints each failure in Korean.
+    """
+    import torch
+
+    from ..attention import attention_shapes, layer_inputs, model_attention
+
+    failures, n_ok = [], 0
+    for which, prompt, layer, head in cases:
+        m, tok = (model, tokenizer) if which == "target" else (gqa_model(), None)
+        shapes = attention_shapes(m)
+        layer, head = layer % shapes.n_layers, head % shapes.n_q_heads
+        inp = layer_inputs(m, tok, list(prompt) if not isinstance(prompt, str) else prompt, layer=layer)
+        ref = model_attention(m, tok, inp.token_ids, layer=layer)
+        kv = head // inp.group
+        label = (f"{'번들 모델' if which == 'target' else 'GQA 모델(쿼리 헤드 4개, KV 헤드 2개)'} 층 {layer}, 헤드 {head}"
+                 f" (토큰 {len(inp.token_ids)}개)")
+        try:
+            result = fn(inp, head)
+            out, k, v = (torch.as_tensor(t, dtype=torch.float32) for t in result)
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{label}: {_error(e)}")
+            continue
+        want = (len(inp.token_ids), inp.d_head)
+        bad_shape = [n for n, t in (("출력", out), ("키", k), ("값", v)) if tuple(t.shape) != want]
+        if bad_shape:
+            failures.append(f"{label}: {', '.join(bad_shape)}의 모양이 {want} = (위치 수, 헤드 크기)가 아닙니다 "
+                            f"(받은 모양 {tuple(out.shape)}, {tuple(k.shape)}, {tuple(v.shape)})")
+        elif not _close(k, ref.keys[kv], atol):
+            failures.append(f"{label}: {_diagnose_kv('키', k, inp, ref.keys[kv], kv, atol)}")
+        elif not _close(v, ref.values[kv], atol):
+            failures.append(f"{label}: {_diagnose_kv('값', v, inp, ref.values[kv], kv, atol)}")
+        elif not _close(out, ref.outputs[head], atol):
+            failures.append(f"{label}: {_diagnose_output(out, inp, ref.outputs, head, kv, atol)}")
+        else:
+            n_ok += 1
+    return _report("어텐션 헤드 하나", n_ok, len(cases), failures, against="모델의 KV 캐시·출력과")

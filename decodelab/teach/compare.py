@@ -33,7 +33,7 @@ class MethodRow:
         name: the label. gamma: drafted positions per round (a tree: its depth). nodes: drafted
             tokens per round (a tree: its size; a chain: gamma).
         alpha, mean_acceptance_length, acceptance_rate: pooled over prompts and repetitions
-            (:class:`decodelab.speculative.SpecDecodingStats`).
+            (:class:`decodelab.speculative_metrics.SpecDecodingStats`).
         c: one draft step (a tree: one depth level) / one target step, measured.
         verify_cost: one verification pass of ``nodes + 1`` tokens / one target step, measured.
         speedups: target-only ms/token / this method's ms/token, one per repetition.
@@ -133,7 +133,9 @@ def compare_proposers(target, tokenizer, methods: dict, prompts, max_new_tokens:
     from ..decoding import generate
     from ..models import format_prompt
     from ..latency import expected_speedup
-    from ..speculative import SpecDecodingStats, measure_costs, speculative_generate
+    from ..speculative import speculative_generate
+    from ..speculative_experiments import measure_costs
+    from ..speculative_metrics import SpecDecodingStats
 
     rows = {name: MethodRow(name, int(g), _nodes(d, int(g))) for name, (d, g) in methods.items()}
     stats = {name: SpecDecodingStats(int(g)) for name, (d, g) in methods.items()}

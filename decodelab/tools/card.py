@@ -22,12 +22,12 @@ CARD_PROMPTS = ["대한민국은 민주공화국이다.", "문서를 저장하�
 def acceptance_table(pair, gammas=(1, 2, 4, 8), tokens: int = 64) -> list[dict]:
     """Greedy acceptance rate, alpha, mean acceptance length and tokens per target call per
     gamma, pooled over :data:`CARD_PROMPTS` (``tokens`` new tokens each, EOS ignored), as measured
-    by :func:`decodelab.speculative.speedup_sweep` (without the target-only timing runs).
+    by :func:`decodelab.speculative_experiments.speedup_sweep` (without the target-only timing runs).
 
     Returns one dict per gamma: ``gamma``, ``acceptance_rate``, ``alpha``,
     ``mean_acceptance_length``, ``tokens_per_target_call``.
     """
-    from ..speculative import speedup_sweep
+    from ..speculative_experiments import speedup_sweep
 
     rows = speedup_sweep(pair.target, pair.draft, pair.tokenizer, CARD_PROMPTS, tokens, gammas, compare=False)
     return [{"gamma": r.gamma, "acceptance_rate": r.acceptance_rate, "alpha": r.alpha,
@@ -44,7 +44,7 @@ def eagle_section(pair, folder: Path, *, reps: int = 3, tokens: int = 64) -> str
 
     from ..teach.compare import compare_proposers, default_methods
     from ..eagle import DEFAULT_TREE, EagleProposer, load_head
-    from ..speculative import speedup_sweep
+    from ..speculative_experiments import speedup_sweep
 
     head = load_head(pair.target, folder / "eagle")
     log = json.loads((folder / "eagle" / "train_log.json").read_text(encoding="utf-8"))

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ..quiz.store import AnswerStore, text_problem
 from ..quiz.submission import MAX_ANSWER_TEXT
+from . import classpoll
 from .schema import (
     Prediction,
     Task,
@@ -96,6 +97,7 @@ class PredictView:
         self.view = W.VBox([self.prompt, W.HBox(row), self.button, self.feedback],
                            layout=W.Layout(border="1px solid #ddd", padding="6px", margin="6px 0"))
         self.view.add_class(f"decodelab-exercise-{ex.id}")
+        self.sending = None  # the thread sending the last commit to the class poll (hub only)
         _LIVE_VIEWS.setdefault(ex.id, weakref.WeakSet()).add(self)
         rec = self.store.get(ex.id)
         corrupt = _corrupt_notice(self.store, ex.id)
@@ -146,8 +148,17 @@ class PredictView:
         else:
             self.input.value = value if value in [c.id for c in self.ex.choices] else None
 
+    def _poll_done(self, saved: str, result, error) -> None:
+        note = classpoll.failure_note(result, error)
+        if note is not None and self.feedback.value == saved:  # not over a newer message
+            self.feedback.value = saved + f'<div style="color:#777;font-size:85%;margin-top:2px">{_esc(note)}</div>'
+
     def commit(self) -> Any:
         """Save the prediction now and return it (float, or choice id).
+
+        On the course's JupyterHub (:func:`.classpoll.hub_endpoint`) the saved prediction is also
+        sent to the class poll in a background thread (``self.sending``, None without a hub); if
+        that fails, a quiet Korean line says so and the saved prediction stays as it is.
 
         Raises:
             ValueError: (Korean) empty or not a number; already revealed.
@@ -164,8 +175,12 @@ class PredictView:
                 raise ValueError("예측이 비어 있습니다: 하나를 고르세요.")
             value = self.input.value
         self.store.save(self.ex.id, value, extra={"kind": "prediction"})
-        self.feedback.value = _box(_OK, f"✅ 예측을 저장했습니다: <b>{_esc(self._shown(value))}</b>. 이제 다음 셀을 "
-                                        "실행해 실제 값을 확인하세요.")
+        saved = _box(_OK, f"✅ 예측을 저장했습니다: <b>{_esc(self._shown(value))}</b>. 이제 다음 셀을 "
+                          "실행해 실제 값을 확인하세요.")
+        self.feedback.value = saved
+        # on the course's hub, also to the class poll (a daemon thread: the saved answer never waits
+        # for the network); a failure adds one quiet line under the saved message
+        self.sending = classpoll.send_in_background(self.ex.id, value, lambda res, err: self._poll_done(saved, res, err))
         for gate in list(_LIVE_GATES.get(self.ex.id, ())):
             if gate.store.dir == self.store.dir:  # a result cell already ran (Run All): it opens now
                 gate.prediction_committed()

@@ -1,6 +1,7 @@
 """Views for notebook 04 (speculative decoding): rounds as coloured HTML, sliders, figures.
 
-Views only: every number comes from :mod:`decodelab.speculative`.
+Views only: every number comes from :mod:`decodelab.speculative` and
+:mod:`decodelab.speculative_experiments`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import ipywidgets as W
 from ... import speculative as spec
 from ...latency import expected_speedup
 from ...plots import plot_label
+from ...speculative_experiments import SweepRow
 from .decode import visible_html
 
 #: colours of the four outcomes of a drafted token (+ the prefill token and plain steps)
@@ -46,6 +48,22 @@ def legend_html() -> str:
     return f"{chips} <small>(토큰 안의 ␣ 는 띄어쓰기, ⏎ 는 줄바꿈)</small>"
 
 
+def round_pieces(result: spec.SpeculativeResult, tokenizer) -> list[dict]:
+    """Round-by-round token texts for display (used by the notebook's HTML view).
+
+    Returns one dict per round: ``{"round": i, "tokens": [(text, status), ...]}`` where status is
+    ``"accepted"``, ``"rejected"`` (drafted but thrown away), ``"recovered"``, ``"bonus"``,
+    ``"plain"``; texts are each token's own string (byte-level pieces decoded one by one).
+    """
+    out = []
+    for i, r in enumerate(result.rounds, start=1):
+        toks = [(t, "accepted" if j < r.accepted else "rejected") for j, t in enumerate(r.proposed)]
+        if r.token is not None:
+            toks.append((r.token, r.kind))
+        out.append({"round": i, "tokens": [(tokenizer.decode([t]), s) for t, s in toks]})
+    return out
+
+
 def rounds_html(result: spec.SpeculativeResult, tokenizer, max_rounds: int | None = None) -> str:
     """An HTML table: one row per round with the drafted tokens coloured by outcome.
 
@@ -55,7 +73,7 @@ def rounds_html(result: spec.SpeculativeResult, tokenizer, max_rounds: int | Non
     rows = [f'<tr><td style="{_TD_NUM}">0</td><td style="{_TD_TOKENS}">{_chip(tokenizer.decode([result.token_ids[0]]), "first")}</td>'
             f'<td colspan="3" style="{_TD}"><small>프리필(대상 모델) · TTFT {result.ttft_ms:.1f} ms</small></td></tr>']
     shown = result.rounds if max_rounds is None else result.rounds[:max_rounds]
-    for i, (r, info) in enumerate(zip(shown, spec.round_pieces(result, tokenizer)), start=1):
+    for i, (r, info) in enumerate(zip(shown, round_pieces(result, tokenizer)), start=1):
         chips = "".join(_chip(text, status, f"{status}") for text, status in info["tokens"])
         rows.append(
             f'<tr><td style="{_TD_NUM}">{i}</td><td style="{_TD_TOKENS}">{chips}</td><td style="{_TD_NUM}">{r.accepted}/{len(r.proposed)}</td>'
@@ -155,11 +173,11 @@ def speculative_explorer(pair=None, **kwargs) -> SpeculativeExplorer:
 # each at the end of its cell and closes it; elsewhere close them with ``plt.close(fig)``)
 
 
-def speedup_figure(rows: list[spec.SweepRow], c: float, verify_cost: dict | None = None):
+def speedup_figure(rows: list[SweepRow], c: float, verify_cost: dict | None = None):
     """Measured speedup per gamma (bars) against the formula's prediction with the measured
-    alpha (:attr:`~decodelab.speculative.SweepRow.alpha`, accepted / evaluated draft positions)
+    alpha (:attr:`~decodelab.speculative_experiments.SweepRow.alpha`, accepted / evaluated draft positions)
     and ``c`` (Leviathan et al. 2023, Thm 3.8), and, if ``verify_cost``
-    (``{gamma: verification time / target step}``, from :func:`~decodelab.speculative.measure_costs`)
+    (``{gamma: verification time / target step}``, from :func:`~decodelab.speculative_experiments.measure_costs`)
     is given, the same formula with the measured verification cost. Returns the figure."""
     from ...plots import new_figure
 
@@ -184,7 +202,7 @@ def speedup_figure(rows: list[spec.SweepRow], c: float, verify_cost: dict | None
 def exactness_figure(exp: dict, tokenizer):
     """Histogram: the target's p, target-only samples and speculative samples over the most
     likely tokens (+ "나머지"), with the draft's q for contrast, drawn from the bins
-    :func:`~decodelab.speculative.exactness_experiment` computed (``exp["top"]``,
+    :func:`~decodelab.speculative_experiments.exactness_experiment` computed (``exp["top"]``,
     ``exp["binned"]``). Returns the figure."""
     from ...plots import new_figure
 

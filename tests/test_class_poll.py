@@ -1,0 +1,262 @@
+"""The class poll without a hub: the student's side sends nothing unless the kernel runs on the
+course's hub, never loses or holds up the local answer when sending fails; the poll's database
+keeps the latest answer per student, refuses answers to a closed item, and loses none of 200
+concurrent writers; the lecturer's histogram bins. (The poll on a real hub:
+tests/test_classroom_polls.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from decodelab.assess import exercises as ex
+from decodelab.assess.exercises import classpoll
+from decodelab.assess.quiz.store import AnswerStore
+
+ITEM = "03-predict-speedup-20x"  # kind: number, unit 배
+CHOICE_ITEM = "02-predict-batch-tpot"  # kind: choice a/b/c
+
+
+@pytest.fixture
+def answers(tmp_path, monkeypatch):
+    monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(tmp_path / "answers"))
+    for key in ("JUPYTERHUB_API_TOKEN", "JUPYTERHUB_USER", "JUPYTERHUB_SERVICE_PREFIX", classpoll.POLLS_URL_ENV):
+        monkeypatch.delenv(key, raising=False)
+    return tmp_path / "answers"
+
+
+class _Recorder:
+    """A loopback HTTP server that records every request and answers ``status`` with ``{}``."""
+
+    def __init__(self, status: int = 200):
+        self.requests: list[dict] = []
+        rec = self
+
+        class H(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                rec.requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
+                                     "body": json.loads(body or b"null")})
+                out = json.dumps({"error": "마감"} if status != 200 else {"ok": True}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def do_GET(self):  # noqa: N802 - a lecturer's view of an item: nothing revealed, 1 answer
+                rec.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": None})
+                out = json.dumps({"item": ITEM, "state": "open", "revealed": None, "kind": "number", "unit": "배",
+                                  "prompt": "?", "count": 1, "choices": [], "values": [2.0]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def log_message(self, *_a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/services/decodelab-polls"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def recorder():
+    r = _Recorder()
+    yield r
+    r.close()
+
+
+def _commit(value: str) -> ex.PredictView:
+    v = ex.PredictView(ITEM)
+    v.input.value = value
+    v.commit()
+    if v.sending is not None:
+        v.sending.join(10)
+    return v
+
+
+def test_without_a_hub_nothing_is_sent_and_nothing_changes(answers, recorder, monkeypatch):
+    """A student alone: no hub token, so not a byte leaves, whatever else the environment holds
+    (a service URL alone, or a token alone); with both (a hub), the one request carries the
+    token and only the value."""
+    monkeypatch.setenv(classpoll.POLLS_URL_ENV, recorder.url)  # a URL but no hub token
+    v = _commit("2")
+    assert v.sending is None and recorder.requests == []
+    assert "예측을 저장했습니다" in v.feedback.value and "수업" not in v.feedback.value
+    assert AnswerStore("course").get(ITEM)["response"] == 2.0
+    monkeypatch.delenv(classpoll.POLLS_URL_ENV)
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "tok-123")  # a token but no service
+    monkeypatch.setenv("JUPYTERHUB_USER", "alice")
+    v = _commit("3")
+    assert v.sending is None and recorder.requests == []
+    assert classpoll.send_prediction(ITEM, 3.0) is None
+    # on the hub: sent, with the token, the value only (never a name: the service asks the hub)
+    monkeypatch.setenv(classpoll.POLLS_URL_ENV, recorder.url)
+    v = _commit("4.5")
+    assert v.sending is not None
+    assert recorder.requests == [{"path": f"/services/decodelab-polls/api/answers/{ITEM}", "auth": "token tok-123",
+                                  "body": {"value": 4.5}}]
+    assert "보내지 못했습니다" not in v.feedback.value and "들어가지 않았습니다" not in v.feedback.value
+    assert AnswerStore("course").get(ITEM)["response"] == 4.5
+
+
+def test_a_failed_send_keeps_the_answer_and_says_so_quietly(answers, monkeypatch):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "tok-123")
+    monkeypatch.setenv(classpoll.POLLS_URL_ENV, f"http://127.0.0.1:{port}/services/decodelab-polls")
+    v = _commit("7")
+    assert AnswerStore("course").get(ITEM)["response"] == 7.0  # saved before sending, kept after
+    assert "예측을 저장했습니다" in v.feedback.value
+    assert "수업 집계에 예측을 보내지 못했습니다" in v.feedback.value and "그대로 저장되어 있습니다" in v.feedback.value
+
+
+def test_a_closed_item_is_a_quiet_note_too(answers, monkeypatch):
+    closed = _Recorder(status=409)
+    try:
+        monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "tok-123")
+        monkeypatch.setenv(classpoll.POLLS_URL_ENV, closed.url)
+        v = _commit("9")
+        assert len(closed.requests) == 1
+        assert "마감해서 수업 집계에는 들어가지 않았습니다" in v.feedback.value
+        assert AnswerStore("course").get(ITEM)["response"] == 9.0
+    finally:
+        closed.close()
+
+
+def test_poll_store_keeps_the_latest_answer_and_refuses_a_closed_item(tmp_path):
+    from decodelab.classroom.polls import ItemClosed, PollStore
+
+    db = tmp_path / "polls.sqlite"
+    store = PollStore(db)
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    store.answer(ITEM, "alice", 2.0)
+    store.answer(ITEM, "bob", 20.0)
+    store.answer(ITEM, "alice", 5.0)  # changed her mind: the latest counts
+    assert store.answers(ITEM) == {"alice": 5.0, "bob": 20.0}
+    assert store.set_state(ITEM, "closed")["state"] == "closed"
+    with pytest.raises(ItemClosed):
+        store.answer(ITEM, "alice", 6.0)
+    with pytest.raises(ItemClosed):
+        store.answer(ITEM, "carol", 6.0)
+    assert store.answers(ITEM) == {"alice": 5.0, "bob": 20.0}
+    store.set_state(ITEM, "open")
+    store.answer(ITEM, "carol", 1.5)
+    assert store.reveal(ITEM, 20.0) == {"item": ITEM, "state": "closed", "revealed": 20.0}
+    assert store.items() == [{"item": ITEM, "state": "closed", "count": 3, "revealed": 20.0}]
+    store.engine.dispose()
+    again = PollStore(db)  # a restart: everything is read back from the file
+    assert again.answers(ITEM) == {"alice": 5.0, "bob": 20.0, "carol": 1.5}
+    assert again.item(ITEM)["revealed"] == 20.0
+    assert again.reset(ITEM) == {"item": ITEM, "state": "open", "revealed": None}
+    assert again.answers(ITEM) == {} and again.mine(ITEM, "alice") is None
+
+
+def test_poll_store_loses_none_of_200_concurrent_writers(tmp_path):
+    """200 writers at once, each on its own connection (engine) to the one file, each answering
+    twice: 200 rows, each the writer's second answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from decodelab.classroom.polls import PollStore
+
+    db = tmp_path / "polls.sqlite"
+    PollStore(db).engine.dispose()
+    stores = [PollStore(db) for _ in range(8)]
+
+    def write(i: int) -> None:
+        s = stores[i % len(stores)]
+        s.answer(ITEM, f"s{i:03d}", float(i))
+        s.answer(ITEM, f"s{i:03d}", float(i) + 0.5)
+
+    with ThreadPoolExecutor(32) as pool:
+        list(pool.map(write, range(200)))
+    got = PollStore(db).answers(ITEM)
+    assert got == {f"s{i:03d}": i + 0.5 for i in range(200)}
+
+
+def test_histogram_bins():
+    from decodelab.classroom.polls_view import histogram
+
+    assert histogram([2.0, 2.0, 2.0]) == ([2.0, 2.0], [3], False)
+    edges, counts, log = histogram([1.0, 2.0, 3.0, 4.0])  # 4 distinct values: 4 bins of width 0.75
+    assert (edges, counts, log) == ([1.0, 1.75, 2.5, 3.25, 4.0], [1, 1, 1, 1], False)
+    edges, counts, log = histogram([1.0, 10.0, 100.0])  # 100x spread: log10 bins 0, 2/3, 4/3, 2
+    assert log and counts == [1, 1, 1] and edges[0] == 1.0 and edges[-1] == 100.0
+    assert edges[1] == pytest.approx(10 ** (2 / 3)) and edges[2] == pytest.approx(10 ** (4 / 3))
+    edges, counts, log = histogram([-1.0, 0.0, 1.0, 1.0])
+    assert not log and sum(counts) == 4 and counts[-1] == 2  # the right edge is in the last bin
+    with pytest.raises(ValueError):
+        histogram([])
+
+
+def test_render_shows_counts_names_only_when_asked_and_the_value_only_when_revealed():
+    from decodelab.classroom.polls_view import render
+
+    data = {"kind": "choice", "unit": None, "count": 3, "revealed": None,
+            "choices": [{"id": "a", "text": "줄어든다"}, {"id": "b", "text": "그대로"}, {"id": "c", "text": "늘어난다"}],
+            "counts": {"a": 2, "b": 1, "c": 0}, "names": {"alice": "a", "bob": "a", "carol": "b"}}
+    html = render(data)
+    assert 'data-choice="a" data-count="2"' in html and 'data-choice="c" data-count="0"' in html
+    assert "alice" not in html and "실제 값" not in html
+    html = render({**data, "revealed": "b"}, names=True)
+    assert "alice" in html and "실제 값: b" in html
+
+
+def test_lecturer_view_without_a_hub_says_so(answers):
+    from decodelab.classroom.polls_view import ClassPollView
+
+    v = ClassPollView(ITEM, live=False)
+    assert "JupyterHub 강좌 서버에서 돌지 않아" in v.status.value
+    assert v.close_button.disabled and v.reset_button.disabled and v.chart.value == ""
+
+
+def test_lecturer_view_sends_only_a_reveal_made_after_it_began(answers, recorder):
+    """A reveal already in the lecturer's answers (preparing the lesson) is not sent when the view
+    starts, nor after 초기화; the lecturer's reveal during the lesson is sent once."""
+    import time
+
+    from decodelab.classroom.polls_view import ClassPollView
+
+    ex.reveal_record(ITEM, 3.0)  # preparing the lesson
+    v = ClassPollView(ITEM, live=False, endpoint=(recorder.url, "lecturer-token"))
+    reveals = lambda: [r["body"] for r in recorder.requests if r["path"].endswith("/reveal")]  # noqa: E731
+    assert reveals() == [] and 'data-count="1"' in v.status.value
+    time.sleep(1.1)  # the record's time has whole seconds
+    ex.reveal_record(ITEM, 3.47)  # the measuring cell in the lesson
+    v.refresh()
+    v.refresh()
+    assert reveals() == [{"value": 3.47}]
+    assert all(r["auth"] == "token lecturer-token" for r in recorder.requests)
+    v.act("reset")
+    v.refresh()
+    assert reveals() == [{"value": 3.47}]
+
+
+def test_render_numbers_as_a_histogram_with_the_median_and_the_measured_bin():
+    from decodelab.classroom.polls_view import render
+
+    data = {"kind": "number", "unit": "배", "count": 3, "revealed": None, "values": [2.0, 3.5, 20.0], "choices": []}
+    html = render(data)
+    counts = [int(c) for c in re.findall(r'class="decodelab-poll-bin" data-count="(\d+)"', html)]
+    assert counts == [2, 0, 1]  # a 10x spread: log10 bins 2-4.31-9.28-20
+    assert "중앙값 3.5 배 · 구간은 로그 눈금" in html and "실제 값" not in html
+    html = render({**data, "revealed": 3.47})
+    assert html.count("#ef6c00") == 2  # the measured value's bin (the first, 2-4.31: 2 and 3.5) and its line
+    assert "실제 값: 3.47 배" in html
+    assert "모든 예측보다 큽니다" in render({**data, "revealed": 50.0})
