@@ -106,6 +106,7 @@ ANSWERS: dict[str, Answer] = {
                                     note="measured on this machine (the Llama-3-8B table's flat step time on an H100 is the "
                                          "premise the question sets against it): no fixed key; the throughput result, one "
                                          "division away, is held until this one is committed (ex.hold(..., until=))"),
+    "02-predict-pass-k8": Answer(phrases=(r"(8개|k=8).{0,30}(거의그대로|거의같|거의늘지않)", r"검증이?거의공짜"), note=MEASURED),
     "03-predict-loop-50": Answer(numbers=(Num(380, 420, ("초", "s")), Num(380, 420, (), bare=True))),
     "03-predict-speedup-20x": Answer(numbers=(Num(3.0, 4.0, ("배", "x")), Num(110, 120, ("초", "s"))),
                                      phrases=(r"4배가까이",)),

@@ -5,7 +5,9 @@ Benchmarks compare two things in one run and print ratios (never absolute pass/f
 greedy vs transformers assisted generation), ``latency_widget`` (one slider update vs the 30 ms
 budget), ``course`` (each notebook's nbval time vs the 120 s budget), ``cuda`` (on an NVIDIA GPU,
 or ``--device cpu``: greedy, speculative and batched decoding checked token-identical in float32
-and bfloat16, and speculative vs target-only and batch-size throughput measured there).
+and bfloat16, and speculative vs target-only and batch-size throughput measured there),
+``memory`` (a full-size random-weight model: a decode step's weight-read bandwidth vs a read probe,
+and a pass of k tokens vs one token, in fp32 and bf16).
 
 The benchmarks are scripts of the source checkout, not part of the installed package: they are
 looked for in ``$DECODELAB_BENCHMARKS`` (a folder), else in a ``benchmarks/`` folder in the

@@ -1,0 +1,148 @@
+"""The full-size random model (decodelab.memory_bound): sizes counted by hand, seeded weights,
+the memory check's Korean refusal, the bf16 flags, the derived bandwidth figures by hand, and
+``decodelab bench memory`` run at a small size (its structure and byte counts, no timing)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from decodelab import memory_bound as mb
+
+REPO = Path(__file__).resolve().parents[1]
+TINY_PARAMS = 2048 * 256 + 2 * (2 * 256 * 256 + 2 * 256 * 128 + 3 * 256 * 704 + 2 * 256) + 256  # 2,000,128
+
+
+def test_parameter_counts_by_hand_and_as_transformers_builds_them():
+    # 400m: V h + L (2 h h + 2 h (4 x 64) + 3 h i + 2 h) + h, h = 2048, i = 5632, L = 8, V = 32,000
+    assert mb.parameter_count(mb.llama_config("400m")) == 32000 * 2048 + 8 * (
+        2 * 2048 * 2048 + 2 * 2048 * 256 + 3 * 2048 * 5632 + 2 * 2048) + 2048 == 417_892_352
+    assert mb.parameter_count(mb.llama_config("tiny")) == TINY_PARAMS == 2_000_128
+    from transformers import LlamaForCausalLM
+
+    for size in mb.SIZES:  # transformers' own module tree on the meta device (no memory)
+        with torch.device("meta"):
+            model = LlamaForCausalLM(mb.llama_config(size))
+        model.tie_weights()
+        assert sum(p.numel() for p in model.parameters()) == mb.parameter_count(model.config), size
+
+
+def test_random_model_is_seeded_tied_and_counts_its_bytes():
+    a, b, c = mb.random_model("tiny"), mb.random_model("tiny"), mb.random_model("tiny", seed=1)
+    wa, wc = a.model.layers[0].mlp.up_proj.weight, c.model.layers[0].mlp.up_proj.weight
+    assert torch.equal(wa, b.model.layers[0].mlp.up_proj.weight) and not torch.equal(wa, wc)
+    assert a.lm_head.weight is a.model.embed_tokens.weight
+    assert torch.all(a.model.norm.weight == 1) and 0.015 < float(wa.detach().std()) < 0.025
+    assert mb.weight_bytes(a) == 4 * TINY_PARAMS
+    h = mb.random_model("tiny", dtype="bf16")
+    assert h.dtype == torch.bfloat16 and mb.weight_bytes(h) == 2 * TINY_PARAMS
+    assert torch.get_default_dtype() == torch.float32  # built in bf16, the default restored
+    same = mb.random_model(a.config)  # a config: the same shape (the bundled target's, in notebook 02)
+    assert mb.weight_bytes(same) == 4 * TINY_PARAMS and torch.equal(same.model.norm.weight, a.model.norm.weight)
+    with pytest.raises(ValueError, match=r"size='7b': 알 수 없는 모델 크기.*'400m'"):
+        mb.random_model("7b")
+    with pytest.raises(ValueError, match="dtype='fp16': 지원하지 않는 정밀도"):
+        mb.random_model("tiny", dtype="fp16")
+
+
+def _meminfo(tmp_path, kib):
+    f = tmp_path / "meminfo"
+    f.write_text(f"MemTotal:       24000000 kB\nMemFree:         1000 kB\nMemAvailable:   {kib} kB\n")
+    return f
+
+
+def test_available_memory_reads_meminfo(tmp_path):
+    assert mb.available_memory(_meminfo(tmp_path, 2048))[0] == 2048 * 1024
+    avail, where = mb.available_memory(tmp_path / "missing")  # psutil or sysconf, or unknown
+    assert avail is None or avail > 0, where
+
+
+def test_a_model_that_does_not_fit_is_refused_in_korean_with_a_smaller_size(monkeypatch):
+    # 2 GiB available, 60% usable = 1.29 GB: 400m fp32 needs 1.67 GB + 256 MiB; 100m fp32 (0.76 GB)
+    # and 400m bf16 (1.10 GB) fit
+    monkeypatch.setattr(mb, "available_memory", lambda: (2 * 2**30, "시험"))
+    with pytest.raises(MemoryError) as e:
+        mb.random_model("400m")
+    msg = str(e.value)
+    assert "size='400m'" in msg and "1.8 GiB가 필요한데" in msg and "2.0 GiB" in msg
+    assert "size='100m'(매개변수 123M개)로 줄이세요" in msg and "dtype='bf16'" in msg
+    assert "size='1b'" not in msg.split("허용")[0]
+    monkeypatch.setattr(mb, "available_memory", lambda: (100 * 2**20, "시험"))  # nothing fits
+    with pytest.raises(MemoryError, match="다른 프로그램을 닫아"):
+        mb.random_model("tiny")
+    assert mb.random_model("tiny", check_memory=False) is not None
+    monkeypatch.setattr(mb, "available_memory", lambda: (None, "알 수 없음"))  # unknown: builds
+    assert mb.random_model("tiny") is not None
+
+
+@pytest.mark.parametrize("flags, fast", [("fpu avx2 avx512f avx512_bf16 avx512_vnni", True),
+                                         ("fpu avx2 amx_bf16 amx_tile", True),
+                                         ("fpu avx2 avx512f avx512_vnni", False)])
+def test_bf16_support_reads_the_cpu_flags(tmp_path, flags, fast):
+    f = tmp_path / "cpuinfo"
+    f.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    s = mb.bf16_support(f)
+    assert s.fast is fast and ("fp32로 바꿔" in s.describe()) is (not fast)
+    arm = tmp_path / "arm"
+    arm.write_text("processor\t: 0\nFeatures\t: fp asimd bf16 i8mm\n")
+    assert mb.bf16_support(arm).flags == ["bf16"]
+
+
+def test_derived_figures_by_hand():
+    # 1 GB of fp32 weights in 50 ms = 20 GB/s; probe 25 GB/s -> 0.8; k = 8 in 60 ms -> 1.2x;
+    # 100 GFLOP/s / 25 GB/s = 4 FLOP/byte -> k at the ridge = 4 x 4 / 2 = 8
+    s = mb.Bf16Support(True, ["avx512_bf16"], "AVX512", True, "test")
+    r = mb.MemoryBoundResult("test", 250_000_000, 25e9, [1, 8], {"fp32": [50.0, 60.0]}, {"fp32": 10**9},
+                             {"fp32": 100e9}, {"fp32": 0}, s, 1, 16, ["fp32"])
+    assert r.achieved("fp32") == pytest.approx(20e9) and r.fraction("fp32") == pytest.approx(0.8)
+    assert r.ratio("fp32", 8) == pytest.approx(1.2)
+    assert r.ridge_point("fp32") == pytest.approx(4.0) and r.ridge_k("fp32") == pytest.approx(8.0)
+    assert r.as_dict()["dtypes"]["fp32"]["ratio"] == pytest.approx([1.0, 1.2])
+
+
+def test_time_passes_keeps_the_context_and_checks_k():
+    model = mb.random_model("tiny")
+    ms = mb.time_passes(model, (1, 4), context=8, repeats=1, warmup=0)
+    assert len(ms) == 2 and all(0 < v < 60_000 for v in ms)
+    with pytest.raises(ValueError, match="ks=.*순전파당 토큰 수 목록"):
+        mb.time_passes(model, (0, 4))
+    with pytest.raises(ValueError, match="ks=.*1을 포함"):
+        mb.measure_memory_bound("tiny", ks=(2, 4))
+
+
+def test_bench_memory_runs_at_a_small_size(tmp_path, capsys, monkeypatch):
+    """``decodelab bench memory --size tiny``: the printed tables, and the JSON's structure; weight
+    bytes are the parameters counted by hand x 4 or 2; times positive and finite (none asserted)."""
+    from decodelab.tools.cli import main
+
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "memory.json"
+    code = main(["bench", "memory", "--size", "tiny", "--repeats", "1", "--ks", "1,2,8", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "read-bandwidth probe:" in text and "| fp32 | 8,000,512 |" in text and "| bf16 | 4,000,256 |" in text
+    assert "goal 1, decode >= 0.75 of the probe" in text and "goal 2, a pass of 8 tokens" in text
+    data = json.loads(out.read_text())
+    assert data["size"] == "tiny" and data["n_params"] == TINY_PARAMS and data["ks"] == [1, 2, 8]
+    assert set(data["dtypes"]) == {"fp32", "bf16"}
+    for dtype, nbytes in (("fp32", 4), ("bf16", 2)):
+        d = data["dtypes"][dtype]
+        assert d["weight_bytes"] == nbytes * TINY_PARAMS
+        assert len(d["ms"]) == len(d["ratio"]) == 3 and d["ratio"][0] == 1.0
+        for key in ("step_ms", "achieved_bytes_per_s", "fraction_of_probe", "flops", "ridge_k"):
+            assert math.isfinite(d[key]) and d[key] > 0, key
+        assert all(math.isfinite(v) and v > 0 for v in d["ms"])
+        assert d["achieved_bytes_per_s"] == pytest.approx(d["weight_bytes"] / (d["step_ms"] / 1e3))
+    assert data["probe_bytes_per_s"] > 0
+
+
+def test_bench_memory_refuses_a_bad_k_list_in_korean(capsys, monkeypatch):
+    from decodelab.tools.cli import main
+
+    monkeypatch.chdir(REPO)
+    assert main(["bench", "memory", "--size", "tiny", "--ks", "2,4"]) == 2
+    assert "1을 포함" in capsys.readouterr().err
