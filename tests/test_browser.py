@@ -34,7 +34,7 @@ from browserkit import (JS_CELL_INDEX, JS_RUN_AT, NOTEBOOKS, ON_CI, RUN_ALL_S, S
                         lab_page, open_saved_run, release_lab_page, run_notebook, run_notebook_once, shot_name,
                         summary, wait_idle)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("jupyterlab")]
 
 
 def test_harness_passes_a_good_notebook(browser, lab_server):

@@ -181,7 +181,7 @@ def test_bench_decode_help_explains_every_option(cli):
     assert "--tokens N   프롬프트마다" in proc.stdout and "--repeats N  프롬프트" in proc.stdout
 
 
-@pytest.mark.slow  # 4-11 s here: its module is scheduled with the slow ones (conftest.py), not last
+@pytest.mark.slow  # 4-11 s here
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_bench_cuda_runs_its_table(cli, device):
     """``bench cuda`` in a small configuration: every check of its table passes on the CPU (CI has

@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.xdist_group("wheel")  # its tests share the module's wheel build
+
 REPO = Path(__file__).resolve().parents[1]
 IGNORED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".ipynb_checkpoints",
                                  ".pytest_cache", "artifacts", ".work", "decodelab-models")
