@@ -95,12 +95,13 @@ case "$cmd" in
     # that share a server (pytest.mark.xdist_group) on one worker. DECODELAB_TEST_WORKERS=N sets N
     # (0: one process). Arguments that choose the workers themselves or need one process (-n, --pdb,
     # -p no:xdist) are passed on without -n.
-    # --quick (first argument): tests/ only, -m "not browser and not classroom".
+    # --quick: tests/ only, -m "not browser and not classroom"; every other argument goes to pytest.
     lane=(tests notebooks --nbval-lax)
-    if [ "${1:-}" = --quick ]; then
-      shift
-      lane=(tests -m "not browser and not classroom")
-    fi
+    rest=()
+    for arg in "$@"; do
+      if [ "$arg" = --quick ]; then lane=(tests -m "not browser and not classroom"); else rest+=("$arg"); fi
+    done
+    set -- ${rest[@]+"${rest[@]}"}
     if [ -n "${DECODELAB_TEST_WORKERS:-}" ]; then
       workers=$DECODELAB_TEST_WORKERS
       case "$workers" in
