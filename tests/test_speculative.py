@@ -22,6 +22,8 @@ from decodelab.speculative import speculative_generate
 
 N_TOKENS = 24
 
+pytestmark = pytest.mark.xdist_group("speculative_references")  # its tests share the module's reference runs
+
 
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
