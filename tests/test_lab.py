@@ -238,7 +238,8 @@ def _jupyter_processes(marker: str) -> list:
 def test_a_signal_to_decodelab_lab_stops_jupyterlab(tmp_path, sig):
     """``decodelab lab`` (no terminal: Ctrl+C's confirmation is for a terminal) is JupyterLab itself:
     its address carries jupyter_server's own token and opens the first notebook, and SIGINT or
-    SIGTERM sent to decodelab's pid stops the server: no process of it is left, the port is free."""
+    SIGTERM sent to decodelab's pid stops the server: no process of it is left, the port is free.
+    Started with SIGINT ignored, as a script's background job (or a pytest-xdist worker's child) is."""
     pytest.importorskip("jupyterlab")
     port = _free_port()
     home = tmp_path / "home"
@@ -247,7 +248,8 @@ def test_a_signal_to_decodelab_lab_stops_jupyterlab(tmp_path, sig):
     err = tmp_path / "stderr.txt"
     with err.open("wb") as fe:
         proc = subprocess.Popen([sys.executable, "-m", "decodelab", "lab", "--no-browser", "--port", str(port)],
-                                cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=fe, stderr=subprocess.STDOUT)
+                                cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=fe, stderr=subprocess.STDOUT,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     address = f"http://127.0.0.1:{port}/lab/tree/01_decode_phase.ipynb?token="
     try:
         _wait_for(lambda: address in err.read_text(encoding="utf-8") or proc.poll() is not None, 90)

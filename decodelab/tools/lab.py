@@ -43,6 +43,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -365,8 +366,9 @@ def build_command(
 
 def exec_jupyterlab(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
     """Become JupyterLab: run ``cmd`` (from :func:`build_command`) in this process (:func:`os.execve`),
-    in the folder ``cwd``, with ``env`` added to the environment. Returns only where a process
-    cannot be replaced (Windows): there ``cmd`` runs as a child and its exit code is returned.
+    in the folder ``cwd``, with ``env`` added to the environment and SIGINT and SIGTERM at their
+    default actions (even where the caller ignored them). Returns only where a process cannot be
+    replaced (Windows): there ``cmd`` runs as a child and its exit code is returned.
 
     Raises:
         OSError: ``cmd[0]`` cannot be executed.
@@ -376,6 +378,10 @@ def exec_jupyterlab(cmd: list[str], cwd: Path, env: dict[str, str] | None = None
     sys.stderr.flush()
     if os.name == "nt":  # pragma: no cover - no exec there
         return subprocess.call(cmd, cwd=cwd, env=full_env)
+    # an ignored signal stays ignored across exec (a script's background job starts with SIGINT
+    # ignored): JupyterLab gets the default actions, so Ctrl+C and kill stop it
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
     os.chdir(cwd)
     os.execve(cmd[0], cmd, full_env)
     raise AssertionError("unreachable")  # pragma: no cover
