@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # decodelab course launcher: set-up is done by the command itself and is safe to run again.
 #   bash course.sh lab     -> open the course in JupyterLab (notebooks/01_decode_phase.ipynb)
-#   bash course.sh test    -> run the whole test suite (unit tests; every notebook top to bottom: in the browser test when
-#                             Chromium is here, and under nbval 01 from the wheel, the others when Chromium is missing),
-#                             in parallel (pytest-xdist; DECODELAB_TEST_WORKERS=N sets the worker count, 0: one process)
+#   bash course.sh test    -> run the whole test suite (unit tests; every notebook top to bottom under nbval and, when
+#                             Chromium is here, in JupyterLab in the browser; the classroom's JupyterHub and nbgrader),
+#                             in parallel (pytest-xdist, --dist loadgroup; DECODELAB_TEST_WORKERS=N sets the worker
+#                             count, 0: one process)
+#   bash course.sh test --quick -> the contributors' lane: tests/ without the browser and classroom tests
+#                             (-m "not browser and not classroom") and without the notebooks' nbval runs
 #   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and everything the course uses)
 # `lab` installs decodelab with its lab extra (JupyterLab, slides, the serving tools notebook 07 uses);
 # `test` and `setup` install the test extra (every extra plus pytest, pytest-xdist, nbval, playwright).
@@ -88,12 +91,18 @@ case "$cmd" in
     exec "$VENV/bin/decodelab" lab "$@"
     ;;
   test)
-    # pytest-xdist workers: one more than the CPUs (the browser tests spend much of their time
-    # waiting on a kernel or a page), at most 8; the first half of them take the browser tests
-    # first, the others the CPU-bound ones (conftest.py: browser_lane). DECODELAB_TEST_WORKERS=N
-    # sets N (0: one process).
-    # Arguments that choose the workers themselves or need one process (-n, --pdb, -p no:xdist)
-    # are passed on without -n.
+    # pytest-xdist workers: one more than the CPUs (the browser and classroom tests spend much of
+    # their time waiting on a kernel, a page or a hub), at most 8; --dist loadgroup keeps the tests
+    # that share a server (pytest.mark.xdist_group) on one worker. DECODELAB_TEST_WORKERS=N sets N
+    # (0: one process). Arguments that choose the workers themselves or need one process (-n, --pdb,
+    # -p no:xdist) are passed on without -n.
+    # --quick: tests/ only, -m "not browser and not classroom"; every other argument goes to pytest.
+    lane=(tests notebooks --nbval-lax)
+    rest=()
+    for arg in "$@"; do
+      if [ "$arg" = --quick ]; then lane=(tests -m "not browser and not classroom"); else rest+=("$arg"); fi
+    done
+    set -- ${rest[@]+"${rest[@]}"}
     if [ -n "${DECODELAB_TEST_WORKERS:-}" ]; then
       workers=$DECODELAB_TEST_WORKERS
       case "$workers" in
@@ -107,7 +116,7 @@ case "$cmd" in
       workers=$(( $(nproc 2>/dev/null || echo 2) + 1 ))
       if [ "$workers" -gt 8 ]; then workers=8; fi
     fi
-    parallel=(-n "$workers")
+    parallel=(-n "$workers" --dist loadgroup)
     for arg in "$@"; do
       case "$arg" in
         -n|-n[0-9]*|--numprocesses*|--pdb|--trace|no:xdist) parallel=() ;;
@@ -126,10 +135,10 @@ case "$cmd" in
       echo "[decodelab] 시스템 패키지(chromium, 한글 글꼴)는 설치하지 않습니다: 없으면 브라우저 테스트는 건너뜁니다 (설치: DECODELAB_INSTALL_SYSTEM=1)"
     fi
     export PYTHONHASHSEED=0 MPLBACKEND=Agg HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-    exec "$VENV/bin/python" -m pytest tests notebooks --nbval-lax -p no:cacheprovider ${parallel[@]+"${parallel[@]}"} "$@"
+    exec "$VENV/bin/python" -m pytest "${lane[@]}" -p no:cacheprovider ${parallel[@]+"${parallel[@]}"} "$@"
     ;;
   *)
-    echo "사용법: bash course.sh lab | test | setup  (lab: 강좌 열기, test: 전체 테스트, setup: 설치만)" >&2
+    echo "사용법: bash course.sh lab | test [--quick] | setup  (lab: 강좌 열기, test: 전체 테스트, test --quick: 브라우저·수업용 테스트를 뺀 빠른 테스트, setup: 설치만)" >&2
     exit 2
     ;;
 esac

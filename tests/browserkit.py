@@ -776,8 +776,8 @@ def run_notebook(browser, server: LabServer, path: str, shot_name: str, slider_e
 def run_notebook_once(browser, server: LabServer, name: str) -> Report:
     """:func:`run_notebook` with the kernel kept, once per server: a later call (another test
     that needs the notebook run and saved, e.g. tests/test_browser_slides.py for notebook 04)
-    returns the first call's report. Under pytest-xdist those tests share a worker (the
-    scheduler in the repository's conftest.py)."""
+    returns the first call's report. Under pytest-xdist those tests share a worker (the browser
+    modules' ``xdist_group``)."""
     if name not in server.runs:
         try:
             server.runs[name] = run_notebook(browser, server, name, shot_name(Path(name)), keep_kernel=True)

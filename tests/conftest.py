@@ -1,9 +1,22 @@
 """Shared fixtures: the bundled model pair and the browser tests' JupyterLab server are each started
-once per test session (Chromium too, while browser tests follow one another). The session-wide settings (temporary answers folder, one
-torch thread, offline) are in the repository's top-level conftest.py."""
+once per test process (Chromium too, while browser tests follow one another). The session-wide
+settings (temporary answers folder, one torch thread, offline) are in the repository's top-level
+conftest.py.
+
+Markers (pyproject.toml, ``--strict-markers``): ``browser`` (JupyterLab in Chromium), ``classroom``
+(JupyterHub or nbgrader end to end), ``slow``. Tests that share a server carry
+``pytest.mark.xdist_group``: every browser module the group ``jupyterlab`` (one JupyterLab server
+and one Chromium, and a notebook run saved by one test is opened again by another), each classroom
+module a group of its own (its hub or nbgrader course is a module fixture); ``bash course.sh test``
+runs pytest-xdist with ``--dist loadgroup``. :func:`pytest_collection_modifyitems` refuses a test
+that uses the browser fixtures without the ``browser`` marker, or whose module starts a JupyterHub
+without the ``classroom`` marker, so ``-m "not browser and not classroom"`` (``--quick``) leaves
+them out.
+"""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -53,6 +66,47 @@ def browser():
     import browserkit
 
     return browserkit.shared_browser()
+
+
+#: the course notebooks whose browser run (tests/test_browser.py) another browser test opens again
+#: (notebook 01: the exercise test; 03: tests/test_browser_presentation.py; 04:
+#: tests/test_browser_slides.py): that run keeps its kernel and is saved (``run_notebook_once``)
+REOPENED_NOTEBOOKS = {"01_decode_phase.ipynb", "03_agent_loops.ipynb", "04_speculative_decoding.ipynb"}
+
+
+@pytest.fixture
+def reopened(request) -> bool:
+    """Whether another browser test opens this test's notebook run again (``REOPENED_NOTEBOOKS``,
+    by the test's ``notebook`` parameter, a path)."""
+    notebook = getattr(getattr(request.node, "callspec", None), "params", {}).get("notebook")
+    return notebook is not None and Path(notebook).name in REOPENED_NOTEBOOKS
+
+
+#: what a test needs its marker for: fixtures, and calls in its module's source
+_NEEDS_MARK = {"browser": ({"browser", "lab_server"}, ()), "classroom": (set(), ("start_hub(",))}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Refuse (a usage error naming the tests) a test that uses the browser fixtures but lacks the
+    ``browser`` marker, or whose module starts a JupyterHub (``hubkit.start_hub``) but lacks the
+    ``classroom`` marker: ``-m "not browser and not classroom"`` must leave them out."""
+    sources: dict[str, str] = {}
+    unmarked = []
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is None:  # an nbval cell
+            continue
+        if module.__name__ not in sources:
+            try:
+                sources[module.__name__] = inspect.getsource(module)
+            except (OSError, TypeError):
+                sources[module.__name__] = ""
+        for mark, (fixtures, calls) in _NEEDS_MARK.items():
+            needs = fixtures & set(item.fixturenames) or any(c in sources[module.__name__] for c in calls)
+            if needs and not item.get_closest_marker(mark):
+                unmarked.append(f"{item.nodeid}: needs @pytest.mark.{mark} (pytestmark at module level)")
+    if unmarked:
+        raise pytest.UsageError("tests that start a server without their marker:\n" + "\n".join(unmarked))
 
 
 @pytest.fixture(scope="session")

@@ -4,10 +4,8 @@
 - ``test_notebook_in_jupyterlab``: each ``notebooks/*.ipynb`` passes every check of
   :func:`browserkit.run_notebook`; opening it changes only the kernel's ``language_info``, and the
   stored notebook keeps ``{"name": "python"}``. The runs that another test opens again
-  (``REOPENED_BY`` in the repository's conftest.py: 01, 03, 04) keep their kernel and are saved.
-  This run stands in for the notebook's own nbval cells (its check holds nbval-lax's): they are
-  deselected while it is selected and Chromium is here (``runs_elsewhere`` in the repository's
-  conftest.py; notebook 01 also runs under nbval from the installed wheel, tests/test_packaging.py).
+  (``REOPENED_NOTEBOOKS`` in tests/conftest.py: 01, 03, 04) keep their kernel and are saved; the
+  browser modules share one xdist_group, so one server holds them.
 - ``test_exercises_in_jupyterlab``: notebook 01's exercise widgets driven as a student would, on
   that notebook's saved run opened again on its kernel: type a prediction (a wrong one first: a
   Korean message), run the measuring cell again and see its result hidden, commit the prediction
@@ -34,7 +32,7 @@ from browserkit import (JS_CELL_INDEX, JS_RUN_AT, NOTEBOOKS, ON_CI, RUN_ALL_S, S
                         lab_page, open_saved_run, release_lab_page, run_notebook, run_notebook_once, shot_name,
                         summary, wait_idle)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("jupyterlab")]
 
 
 def test_harness_passes_a_good_notebook(browser, lab_server):

@@ -29,7 +29,7 @@ import pytest
 
 import browserkit
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("jupyterlab")]
 
 
 # the JupyterLab server and Chromium are the fixtures ``lab_server`` (session) and ``browser`` (module) of

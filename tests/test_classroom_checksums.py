@@ -27,7 +27,8 @@ from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 from decodelab.classroom.assignments import ANSWER_STUB, NBGRADER_CONFIG, TEXT_STUB  # noqa: E402
 from decodelab.classroom.checksums import ReleaseAwareOverwriteCells, released_source  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:Object of type:Warning")]  # nbgrader's own session
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("classroom_checksums"),
+              pytest.mark.filterwarnings("ignore:Object of type:Warning")]  # nbgrader's own session
 
 A = "ps1"
 CHECKSUM = re.compile(r"Attribute 'checksum' for cell (\S+) has changed")

@@ -34,7 +34,7 @@ import pytest
 
 import hubkit
 
-pytestmark = [pytest.mark.slow, pytest.mark.classroom]
+pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("classroom_exchange")]
 
 A = "exam-02"
 PW = "exchange-pw-5d1c9e7a"

@@ -45,7 +45,7 @@ from browserkit import JS_OPEN
 from decodelab.classroom.hub import demo_homes
 from decodelab.assess.quiz.shuffle import choice_order
 
-pytestmark = [pytest.mark.slow, pytest.mark.classroom]
+pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("classroom_hub")]
 
 STUDENTS = ["alice", "bob", "carol"]
 LECTURER = "lecturer"

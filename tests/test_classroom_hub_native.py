@@ -25,7 +25,7 @@ import pytest
 
 import hubkit
 
-pytestmark = [pytest.mark.slow, pytest.mark.classroom]
+pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("classroom_hub_native")]
 
 LECTURER_PW = "lecturer-pw-7f3a9c2e"
 STUDENT_PW = "student-pw-19c0b7d4"

@@ -40,7 +40,7 @@ from decodelab.classroom.lms import export  # noqa: E402
 from decodelab.classroom.homes import write_home  # noqa: E402
 from decodelab.classroom.student import draw  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.classroom]
+pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("classroom_nbgrader")]
 
 ROOT = Path(__file__).resolve().parents[1]
 A = "exam-02"

@@ -29,11 +29,11 @@ STUB_PY = textwrap.dedent("""\
 
 
 def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: str | None = None,
-         command: str = "setup"):
+         command: str = "setup", args: tuple[str, ...] = (), extra_env: dict[str, str] | None = None):
     if shutil.which("bash") is None:
         pytest.skip("bash not available")
     venv, bin_ = tmp_path / "venv", tmp_path / "bin"
-    (venv / "bin").mkdir(parents=True)
+    (venv / "bin").mkdir(parents=True, exist_ok=True)
     bin_.mkdir()
     py = venv / "bin" / "python"
     py.write_text(STUB_PY)
@@ -49,8 +49,10 @@ def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: 
     env.update(PATH=f"{bin_}:/usr/bin:/bin", DECODELAB_VENV=str(venv), STUB_LOG=str(log), STUB_CPU_RC=str(cpu_rc))
     if torch_env is not None:
         env["DECODELAB_TORCH"] = torch_env
+    env.update(extra_env or {})
     # a PATH without the real nvidia-smi (if this machine has one): only the stub counts
-    proc = subprocess.run(["bash", str(REPO / "course.sh"), command], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(["bash", str(REPO / "course.sh"), command, *args], env=env, capture_output=True, text=True,
+                          timeout=60)
     assert proc.returncode == 0, proc.stderr
     return log.read_text().splitlines(), proc.stdout
 
@@ -109,8 +111,29 @@ def test_pyproject_splits_the_dependencies_by_use():
     assert extras["test"][0] == "decodelab[lab,serving,classroom,train]"
 
 
+def test_test_runs_the_whole_suite_and_quick_leaves_out_the_browser_and_classroom_lanes(tmp_path):
+    """What ``bash course.sh test [--quick]`` hands pytest (a stub configurable-http-proxy in the venv:
+    scripts/install_hub.sh finds it and installs nothing)."""
+    def pytest_call(where: Path, *args: str) -> str:
+        chp = where / "venv" / "bin" / "configurable-http-proxy"
+        chp.parent.mkdir(parents=True)
+        chp.write_text("#!/usr/bin/env bash\necho 5.3.0\n")
+        chp.chmod(0o755)
+        calls, _ = _run(where, system="Darwin", gpu=False, command="test", args=args,
+                        extra_env={"DECODELAB_TEST_WORKERS": "2"})
+        return calls[-1]
+
+    loadgroup = "-p no:cacheprovider -n 2 --dist loadgroup"
+    assert pytest_call(tmp_path / "a") == f"-m pytest tests notebooks --nbval-lax {loadgroup}"
+    assert pytest_call(tmp_path / "b", "--quick") == f"-m pytest tests -m not browser and not classroom {loadgroup}"
+    assert pytest_call(tmp_path / "c", "-x", "--quick") == (
+        f"-m pytest tests -m not browser and not classroom {loadgroup} -x")
+    assert pytest_call(tmp_path / "d", "--quick", "-n", "0") == (
+        "-m pytest tests -m not browser and not classroom -p no:cacheprovider -n 0")
+
+
 @pytest.mark.parametrize("args", [[], ["nope"]])
 def test_an_unknown_command_shows_the_three_commands_in_korean(args):
     proc = subprocess.run(["bash", str(REPO / "course.sh"), *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.startswith("사용법: bash course.sh lab | test | setup") and "강좌 열기" in proc.stderr
+    assert proc.stderr.startswith("사용법: bash course.sh lab | test [--quick] | setup") and "강좌 열기" in proc.stderr

@@ -21,7 +21,7 @@ def _hf_greedy(model, ids, n):
     return out[0, len(ids):].tolist()
 
 
-@pytest.mark.slow  # 4-11 s here: its module is scheduled with the slow ones (conftest.py), not last
+@pytest.mark.slow  # 4-11 s here
 @pytest.mark.parametrize("which", ["target", "draft"])
 def test_greedy_equals_transformers_generate(pair, prompts, which):
     model = getattr(pair, which)

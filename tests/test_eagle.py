@@ -385,7 +385,7 @@ def test_verify_round_reads_only_its_proposal(pair):
 NOISE = 0.03  # fc weight noise: TV(q, p) about 0.25 at this context
 
 
-@pytest.mark.slow  # 4-11 s here: its module is scheduled with the slow ones (conftest.py), not last
+@pytest.mark.slow  # 4-11 s here
 def test_tree_sampling_within_noise_on_the_bundled_target(pair):
     """The first token a head-tree round emits after a fixed context, drawn many times, follows
     the target's distribution (temperature 1, top-k 6) within sampling noise, although the

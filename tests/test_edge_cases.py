@@ -181,7 +181,7 @@ def test_bench_decode_help_explains_every_option(cli):
     assert "--tokens N   프롬프트마다" in proc.stdout and "--repeats N  프롬프트" in proc.stdout
 
 
-@pytest.mark.slow  # 4-11 s here: its module is scheduled with the slow ones (conftest.py), not last
+@pytest.mark.slow  # 4-11 s here
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_bench_cuda_runs_its_table(cli, device):
     """``bench cuda`` in a small configuration: every check of its table passes on the CPU (CI has
@@ -269,12 +269,13 @@ def test_top_level_help_does_not_call_lab_a_lecturer_command():
 
 # ------------------------------------------------------------------ README promises what the commands do
 
-def _readme() -> str:
-    return " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+def _readme(name: str = "README.md") -> str:
+    return " ".join((REPO / name).read_text(encoding="utf-8").split())
 
 
-def test_readme_says_how_to_enable_the_browser_test_the_plain_command_skips():
-    text = _readme()
+def test_the_contributors_guide_says_how_to_enable_the_browser_test_the_plain_command_skips():
+    assert "(CONTRIBUTING.md)" in _readme()  # the README sends set-up questions there
+    text = _readme("CONTRIBUTING.md")
     assert "DECODELAB_INSTALL_SYSTEM=1 bash course.sh test" in text and "DECODELAB_CHROMIUM" in text
     assert "브라우저 테스트를 **건너뜁니다**" in text
     assert "(단위 테스트, 모든 노트북의 nbval, 실제 브라우저 테스트)" not in text

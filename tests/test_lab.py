@@ -1,7 +1,6 @@
-"""`decodelab lab`: port choice, the JupyterLab command line and address, stopping by signal.
-
-Only ``test_sigterm_stops_jupyterlab_and_frees_the_port`` starts a real JupyterLab (a few
-seconds; skipped if JupyterLab cannot start here); the other signal tests use a tiny stand-in.
+"""`decodelab lab`: the port rule, the JupyterLab command line (jupyter_server's own settings), and
+stopping it: ``test_a_signal_to_decodelab_lab_stops_jupyterlab`` starts a real JupyterLab (a few
+seconds each; skipped if JupyterLab cannot start here).
 """
 
 from __future__ import annotations
@@ -9,12 +8,12 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import shlex
 import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -48,36 +47,13 @@ def test_port_is_free(listening):
         lab.port_is_free(70000)
 
 
-def test_free_port_is_kept():
-    free = _free_port()
-    assert lab.choose_port(free) == (free, None)
-    assert lab.choose_port(free, explicit=True) == (free, None)
-
-
-def test_taken_default_port_moves_on_and_says_so(listening, monkeypatch):
-    taken = {listening, listening + 1}
-    monkeypatch.setattr(lab, "port_is_free", lambda port, host="127.0.0.1": port not in taken)
-    port, message = lab.choose_port(listening)
-    assert port == listening + 2
-    assert f"포트 {listening}번은 이미 사용 중" in message
-    assert f"{listening + 2}번 포트" in message
-    assert "--port" in message
-
-
-def test_taken_explicit_port_is_an_error_suggesting_port(listening):
-    with pytest.raises(lab.PortInUseError) as info:
-        lab.choose_port(listening, explicit=True)
-    msg = str(info.value)
-    assert f"포트 {listening}번은 이미" in msg
-    suggested = int(msg.rsplit("--port", 1)[1])
-    assert suggested > listening
-    assert lab.port_is_free(suggested)
-
-
-def test_no_free_port_in_span(monkeypatch):
-    monkeypatch.setattr(lab, "port_is_free", lambda port, host="127.0.0.1": port > 9000)
-    with pytest.raises(lab.PortInUseError, match="8888~8898번이 모두 사용 중"):
-        lab.choose_port(8888, span=10)
+def test_a_taken_explicit_port_is_a_korean_usage_error(listening, tmp_path, capsys):
+    nb = _course(tmp_path)
+    assert lab.main(["--dry-run", "--notebooks-dir", str(nb), "--port", str(listening)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"포트 {listening}번은 이미" in captured.err and "--port 를 빼면" in captured.err
+    assert lab.main(["--dry-run", "--notebooks-dir", str(nb), "--port", str(_free_port())]) == 0
 
 
 def _course(tmp_path: Path) -> Path:
@@ -130,7 +106,7 @@ def test_student_copy_adds_the_bundled_notebooks_and_keeps_the_students_own(tmp_
 def test_lab_outside_a_checkout_opens_the_students_copy(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     seen = {}
-    monkeypatch.setattr(lab, "_run_jupyterlab", lambda cmd, cwd, **kw: seen.update(cmd=cmd, cwd=cwd) or 0)
+    monkeypatch.setattr(lab, "exec_jupyterlab", lambda cmd, cwd, env=None: seen.update(cmd=cmd, cwd=cwd) or 0)
     assert lab.main(["--no-browser", "--port", str(_a_free_port())]) == 0
     assert seen["cwd"] == tmp_path / lab.STUDENT_DIR
     assert (tmp_path / lab.STUDENT_DIR / lab.FIRST_NOTEBOOK).is_file()
@@ -153,7 +129,7 @@ def test_lab_usage_errors_are_korean(argv, korean, capsys):
     assert korean in err and "사용법:" in err and "invalid" not in err and "unrecognized" not in err
 
 
-def test_build_command(tmp_path, monkeypatch):
+def test_build_command_hands_port_token_and_start_page_to_jupyter_server(tmp_path, monkeypatch):
     monkeypatch.setattr(lab.os, "geteuid", lambda: 1000)
     cmd = lab.build_command(tmp_path, 8899, open_browser=False, python="py")
     assert cmd == [
@@ -164,36 +140,23 @@ def test_build_command(tmp_path, monkeypatch):
         "--ServerApp.ip=127.0.0.1",
         "--ServerApp.port=8899",
         "--ServerApp.port_retries=0",
+        "--LabApp.default_url=/lab/tree/01_decode_phase.ipynb",
         "--no-browser",
-        str(tmp_path / "01_decode_phase.ipynb"),
     ]
+    # without --port: jupyter_server's own port and retries; never a token of ours
+    plain = lab.build_command(tmp_path, python="py", notebook="02_prefill_vs_decode.ipynb")
+    assert not any(a.startswith("--ServerApp.port") or "token" in a.lower() for a in plain)
+    assert "--LabApp.default_url=/lab/tree/02_prefill_vs_decode.ipynb" in plain and "--no-browser" not in plain
     monkeypatch.setattr(lab.os, "geteuid", lambda: 0)
     assert "--allow-root" in lab.build_command(tmp_path, 8899)
-    with_token = lab.build_command(tmp_path, 8899, python="py", token="c0ffee")
-    assert with_token[7] == "--IdentityProvider.token=c0ffee"
-    assert with_token[-1] == str(tmp_path / "01_decode_phase.ipynb")
-
-
-def test_lab_url_opens_the_notebook_with_the_token():
-    assert lab.lab_url(8888, "abc123") == "http://127.0.0.1:8888/lab/tree/01_decode_phase.ipynb?token=abc123"
-    assert lab.lab_url(9001, "t", notebook="02_prefill_vs_decode.ipynb") == (
-        "http://127.0.0.1:9001/lab/tree/02_prefill_vs_decode.ipynb?token=t"
-    )
-    # spaces and Hangul in a notebook name are percent-encoded (UTF-8)
-    assert lab.lab_url(8888, "t", notebook="내 노트.ipynb") == (
-        "http://127.0.0.1:8888/lab/tree/%EB%82%B4%20%EB%85%B8%ED%8A%B8.ipynb?token=t"
-    )
-    assert lab.lab_url(8888, "t", host="::1").startswith("http://[::1]:8888/lab/tree/")
     with pytest.raises(ValueError, match="--port"):
-        lab.lab_url(0, "t")
-    assert lab.url_line(lab.lab_url(8888, "t", notebook="내 노트.ipynb")).startswith(
-        "이 주소를 브라우저에서 열면 노트북 내 노트.ipynb 이(가) 바로 열립니다: http://127.0.0.1:8888/lab/tree/%EB"
-    )
+        lab.build_command(tmp_path, 0)
 
 
-def test_new_token_is_random_hex():
-    a, b = lab.new_token(), lab.new_token()
-    assert len(a) == 48 and int(a, 16) >= 0 and a != b
+def test_notebook_url_path_is_percent_encoded():
+    assert lab.notebook_url_path() == "/lab/tree/01_decode_phase.ipynb"
+    # spaces and Hangul in a notebook name are percent-encoded (UTF-8)
+    assert lab.notebook_url_path("내 노트.ipynb") == "/lab/tree/%EB%82%B4%20%EB%85%B8%ED%8A%B8.ipynb"
 
 
 def test_main_dry_run_and_errors(tmp_path, capsys, listening, monkeypatch):
@@ -212,18 +175,14 @@ def test_main_dry_run_and_errors(tmp_path, capsys, listening, monkeypatch):
     assert "--notebook" in err and lab.FIRST_NOTEBOOK in err
 
 
-def test_dry_run_prints_the_notebook_address_with_the_token_it_passes(tmp_path, capsys, monkeypatch):
+def test_dry_run_prints_the_command_and_starts_nothing(tmp_path, capsys, monkeypatch):
     nb = _course(tmp_path)
     monkeypatch.chdir(nb)
-    monkeypatch.setattr(lab, "new_token", lambda: "f" * 48)
+    monkeypatch.setattr(lab, "exec_jupyterlab", lambda *a, **k: pytest.fail("--dry-run started JupyterLab"))
     port = _free_port()
     assert lab.main(["--dry-run", "--no-browser", "--port", str(port)]) == 0
-    command, address = capsys.readouterr().out.splitlines()
-    assert f"--IdentityProvider.token={'f' * 48}" in shlex.split(command)
-    assert address == (
-        "이 주소를 브라우저에서 열면 노트북 01_decode_phase.ipynb 이(가) 바로 열립니다: "
-        f"http://127.0.0.1:{port}/lab/tree/01_decode_phase.ipynb?token={'f' * 48}"
-    )
+    (command,) = capsys.readouterr().out.splitlines()
+    assert shlex.split(command) == lab.build_command(nb, port, open_browser=False)
 
 
 @pytest.mark.parametrize("port", ["0", "-1", "65536"])
@@ -241,92 +200,14 @@ def test_port_outside_range_is_rejected_not_replaced(tmp_path, capsys, monkeypat
 
 REPO = Path(__file__).resolve().parent.parent
 
-#: Stand-in for JupyterLab: reports its pid, then waits; on SIGTERM writes "stopped" and exits 0
-#: (like JupyterLab's clean shutdown), unless told to ignore SIGTERM (a hung server).
-FAKE_SERVER = textwrap.dedent(
-    """
-    import os, signal, sys, time
-    state = sys.argv[1]
-    def stop(signum, frame):
-        with open(state, "a") as fh:
-            fh.write(f"stopped by {signum}\\n")
-        sys.exit(0)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN if sys.argv[2] == "hang" else stop)
-    with open(state, "a") as fh:
-        fh.write(f"{os.getpid()}\\n")
-    time.sleep(120)
-    """
-)
 
-
-def _wait_for(predicate, timeout_s: float, step_s: float = 0.05) -> bool:
+def _wait_for(predicate, timeout_s: float, step_s: float = 0.25) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
             return True
         time.sleep(step_s)
     return predicate()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def _start_wrapper(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, int, Path]:
-    state = tmp_path / "state.txt"
-    server = tmp_path / "fake_server.py"
-    server.write_text(FAKE_SERVER, encoding="utf-8")
-    runner = (
-        "import sys; from pathlib import Path; from decodelab.tools.lab import _run_jupyterlab; "
-        f"sys.exit(_run_jupyterlab([sys.executable, {str(server)!r}, {str(state)!r}, {mode!r}], Path('.')))"
-    )
-    wrapper = subprocess.Popen([sys.executable, "-c", runner], cwd=REPO)
-    assert _wait_for(lambda: state.is_file() and state.read_text().endswith("\n"), 60), "stand-in did not start"
-    return wrapper, int(state.read_text().split()[0]), state
-
-
-@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
-@pytest.mark.parametrize("sig", [signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)])
-def test_stop_signal_is_forwarded_as_sigterm_and_awaited(tmp_path, sig):
-    wrapper, child, state = _start_wrapper(tmp_path, "clean")
-    try:
-        wrapper.send_signal(sig)
-        assert wrapper.wait(timeout=30) == 0  # clean stop -> exit code 0
-        assert not _alive(child)  # reaped by decodelab, not orphaned
-        assert state.read_text().splitlines()[1] == f"stopped by {int(signal.SIGTERM)}"
-    finally:
-        wrapper.kill()
-        if _alive(child):
-            os.kill(child, signal.SIGKILL)
-
-
-@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
-def test_second_signal_kills_a_server_that_ignores_sigterm(tmp_path):
-    wrapper, child, state = _start_wrapper(tmp_path, "hang")
-    try:
-        wrapper.send_signal(signal.SIGTERM)
-        with pytest.raises(subprocess.TimeoutExpired):
-            wrapper.wait(timeout=1)  # still waiting for the (hung) server, not orphaning it
-        assert _alive(child)
-        wrapper.send_signal(signal.SIGTERM)
-        assert wrapper.wait(timeout=30) == 128 + signal.SIGKILL
-        assert not _alive(child)
-    finally:
-        wrapper.kill()
-        if _alive(child):
-            os.kill(child, signal.SIGKILL)
-
-
-def _children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    if path.is_file():
-        return [int(c) for c in path.read_text().split()]
-    psutil = pytest.importorskip("psutil", reason="needs /proc or psutil to find JupyterLab's pid")
-    return [c.pid for c in psutil.Process(pid).children()]
 
 
 def _http_status(port: int, target: str) -> int:
@@ -338,41 +219,76 @@ def _http_status(port: int, target: str) -> int:
         conn.close()
 
 
+def _jupyter_processes(marker: str) -> list:
+    """The processes on this machine whose command line mentions ``marker`` (this test's own folder)."""
+    psutil = pytest.importorskip("psutil")
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and marker in " ".join(p.info["cmdline"] or ()):
+                found.append(p)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
-def test_sigterm_stops_jupyterlab_and_frees_the_port(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_to_decodelab_lab_stops_jupyterlab(tmp_path, sig):
+    """``decodelab lab`` (no terminal: Ctrl+C's confirmation is for a terminal) is JupyterLab itself:
+    its address carries jupyter_server's own token and opens the first notebook, and SIGINT or
+    SIGTERM sent to decodelab's pid stops the server: no process of it is left, the port is free.
+    Started with SIGINT ignored, as a script's background job (or a pytest-xdist worker's child) is."""
     pytest.importorskip("jupyterlab")
     port = _free_port()
+    home = tmp_path / "home"
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONUNBUFFERED": "1",
-           "HOME": str(tmp_path / "home")}  # from this checkout: the working copy goes to ~/decodelab-notebooks
-    out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
-    with out.open("wb") as fo, err.open("wb") as fe:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "decodelab", "lab", "--no-browser", "--port", str(port)],
-            cwd=REPO, env=env, stdout=fo, stderr=fe,
-        )
-    jupyter: list[int] = []
+           "HOME": str(home)}  # from this checkout: the working copy goes to ~/decodelab-notebooks
+    err = tmp_path / "stderr.txt"
+    with err.open("wb") as fe:
+        proc = subprocess.Popen([sys.executable, "-m", "decodelab", "lab", "--no-browser", "--port", str(port)],
+                                cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=fe, stderr=subprocess.STDOUT,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    address = f"http://127.0.0.1:{port}/lab/tree/01_decode_phase.ipynb?token="
     try:
-        _wait_for(lambda: lab._port_open(port) or proc.poll() is not None, 60, 0.25)
-        if proc.poll() is not None or not lab._port_open(port):
-            pytest.skip(f"JupyterLab did not start here: {err.read_text(errors='replace')[-800:]}")
-        jupyter = _children(proc.pid)
-        assert len(jupyter) == 1
-        url_line = f"http://127.0.0.1:{port}/lab/tree/01_decode_phase.ipynb?token="
-        assert _wait_for(lambda: url_line in out.read_text(encoding="utf-8"), 10)
-        token = out.read_text(encoding="utf-8").split("?token=")[1].split()[0]
+        _wait_for(lambda: address in err.read_text(encoding="utf-8") or proc.poll() is not None, 90)
+        said = err.read_text(encoding="utf-8")
+        if address not in said:
+            pytest.skip(f"JupyterLab did not start here: {said[-800:]}")
+        assert "끝내려면 Ctrl+C" in said and "내 작업 폴더" in said
+        assert [p.pid for p in _jupyter_processes(str(home))] == [proc.pid]  # no second process
+        token = re.search(re.escape(address) + r"([0-9a-f]+)", said).group(1)  # jupyter_server's own token
+        assert len(token) >= 32
         assert _http_status(port, f"/lab/tree/01_decode_phase.ipynb?token={token}") == 200
         assert _http_status(port, "/lab/tree/01_decode_phase.ipynb?token=wrong") == 302  # to the login page
 
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
-        assert not _alive(jupyter[0]), "JupyterLab outlived decodelab"
+        proc.send_signal(sig)
+        assert proc.wait(timeout=60) == 0
+        assert _jupyter_processes(str(home)) == [], "a JupyterLab process outlived decodelab lab"
         assert _wait_for(lambda: lab.port_is_free(port), 5)
     finally:
         if proc.poll() is None:
             proc.kill()
-        for pid in jupyter:
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+            proc.wait()
+        for p in _jupyter_processes(str(home)):
+            p.kill()
+
+
+def test_exec_jupyterlab_becomes_the_command_with_the_environment_and_folder(tmp_path):
+    """The command replaces the process that calls exec_jupyterlab (same pid), in ``cwd``, with ``env``."""
+    report = tmp_path / "report.json"
+    child = ("import json, os; json.dump([os.getpid(), os.environ['DECODELAB_TARGET'], os.getcwd()], "
+             f"open({str(report)!r}, 'w'))")
+    runner = ("import os, sys; from pathlib import Path; from decodelab.tools.lab import exec_jupyterlab; "
+              "print(os.getpid()); "
+              f"exec_jupyterlab([sys.executable, '-c', {child!r}], Path({str(tmp_path)!r}), "
+              "{'DECODELAB_TARGET': '/models/t'}); print('still here')")
+    proc = subprocess.run([sys.executable, "-c", runner], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    pid, target, cwd = json.loads(report.read_text())
+    assert proc.stdout.split() == [str(pid)]  # the caller's pid, printed before the exec; nothing after it
+    assert (target, Path(cwd).resolve()) == ("/models/t", tmp_path.resolve())
 
 
 # ------------------------------------------------------------------------------------------
@@ -391,11 +307,11 @@ def test_target_and_draft_reach_the_jupyterlab_environment(tmp_path, capsys, mon
     t, d = _model_folder(tmp_path / "big"), _model_folder(tmp_path / "small")
     seen = {}
 
-    def fake_run(cmd, cwd, announce=None, env=None):
+    def fake_exec(cmd, cwd, env=None):
         seen["env"] = env
         return 0
 
-    monkeypatch.setattr(lab, "_run_jupyterlab", fake_run)
+    monkeypatch.setattr(lab, "exec_jupyterlab", fake_exec)
     monkeypatch.chdir(tmp_path)  # relative paths are made absolute for the server
     assert lab.main(["--notebooks-dir", str(nb), "--no-browser", "--port", str(_a_free_port()),
                      "--target", "big", "--draft", "small"]) == 0
@@ -408,13 +324,6 @@ def test_target_and_draft_reach_the_jupyterlab_environment(tmp_path, capsys, mon
     assert lab.main(["--dry-run", "--notebooks-dir", str(nb), "--port", str(_a_free_port()), "--target", str(t)]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == f"DECODELAB_TARGET={shlex.quote(str(t.resolve()))}"
-
-
-def test_the_environment_is_passed_to_the_child_process(tmp_path):
-    out = tmp_path / "env.txt"
-    cmd = [sys.executable, "-c", f"import os; open({str(out)!r}, 'w').write(os.environ['DECODELAB_TARGET'])"]
-    assert lab._run_jupyterlab(cmd, tmp_path, env={"DECODELAB_TARGET": "/models/t"}) == 0
-    assert out.read_text() == "/models/t"
 
 
 def test_bad_target_or_draft_is_a_usage_error(tmp_path, capsys, monkeypatch):
@@ -446,7 +355,7 @@ def test_copies_made_by_an_older_decodelab_are_named_with_what_to_do(tmp_path, m
     (tmp_path / "05_chips.ipynb").write_text("{not json", encoding="utf-8")
     assert lab.stale_notebooks(tmp_path) == ["01_decode_phase.ipynb", "02_prefill_vs_decode.ipynb", "03_agent_loops.ipynb"]
     assert lab.stale_notebooks(lab.NOTEBOOKS_DIR) == []  # the course's own notebooks import what exists
-    monkeypatch.setattr(lab, "_run_jupyterlab", lambda *a, **k: 0)
+    monkeypatch.setattr(lab, "exec_jupyterlab", lambda *a, **k: 0)
     assert lab.main(["--notebooks-dir", str(tmp_path), "--no-browser"]) == 0
     err = capsys.readouterr().err
     assert "01_decode_phase.ipynb, 02_prefill_vs_decode.ipynb, 03_agent_loops.ipynb" in err and "이름을 바꾸거나" in err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -94,14 +95,15 @@ def test_opening_the_lab_from_a_clone_and_saving_leaves_git_status_clean(tmp_pat
                                 cwd=repo / "notebooks", env=env, stdout=fo, stderr=fe)
     try:
         deadline = time.monotonic() + 90
-        while "?token=" not in out.read_text(encoding="utf-8") and proc.poll() is None and time.monotonic() < deadline:
+        address = re.compile(rf"http://127\.0\.0\.1:{port}/lab/tree/{FIRST}\?token=([0-9a-f]+)")  # jupyter_server's log
+        while not address.search(err.read_text(encoding="utf-8")) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.25)
-        if "?token=" not in out.read_text(encoding="utf-8"):
+        if not address.search(err.read_text(encoding="utf-8")):
             pytest.skip(f"JupyterLab did not start here: {err.read_text(errors='replace')[-800:]}")
         said = err.read_text(encoding="utf-8")
         work = home / lab.WORK_DIR
         assert f"내 작업 폴더 {work}" in said and "git 저장소는 바뀌지 않습니다" in said, said
-        token = out.read_text(encoding="utf-8").split("?token=")[1].split()[0]
+        token = address.search(said).group(1)
         base = f"http://127.0.0.1:{port}"
 
         # what the student sees: the working copy, with the diagrams beside it
@@ -195,7 +197,7 @@ def test_from_a_clone_main_opens_the_working_copy_and_says_where_it_is(tmp_path,
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(repo)
     seen = {}
-    monkeypatch.setattr(lab, "_run_jupyterlab", lambda cmd, cwd, **kw: seen.update(cmd=cmd, cwd=cwd, env=kw["env"]) or 0)
+    monkeypatch.setattr(lab, "exec_jupyterlab", lambda cmd, cwd, env: seen.update(cmd=cmd, cwd=cwd, env=env) or 0)
     assert lab.main(["--no-browser", "--port", str(_free_port())]) == 0
     work = (tmp_path / "home" / lab.WORK_DIR).resolve()
     assert seen["cwd"] == work and f"--ServerApp.root_dir={work}" in seen["cmd"]

@@ -122,9 +122,11 @@ def notebook_texts() -> list[Text]:
 
 
 def student_texts() -> list[Text]:
-    """Notebooks, quiz and exercise files, README, GLOSSARY and the lecturer guide."""
+    """Notebooks, quiz and exercise files, README, the contributors' and benchmarks' guides, GLOSSARY and the
+    lecturer guide."""
     files = [*sorted((REPO / "quizzes").glob("*.yaml")), *sorted((REPO / "quizzes" / "exercises").glob("*.yaml")),
-             REPO / "README.md", REPO / "GLOSSARY.md", *sorted((REPO / "lecturer").glob("*.md")),
+             REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "benchmarks" / "README.md", REPO / "GLOSSARY.md",
+             *sorted((REPO / "lecturer").glob("*.md")),
              *(sorted((REPO / "docs").glob("lecturer*.md")))]
     return notebook_texts() + [Text(_rel(p), p.read_text(encoding="utf-8")) for p in files if p.is_file()]
 

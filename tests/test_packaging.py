@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.xdist_group("wheel")  # its tests share the module's wheel build
+
 REPO = Path(__file__).resolve().parents[1]
 IGNORED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".ipynb_checkpoints",
                                  ".pytest_cache", "artifacts", ".work", "decodelab-models")
@@ -57,7 +59,7 @@ def test_the_wheel_carries_the_course_and_not_the_exam_bank(wheel):
                 or "/benchmarks/" in n or n.endswith("/COVERAGE.md") or "/src/" in n]
     with zipfile.ZipFile(wheel) as z:
         assert z.read("decodelab/_course/quizzes/01.yaml") == (REPO / "quizzes" / "01.yaml").read_bytes()
-        # the notebook the next test runs under nbval is this checkout's (conftest.RUN_FROM_THE_WHEEL)
+        # the notebook the next test runs under nbval is this checkout's
         nb = "01_decode_phase.ipynb"
         assert z.read(f"decodelab/_course/notebooks/{nb}") == (REPO / "notebooks" / nb).read_bytes()
 
@@ -106,7 +108,7 @@ def test_the_installed_wheel_runs_notebook_01_and_grades_a_quiz(wheel, tmp_path)
     assert graded.returncode == 0, graded.stderr[-3000:]
     assert graded.stdout.split() == ["1.0", "0.0"]
 
-    # the very notebook of this checkout (conftest.RUN_FROM_THE_WHEEL skips its own nbval cells)
+    # the very notebook of this checkout
     # ... as a student's copy: unpaired (decodelab.tools.lab.copy_course), every cell as in the checkout
     copy = json.loads((work / "nb" / "01_decode_phase.ipynb").read_text(encoding="utf-8"))
     ours = json.loads((REPO / "notebooks" / "01_decode_phase.ipynb").read_text(encoding="utf-8"))

@@ -19,6 +19,8 @@ import pytest
 from decodelab import serving as S
 from decodelab._paths import MODELS_DIR as BUNDLED_DIR
 
+pytestmark = pytest.mark.xdist_group("transformers_serve")  # its tests share the module's server
+
 HOST = "127.0.0.1"
 TARGET = str(BUNDLED_DIR / "target")
 
@@ -128,7 +130,7 @@ def test_a_taken_port_is_named_with_what_to_change(fake_serve, monkeypatch):
 
 # ------------------------------------------------------------------ the real server
 
-@pytest.mark.slow  # starts the module's server (about 14 s here, mostly waiting): scheduled early, not last
+@pytest.mark.slow  # starts the module's server (about 14 s here, mostly waiting)
 def test_one_request_has_vllm_timings_and_exactly_max_tokens(server):
     assert S.server_model(server) == TARGET
     r = S.measure_request(server, "모든 국민은", max_tokens=8)

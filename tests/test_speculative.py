@@ -23,6 +23,8 @@ from decodelab.speculative import speculative_generate
 
 N_TOKENS = 24
 
+pytestmark = pytest.mark.xdist_group("speculative_references")  # its tests share the module's reference runs
+
 
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
@@ -370,7 +372,7 @@ def test_huge_gamma_is_capped_by_what_can_be_drafted(pair):
     assert r.token_ids == plain.token_ids
 
 
-@pytest.mark.slow  # 4-11 s here: its module is scheduled with the slow ones (conftest.py), not last
+@pytest.mark.slow  # 4-11 s here
 def test_leviathan_formula_with_alpha_predicts_the_mean_acceptance_length(pair, prompts):
     """On recorded counts (not timing): Leviathan et al.'s E[tokens per round] =
     (1 - alpha**(g+1)) / (1 - alpha), with alpha = accepted / evaluated draft positions, is within

@@ -412,7 +412,7 @@ E2E_CASES = [
 ]
 
 
-@pytest.mark.slow  # 2-3 s per case here: its module is scheduled with the slow ones (conftest.py), not last
+@pytest.mark.slow  # 2-3 s per case here
 @pytest.mark.parametrize("kind,cfg,J,gamma", E2E_CASES, ids=[c[0] for c in E2E_CASES])
 def test_speculative_generate_samples_the_target_chain(tiny_pair, kind, cfg, J, gamma):
     """The empirical distribution of speculative_generate's whole output (n seeds) is within

@@ -110,7 +110,7 @@ def models(tmp_path_factory):
     return {a: _saved(tmp_path_factory, a, V, seed=i) for i, a in enumerate(ARCHS)}
 
 
-@pytest.mark.slow  # 10-15 s in all here: its module is scheduled with the slow ones (conftest.py), not last
+@pytest.mark.slow  # 10-15 s in all here
 @pytest.mark.parametrize("arch", ARCHS)
 def test_every_architecture_as_target_and_as_draft(models, tok, arch):
     """Each architecture as the target with a noisy copy of itself as the draft (partial

@@ -15,25 +15,23 @@ News: the lab is started with decodelab's Jupyter config folder in ``JUPYTER_CON
 plugin off, so no "Jupyter news?" pop-up covers the first notebook. The user's own settings are
 not touched.
 
-Runs JupyterLab's own launcher (``python -m jupyterlab``) with the same Python that runs
-decodelab, so the kernel sees the installed package, the bundled models and the widget
-extension. The server listens on ``127.0.0.1`` only.
-
-Port rule: with the default port (8888) taken, the next free port is chosen and the lecturer is
-told so in Korean; with a port given explicitly (``--port 9000``) and taken, the command stops
-with a Korean message that suggests another ``--port``.
-
-Address rule: decodelab makes the access token itself (:func:`new_token`) and hands it to
-JupyterLab, so it can print the one address that opens the first notebook directly
-(:func:`lab_url`), also with ``--no-browser``.
-
 Model pair: ``--target DIR [--draft DIR]`` sets ``DECODELAB_TARGET`` / ``DECODELAB_DRAFT`` (absolute
 paths, checked to be model folders) for the JupyterLab server and so for every notebook kernel it
 starts: ``decodelab.load_models()`` then loads that pair instead of the bundled one.
 
-Stopping: Ctrl+C goes to JupyterLab (which asks to confirm); ``kill <pid>`` (SIGTERM) or a
-closed terminal (SIGHUP) sent to decodelab is passed on to JupyterLab as SIGTERM and decodelab
-waits until JupyterLab has shut down and freed the port.
+The server: once the folder is ready, this process becomes JupyterLab's own launcher
+(``python -m jupyterlab`` with the same Python, so kernels see the installed package, the bundled
+models and the widget extension; :func:`os.execve`, :func:`exec_jupyterlab`). There is no second
+process: Ctrl+C, ``kill`` (SIGTERM) or a closed terminal reach JupyterLab itself, which stops its
+kernels and frees the port. jupyter_server's own settings (:func:`build_command`) do the rest:
+
+- address: ``127.0.0.1`` only (``ServerApp.ip``);
+- port: without ``--port``, jupyter_server's (8888, or the next free one: ``ServerApp.port_retries``);
+  with ``--port P`` exactly P (``port_retries=0``: the lecturer may have told students that address),
+  and a taken P stops ``decodelab lab`` with a Korean message before anything starts;
+- token: jupyter_server makes the access token and prints the addresses that carry it;
+- start page: ``LabApp.default_url`` is the notebook's page (``/lab/tree/<notebook>``), so the
+  address jupyter_server prints, and the browser it opens, land on the first notebook.
 """
 
 from __future__ import annotations
@@ -41,23 +39,20 @@ from __future__ import annotations
 import errno
 import importlib.util
 import json
-import re
 import os
-import secrets
+import re
 import shlex
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import threading
-import time
 import urllib.parse
 from pathlib import Path
 
+from .._atomic import atomic_write_text
 from .._check import check
 from .._cli import ArgumentParser
-from .._atomic import atomic_write_text
 from .._paths import ASSETS, NOTEBOOKS_DIR
 
 __all__ = [
@@ -65,20 +60,19 @@ __all__ = [
     "FIRST_NOTEBOOK",
     "PortInUseError",
     "build_command",
-    "choose_port",
     "copy_course",
+    "exec_jupyterlab",
     "find_notebooks_dir",
-    "lab_url",
     "main",
-    "new_token",
+    "notebook_url_path",
     "pair_env",
     "port_is_free",
     "student_copy",
     "unpair",
-    "url_line",
     "working_copy",
 ]
 
+#: jupyter_server's own default port (``ServerApp.port``), used when ``--port`` is not given.
 DEFAULT_PORT = 8888
 DEFAULT_HOST = "127.0.0.1"
 #: The course's first notebook, relative to the notebooks folder.
@@ -89,20 +83,16 @@ STUDENT_DIR = "decodelab-notebooks"
 WORK_DIR = "decodelab-notebooks"
 #: decodelab's Jupyter config folder (put first in ``JUPYTER_CONFIG_PATH`` of the lab it starts).
 JUPYTER_CONFIG = ASSETS / "jupyter"
-#: How many ports after the default one are tried before giving up.
-PORT_SEARCH_SPAN = 20
-#: Seconds JupyterLab gets to shut down after a forwarded SIGTERM before it is killed.
-STOP_GRACE_S = 20.0
 
 
 class PortInUseError(RuntimeError):
-    """The requested port is in use (the message, in Korean, says which option to change)."""
-
+    """The port given with ``--port`` is in use (the message, in Korean, says what to change)."""
 
 
 def _check_port(port) -> int:
     """The one port check of ``decodelab lab`` (TypeError for a non-integer, ValueError outside 1-65535)."""
     return check("port", port, "포트(--port)", low=1, high=65535, integer=True)
+
 
 def port_is_free(port: int, host: str = DEFAULT_HOST) -> bool:
     """Whether a TCP server could listen on ``host:port`` right now.
@@ -134,58 +124,14 @@ def port_is_free(port: int, host: str = DEFAULT_HOST) -> bool:
     return True
 
 
-def choose_port(
-    requested: int = DEFAULT_PORT,
-    *,
-    explicit: bool = False,
-    host: str = DEFAULT_HOST,
-    span: int = PORT_SEARCH_SPAN,
-) -> tuple[int, str | None]:
-    """Pick the port JupyterLab will listen on.
-
-    Args:
-        requested: the wanted port (default 8888).
-        explicit: True when the user typed ``--port``: then a taken port is an error, because
-            the lecturer may have told students that exact address.
-        host: address the server will bind.
-        span: how many following ports to try when ``explicit`` is False.
-
-    Returns:
-        ``(port, message)``: ``message`` is None when ``requested`` was free, otherwise a Korean
-        sentence saying which port is used instead.
-
-    Raises:
-        PortInUseError: ``explicit`` and the port is taken, or no free port among
-            ``requested .. requested + span``; the message suggests ``--port``.
-        ValueError: ``requested`` outside 1-65535.
-    """
-    if port_is_free(requested, host):
-        return requested, None
-    if explicit:
+def _require_free(port: int, host: str = DEFAULT_HOST) -> None:
+    """Raise :class:`PortInUseError` (Korean) when the port given with ``--port`` is taken: jupyter_server
+    would stop with an English line, and the lecturer should learn which option to change."""
+    if not port_is_free(port, host):
         raise PortInUseError(
-            f"포트 {requested}번은 이미 다른 프로그램(아마 다른 Jupyter 서버)이 쓰고 있습니다. "
-            f"다른 포트를 지정하세요. 예: decodelab lab --port {_suggest(requested, host)}"
+            f"포트 {port}번은 이미 다른 프로그램(아마 다른 Jupyter 서버)이 쓰고 있습니다. 다른 포트를 지정하거나"
+            f"(예: decodelab lab --port 9000) --port 를 빼면 JupyterLab이 {DEFAULT_PORT}번부터 빈 포트를 찾아 씁니다."
         )
-    for port in range(requested + 1, min(requested + span, 65535) + 1):
-        if port_is_free(port, host):
-            return port, (
-                f"포트 {requested}번은 이미 사용 중이라 {port}번 포트로 JupyterLab을 엽니다. "
-                f"(특정 포트를 쓰려면: decodelab lab --port 번호)"
-            )
-    raise PortInUseError(
-        f"포트 {requested}~{requested + span}번이 모두 사용 중입니다. "
-        f"빈 포트를 직접 지정하세요. 예: decodelab lab --port {_suggest(requested + span, host)}"
-    )
-
-
-def _suggest(after: int, host: str) -> int:
-    """A free port above ``after`` to put in an error message (any free port if none nearby)."""
-    for port in range(after + 1, min(after + 100, 65535) + 1):
-        if port_is_free(port, host):
-            return port
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def find_notebooks_dir(start: str | Path | None = None) -> Path | None:
@@ -377,65 +323,68 @@ def lab_env() -> dict[str, str]:
     return {"JUPYTER_CONFIG_PATH": os.pathsep.join([str(JUPYTER_CONFIG), *([rest] if rest else [])])}
 
 
-def new_token() -> str:
-    """A fresh random JupyterLab access token: 48 hex characters (24 bytes from ``secrets``)."""
-    return secrets.token_hex(24)
+def notebook_url_path(notebook: str = FIRST_NOTEBOOK) -> str:
+    """JupyterLab's page of ``notebook`` (a path relative to the server's root folder):
+    ``/lab/tree/<notebook>``, percent-encoded (UTF-8), so a name with spaces or Hangul still works.
 
-
-def lab_url(port: int, token: str, *, notebook: str = FIRST_NOTEBOOK, host: str = DEFAULT_HOST) -> str:
-    """The address that opens ``notebook`` in JupyterLab and logs in with ``token``.
-
-    JupyterLab serves a file of its root folder at ``/lab/tree/<path>``; ``?token=`` logs the
-    browser in (jupyter_server 2.x ``IdentityProvider``). Path parts and the token are
-    percent-encoded, so a notebook name with spaces or Hangul still gives a working link.
-
-    Example: ``lab_url(8888, "abc")`` is
-    ``"http://127.0.0.1:8888/lab/tree/01_decode_phase.ipynb?token=abc"``.
-
-    Raises:
-        ValueError: ``port`` outside 1-65535 (Korean message naming ``--port``).
+    Example: ``notebook_url_path("내 노트.ipynb") == "/lab/tree/%EB%82%B4%20%EB%85%B8%ED%8A%B8.ipynb"``.
     """
-    _check_port(port)
-    netloc = f"[{host}]:{int(port)}" if ":" in host else f"{host}:{int(port)}"
-    path = "/lab/tree/" + urllib.parse.quote(Path(notebook).as_posix())
-    return f"http://{netloc}{path}?{urllib.parse.urlencode({'token': token})}"
+    return "/lab/tree/" + urllib.parse.quote(Path(notebook).as_posix())
 
 
 def build_command(
     notebooks_dir: Path,
-    port: int,
+    port: int | None = None,
     *,
     open_browser: bool = True,
     notebook: str = FIRST_NOTEBOOK,
     host: str = DEFAULT_HOST,
     python: str = sys.executable,
-    token: str | None = None,
 ) -> list[str]:
-    """The ``python -m jupyterlab`` command line that serves ``notebooks_dir`` and opens ``notebook``.
+    """The ``python -m jupyterlab`` command line that serves ``notebooks_dir`` and starts on ``notebook``.
 
-    ``--ServerApp.port_retries=0`` makes JupyterLab use exactly ``port`` (the choice and its
-    message are :func:`choose_port`'s job), and the notebook path is given relative to the root
-    so JupyterLab opens it at ``/lab/tree/<notebook>``. With ``token``, the server accepts that
-    access token (``--IdentityProvider.token``, jupyter_server >= 2.0; a command-line value
-    overrides any token in the user's Jupyter config, so :func:`lab_url` stays right).
+    Settings of jupyter_server and JupyterLab: ``ServerApp.root_dir``, ``ServerApp.ip``; with
+    ``port``, ``ServerApp.port`` and ``ServerApp.port_retries=0`` (exactly that port), without it
+    jupyter_server's own choice; ``LabApp.default_url`` = :func:`notebook_url_path` (the page the
+    printed addresses and the opened browser land on); ``--no-browser``; ``--allow-root``
+    when run as root (containers and lab machines often are). No token is given: jupyter_server
+    makes one and prints it in its addresses.
+
+    Raises:
+        ValueError: ``port`` outside 1-65535.
     """
-    cmd = [
-        python,
-        "-m",
-        "jupyterlab",
-        f"--ServerApp.root_dir={notebooks_dir}",
-        f"--ServerApp.ip={host}",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-    ]
-    if token is not None:
-        cmd.append(f"--IdentityProvider.token={token}")
+    cmd = [python, "-m", "jupyterlab", f"--ServerApp.root_dir={notebooks_dir}", f"--ServerApp.ip={host}"]
+    if port is not None:
+        cmd += [f"--ServerApp.port={_check_port(port)}", "--ServerApp.port_retries=0"]
+    cmd.append(f"--LabApp.default_url={notebook_url_path(notebook)}")
     if not open_browser:
-        cmd.append("--no-browser")
+        cmd.append("--no-browser")  # jupyter_server's flag: ServerApp.open_browser and the extension's
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")  # containers and lab machines often run as root
-    cmd.append(str(notebooks_dir / notebook))
+        cmd.append("--allow-root")
     return cmd
+
+
+def exec_jupyterlab(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
+    """Become JupyterLab: run ``cmd`` (from :func:`build_command`) in this process (:func:`os.execve`),
+    in the folder ``cwd``, with ``env`` added to the environment and SIGINT and SIGTERM at their
+    default actions (even where the caller ignored them). Returns only where a process cannot be
+    replaced (Windows): there ``cmd`` runs as a child and its exit code is returned.
+
+    Raises:
+        OSError: ``cmd[0]`` cannot be executed.
+    """
+    full_env = {**os.environ, **(env or {})}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "nt":  # pragma: no cover - no exec there
+        return subprocess.call(cmd, cwd=cwd, env=full_env)
+    # an ignored signal stays ignored across exec (a script's background job starts with SIGINT
+    # ignored): JupyterLab gets the default actions, so Ctrl+C and kill stop it
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    os.chdir(cwd)
+    os.execve(cmd[0], cmd, full_env)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _parser() -> ArgumentParser:
@@ -447,7 +396,7 @@ def _parser() -> ArgumentParser:
         "--port",
         type=int,
         default=None,
-        help=f"JupyterLab 포트 (기본 {DEFAULT_PORT}; 기본 포트가 사용 중이면 다음 빈 포트를 씁니다)",
+        help=f"JupyterLab 포트 (기본: {DEFAULT_PORT}, 쓰이고 있으면 JupyterLab이 다음 빈 포트를 고릅니다; 정하면 그 포트만 씁니다)",
     )
     p.add_argument("--no-browser", action="store_true", help="브라우저를 자동으로 열지 않습니다 (주소만 출력)")
     p.add_argument("--notebooks-dir", type=Path, default=None, help=f"노트북 폴더 (기본: 현재 폴더나 그 위의 notebooks/. git 저장소 안이면 그 노트북을 ~/{WORK_DIR}에 "
@@ -493,137 +442,25 @@ def _working_copy_note(source: Path, folder: Path, copied: list[str]) -> str:
             f"(강좌를 고치는 사람은 --notebooks-dir {source} 로 저장소의 노트북을 직접 엽니다.)")
 
 
-def _port_open(port: int, host: str = DEFAULT_HOST) -> bool:
-    """Whether something accepts TCP connections on ``host:port`` now."""
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-def url_line(url: str) -> str:
-    """The Korean line that gives the lecturer ``url`` (from :func:`lab_url`)."""
-    name = urllib.parse.unquote(url.split("/lab/tree/", 1)[-1].split("?", 1)[0])
-    return f"이 주소를 브라우저에서 열면 노트북 {name} 이(가) 바로 열립니다: {url}"
-
-
-def _announce_when_ready(proc: subprocess.Popen, port: int, url: str, *, timeout_s: float = 300.0) -> None:
-    """Wait (in a thread) until JupyterLab listens on ``port``, then print ``url`` on stdout.
-
-    Printed after JupyterLab's own start-up log, so the lecturer sees it last. Prints nothing if
-    JupyterLab exits first or is not listening within ``timeout_s`` seconds.
-    """
-
-    def wait() -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and proc.poll() is None:
-            if _port_open(port):
-                print(f"\n{url_line(url)}\n", flush=True)
-                return
-            time.sleep(0.25)
-
-    threading.Thread(target=wait, name="decodelab-lab-url", daemon=True).start()
-
-
-class _Forwarder:
-    """Passes SIGTERM/SIGHUP received by decodelab on to JupyterLab.
-
-    The first signal sends JupyterLab SIGTERM (its clean shutdown: kernels stopped, port freed)
-    and arms a :data:`STOP_GRACE_S`-second timer that kills it if it hangs; a second signal kills
-    it at once. Signals that arrive before JupyterLab is started are delivered once it is.
-    """
-
-    SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
-
-    def __init__(self) -> None:
-        self.proc: subprocess.Popen | None = None
-        self.received = 0
-        self.sent = 0
-        self.timer: threading.Timer | None = None
-        self._previous: dict[int, object] = {}
-
-    def install(self) -> None:
-        try:
-            for sig in self.SIGNALS:
-                self._previous[sig] = signal.signal(sig, self._handle)
-        except ValueError:  # not the main thread: no forwarding possible
-            self.restore()
-
-    def restore(self) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous.clear()
-        if self.timer is not None:
-            self.timer.cancel()
-
-    def attach(self, proc: subprocess.Popen) -> None:
-        self.proc = proc
-        self._deliver()
-
-    def _handle(self, signum, frame) -> None:
-        self.received += 1
-        self._deliver()
-
-    def _deliver(self) -> None:
-        proc = self.proc
-        while proc is not None and self.sent < self.received:
-            self.sent += 1
-            if self.sent == 1:
-                proc.send_signal(signal.SIGTERM)
-                self.timer = threading.Timer(STOP_GRACE_S, proc.kill)
-                self.timer.daemon = True
-                self.timer.start()
-            else:
-                proc.kill()
-
-
-def _run_jupyterlab(cmd: list[str], cwd: Path, announce: tuple[int, str] | None = None,
-                    env: dict[str, str] | None = None) -> int:
-    """Run ``cmd`` until it exits, forwarding stop signals; return decodelab's exit code.
-
-    Ctrl+C (SIGINT) reaches JupyterLab directly (same process group) and JupyterLab handles it
-    (asks to confirm; a second Ctrl+C quits); decodelab keeps waiting so its shutdown messages are
-    not cut off. SIGTERM/SIGHUP go through :class:`_Forwarder`.
-
-    Returns:
-        0 when JupyterLab stopped cleanly (its code 0, or it ended by SIGINT, or by the SIGTERM
-        decodelab forwarded); otherwise JupyterLab's code, ``128 + n`` when killed by signal n.
-    """
-    forwarder = _Forwarder()
-    forwarder.install()
-    try:
-        proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, **(env or {})})
-        forwarder.attach(proc)
-        if announce is not None:
-            _announce_when_ready(proc, *announce)
-        while True:
-            try:
-                code = proc.wait()
-                break
-            except KeyboardInterrupt:
-                continue
-    finally:
-        forwarder.restore()
-    if code in (-signal.SIGINT, 130) or (forwarder.sent and code in (0, -signal.SIGTERM, 143)):
-        return 0
-    return 128 - code if code < 0 else code
+def _start_note(notebook: str, port: int | None) -> str:
+    """The Korean lines said just before JupyterLab starts: where its address will be, and how to stop it."""
+    where = (f"{port}번 포트" if port is not None
+             else f"{DEFAULT_PORT}번 포트(쓰이고 있으면 JupyterLab이 고른 다음 빈 포트)")
+    return (f"JupyterLab을 {where}에서 시작합니다. 아래 JupyterLab 기록의 "
+            f"http://127.0.0.1:포트{notebook_url_path(notebook)}?token=... 주소를 브라우저에서 열면 "
+            f"노트북 {notebook} 이(가) 바로 열립니다. 끝내려면 Ctrl+C를 두 번 누르세요.")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``decodelab lab``; returns the process exit code.
+    """Entry point of ``decodelab lab``: prepares the notebooks folder, then becomes JupyterLab
+    (:func:`exec_jupyterlab`), so its exit code is JupyterLab's.
 
-    Exit codes: 0 after JupyterLab is stopped (Ctrl+C twice, or ``kill`` / SIGTERM / SIGHUP sent
-    to decodelab, which passes it on and waits for JupyterLab to shut down); JupyterLab's own code
-    if it fails; 2 for a usage problem (``--port`` outside 1-65535, taken explicit port, no
-    notebooks folder, unknown notebook, ``--target``/``--draft`` not a model folder, ``--draft``
-    without ``--target``, JupyterLab not installed: the ``lab`` extra), with a Korean message on
-    stderr. Course notebooks copied by an older decodelab (:func:`stale_notebooks`) get a Korean
-    warning that says how to get the new ones.
-
-    Once JupyterLab listens, the address that opens the chosen notebook directly, token included
-    (:func:`lab_url`), is printed on stdout. ``--dry-run`` prints the command line, then that
-    address, and starts nothing (with ``--target``, first the ``DECODELAB_*=...`` assignments).
+    Returns (without starting JupyterLab) 0 after ``--dry-run`` (the ``DECODELAB_*=...`` assignments
+    of ``--target``/``--draft``, then the command line, on stdout), and 2 for a usage problem
+    (``--port`` outside 1-65535 or taken, no notebooks folder, unknown notebook,
+    ``--target``/``--draft`` not a model folder, ``--draft`` without ``--target``, JupyterLab not
+    installed: the ``lab`` extra), with a Korean message on stderr. Course notebooks copied by an
+    older decodelab (:func:`stale_notebooks`) get a Korean warning that says how to get the new ones.
     """
     args = _parser().parse_args(argv)
     if not args.dry_run and importlib.util.find_spec("jupyterlab") is None:
@@ -632,6 +469,8 @@ def main(argv: list[str] | None = None) -> int:
               "알아서 설치합니다).", file=sys.stderr)
         return 2
     try:
+        if args.port is not None:
+            _require_free(_check_port(args.port))
         if args.notebooks_dir is not None:
             folder = args.notebooks_dir.resolve()
             if not folder.is_dir():
@@ -663,35 +502,23 @@ def main(argv: list[str] | None = None) -> int:
                 f"노트북 {folder / args.notebook} 이(가) 없습니다. --notebook 으로 있는 파일 이름을 주세요 "
                 f"(있는 노트북: {', '.join(sorted(p.name for p in folder.glob('*.ipynb'))) or '없음'})."
             )
-        requested = args.port if args.port is not None else DEFAULT_PORT
-        port, note = choose_port(requested, explicit=args.port is not None)
         env = pair_env(args.target, args.draft)
     except (PortInUseError, FileNotFoundError, ValueError) as exc:
         print(f"decodelab lab: {exc}", file=sys.stderr)
         return 2
-    if note:
-        print(note, file=sys.stderr)
     stale = stale_notebooks(folder) if folder.is_dir() else []
     if stale:
         print(_stale_note(folder, stale), file=sys.stderr)
-    token = new_token()
-    url = lab_url(port, token, notebook=args.notebook)
-    cmd = build_command(folder, port, open_browser=not args.no_browser, notebook=args.notebook, token=token)
-    if env and not args.dry_run:
-        print("노트북이 쓸 모델 쌍: " + ", ".join(f"{k}={v}" for k, v in env.items()), file=sys.stderr)
+    cmd = build_command(folder, args.port, open_browser=not args.no_browser, notebook=args.notebook)
     if args.dry_run:
         if env:
             print(" ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()))
         print(shlex.join(cmd))
-        print(url_line(url))
         return 0
-    print(
-        f"JupyterLab을 {port}번 포트에서 시작합니다. 준비되면 노트북을 바로 여는 주소를 알려 드립니다. "
-        f"끝내려면 Ctrl+C를 두 번 누르세요.",
-        file=sys.stderr,
-        flush=True,
-    )
-    return _run_jupyterlab(cmd, folder, announce=(port, url), env={**lab_env(), **env})
+    if env:
+        print("노트북이 쓸 모델 쌍: " + ", ".join(f"{k}={v}" for k, v in env.items()), file=sys.stderr)
+    print(_start_note(args.notebook, args.port), file=sys.stderr)
+    return exec_jupyterlab(cmd, folder, {**lab_env(), **env})
 
 
 if __name__ == "__main__":  # pragma: no cover
