@@ -15,22 +15,24 @@ from pathlib import Path
 __all__ = ["atomic_write_bytes", "atomic_write_text", "os_reason"]
 
 _REASONS = {
-    errno.ENOENT: "상위 폴더가 없거나, 그 안에 폴더나 파일을 만들 수 없는 곳입니다",
+    errno.ENOENT: "없는 경로입니다",
     errno.ENOTDIR: "경로 중간에 폴더가 아닌 파일이 있습니다",
-    errno.EACCES: "쓰기 권한이 없습니다",
+    errno.EACCES: "권한이 없습니다",
     errno.EPERM: "허용되지 않은 작업입니다 (권한 없음)",
     errno.EROFS: "읽기 전용 파일 시스템입니다",
     errno.ENOSPC: "디스크 공간이 부족합니다",
     errno.EEXIST: "같은 이름의 파일이 이미 있습니다",
-    errno.EISDIR: "같은 이름의 폴더가 있습니다",
+    errno.EISDIR: "파일이 아니라 폴더입니다",
     errno.ENAMETOOLONG: "경로나 이름이 너무 깁니다",
 }
 
 
-def os_reason(e: OSError) -> str:
+def os_reason(e: OSError, *, path: bool = False) -> str:
     """A short Korean reason for an ``OSError`` (by errno), without Python's ``[Errno N]`` prefix;
-    falls back to the system's own text (``strerror``) for an errno not listed."""
-    return _REASONS.get(e.errno) or e.strerror or type(e).__name__
+    falls back to the system's own text (``strerror``) for an errno not listed. ``path=True`` adds
+    the path the error names (``e.filename``), for a message that does not say it already."""
+    why = _REASONS.get(e.errno) or e.strerror or type(e).__name__
+    return f"{why}: {e.filename}" if path and e.filename else why
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:

@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 def init_command(argv: list[str]) -> int:
     """``decodelab classroom init DIR``: write the course directory; returns 0 (2 for bad options)."""
     from .._cli import ArgumentParser
-    from .course import CONFIG_NAME, check_names, os_reason, read_roster
+    from .._atomic import os_reason
+    from .course import CONFIG_NAME, check_names, read_roster
     from .hub import (ADMIN_PASSWORD_ENV, DEMO_BANNER, DEMO_USER, PASSWORD_ENV, check_python, course_notebooks_dir,
                       write_config)
 
@@ -134,7 +135,7 @@ def init_command(argv: list[str]) -> int:
                             roster=roster, idle_timeout=args.idle_timeout)
     except OSError as e:
         print(f"decodelab classroom init: 강좌 폴더 {course}을(를) 만들 수 없습니다 "
-              f"({os_reason(e)}): 쓸 수 있는 다른 폴더 경로를 주세요.", file=sys.stderr)
+              f"({os_reason(e, path=True)}): 쓸 수 있는 다른 폴더 경로를 주세요.", file=sys.stderr)
         return 2
     from . import assignments
 

@@ -12,7 +12,9 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["CONFIG_NAME", "USERNAME", "check_names", "check_username", "course_students", "name_refusal", "os_reason",
+from .._atomic import os_reason
+
+__all__ = ["CONFIG_NAME", "USERNAME", "check_names", "check_username", "course_students", "name_refusal",
            "read_csv", "read_roster"]
 
 CONFIG_NAME = "jupyterhub_config.py"
@@ -58,7 +60,7 @@ def read_csv(path: str | os.PathLike, what: str) -> tuple[list[str], list[dict[s
         except UnicodeDecodeError:
             continue
         except OSError as e:
-            raise ValueError(f"{what} {path}을(를) 읽을 수 없습니다 ({os_reason(e)}): CSV 파일의 경로를 확인하세요.") from None
+            raise ValueError(f"{what} {path}을(를) 읽을 수 없습니다 ({os_reason(e, path=True)}): CSV 파일의 경로를 확인하세요.") from None
     raise ValueError(f"{what} {path}의 글자를 읽을 수 없습니다 (UTF-8도 CP949도 아님): "
                      "Excel에서 '다른 이름으로 저장' → 'CSV UTF-8(쉼표로 분리)'로 다시 저장하세요.")
 
@@ -106,15 +108,3 @@ def check_names(names: list[str], where: str) -> list[str]:
     if dup:
         raise ValueError(f"{where}: 두 번 나온 이름 {dup[:5]}: 한 번씩만 쓰세요.")
     return names
-
-
-def os_reason(e: OSError) -> str:
-    """A Korean reason for a failed file operation ``e`` (its errno), with the path it names."""
-    import errno
-
-    reasons = {errno.ENOENT: "없는 경로입니다", errno.ENOTDIR: "경로 중간에 폴더가 아닌 파일이 있습니다",
-               errno.EISDIR: "파일이 아니라 폴더입니다", errno.EACCES: "권한이 없습니다",
-               errno.EPERM: "권한이 없습니다", errno.EROFS: "읽기 전용 파일 시스템입니다",
-               errno.EEXIST: "같은 이름의 파일이 이미 있습니다", errno.ENOSPC: "디스크 공간이 없습니다"}
-    why = reasons.get(e.errno, e.strerror or type(e).__name__)
-    return f"{why}: {e.filename}" if e.filename else why
