@@ -66,8 +66,11 @@ DEFAULT_SIZE = "400m"
 DTYPES = {"fp32": 4, "bf16": 2}
 #: tokens per pass measured by default
 KS = (1, 2, 4, 8, 16, 32, 64)
-#: share of the available memory a model may take (the rest: the notebook, the browser, other programs)
+#: share of the machine's available memory a model may take (the rest: the notebook, the browser, other programs)
 MEMORY_SHARE = 0.6
+#: share of what a cgroup's limit still allows (a container's or a server's limit for this student: the
+#: browser and other users are outside it; the rest is for other cells and the student's other kernels)
+CGROUP_SHARE = 0.85
 _EXTRA_BYTES = 256 * 2**20  # activations, KV cache, the probe's buffer, torch's own
 
 
@@ -233,13 +236,19 @@ def available_memory(meminfo: str | Path = "/proc/meminfo", *, cgroup_root: str 
     return machine
 
 
-def _fits(size: str, dtype: str, available: int) -> bool:
-    return memory_needed(size, dtype) <= MEMORY_SHARE * available
+def _share(where: str) -> float:
+    """:data:`CGROUP_SHARE` when :func:`available_memory`'s figure is a cgroup's, else :data:`MEMORY_SHARE`."""
+    return CGROUP_SHARE if where.startswith("cgroup") else MEMORY_SHARE
+
+
+def _fits(size: str, dtype: str, available: int, share: float = MEMORY_SHARE) -> bool:
+    return memory_needed(size, dtype) <= share * available
 
 
 def fitting_size(largest: str = DEFAULT_SIZE, *, dtype: str = "fp32") -> tuple[str, str]:
     """The largest size of :data:`SIZES`, no larger than ``largest``, whose :func:`random_model`
-    fits in :data:`MEMORY_SHARE` of :func:`available_memory` now (a container's limit included),
+    fits in :data:`MEMORY_SHARE` of :func:`available_memory` now (:data:`CGROUP_SHARE` when a
+    container's or a server's cgroup limit is what bounds it),
     and one Korean line saying which size is used and why (for a notebook to print).
 
     Args:
@@ -261,8 +270,9 @@ def fitting_size(largest: str = DEFAULT_SIZE, *, dtype: str = "fp32") -> tuple[s
         return largest, f"모델 크기 '{largest}': {where}"
     by_size = sorted(SIZES, key=lambda s: parameter_count(llama_config(s)), reverse=True)
     allowed = by_size[by_size.index(largest):]
-    size = next((s for s in allowed if _fits(s, dtype, avail)), None)
-    budget = f"쓸 수 있는 메모리 {gib(avail)}의 {MEMORY_SHARE:.0%} = {gib(MEMORY_SHARE * avail)}; {where}"
+    share = _share(where)
+    size = next((s for s in allowed if _fits(s, dtype, avail, share)), None)
+    budget = f"쓸 수 있는 메모리 {gib(avail)}의 {share:.0%} = {gib(share * avail)}; {where}"
     if size is None:
         raise MemoryError(f"가장 작은 모델('{allowed[-1]}', {dtype})도 메모리 {gib(memory_needed(allowed[-1], dtype))}가 필요해 "
                           f"들어가지 않습니다({budget}). 다른 노트북의 커널을 끄거나(Kernel → Shut Down Kernel) "
@@ -296,7 +306,8 @@ def random_model(size=DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check
             with random weights).
         dtype: "fp32" or "bf16".
         seed: the random block's seed (same seed, same weights).
-        check_memory: compare :func:`memory_needed` with :data:`MEMORY_SHARE` of
+        check_memory: compare :func:`memory_needed` with :data:`MEMORY_SHARE` (a cgroup's:
+            :data:`CGROUP_SHARE`) of
             :func:`available_memory` first (default True).
 
     Returns:
@@ -320,17 +331,18 @@ def random_model(size=DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check
     seed = _check("seed", seed, "시드", integer=True)
     if check_memory:
         avail, where = available_memory()
-        if avail is not None and memory_needed(config, dtype) > MEMORY_SHARE * avail:
-            smaller = [s for s in SIZES if _fits(s, dtype, avail)]
+        share = _share(where)
+        if avail is not None and memory_needed(config, dtype) > share * avail:
+            smaller = [s for s in SIZES if _fits(s, dtype, avail, share)]
             options = []
             if smaller:
                 options.append(f"size={smaller[0]!r}(매개변수 {parameter_count(llama_config(smaller[0])) / 1e6:.0f}M개)로 줄이세요")
-            if dtype == "fp32" and memory_needed(config, "bf16") <= MEMORY_SHARE * avail:
+            if dtype == "fp32" and memory_needed(config, "bf16") <= share * avail:
                 options.append("dtype='bf16'으로 바꾸면 같은 크기가 들어갑니다")
             advice = " 또는 ".join(options) if options else "다른 프로그램을 닫아 메모리를 비운 뒤 다시 실행하세요"
             raise MemoryError(
                 f"size={size!r}, dtype={dtype!r}: 이 모델에는 메모리 {memory_needed(config, dtype) / 2**30:.1f} GiB가 필요한데, "
-                f"지금 쓸 수 있는 메모리는 {avail / 2**30:.1f} GiB이고 그중 {MEMORY_SHARE:.0%}까지만 씁니다 ({where}). "
+                f"지금 쓸 수 있는 메모리는 {avail / 2**30:.1f} GiB이고 그중 {share:.0%}까지만 씁니다 ({where}). "
                 f"{advice}. (허용: {', '.join(repr(s) for s in SIZES)})")
     old_default = torch.get_default_dtype()
     torch.set_default_dtype(tdtype)  # built in its dtype: memory holds one copy of the weights

@@ -117,10 +117,16 @@ def test_the_notebooks_size_is_the_largest_that_fits(monkeypatch):
     size, why = mb.fitting_size("400m")
     assert size == "400m" and "'400m'(매개변수 418M개)를 씁니다" in why and "2.40 GiB" in why
     assert mb.fitting_size("1b")[0] == "400m"  # 1b needs 3.78 GiB
-    monkeypatch.setattr(mb, "available_memory", lambda: (1.25 * gib, "cgroup v2 시험"))  # 0.75 GiB usable
+    monkeypatch.setattr(mb, "available_memory", lambda: (1.25 * gib, "시험 (cgroup 아님)"))  # 0.75 GiB usable
     size, why = mb.fitting_size("400m")
     assert size == "100m" and "메모리가 모자라 '400m' 대신 '100m'(매개변수 123M개)를 씁니다" in why and "1.81 GiB" in why
-    assert "cgroup v2 시험" in why and "시험용" not in why
+    assert "시험 (cgroup 아님)" in why and "시험용" not in why
+    # a 1.5 GiB pod with the kernel's ~0.42 GiB in it: 1.08 GiB left; a cgroup's own: 85% = 0.918 GiB
+    monkeypatch.setattr(mb, "available_memory", lambda: (1.08 * gib, "cgroup v2 메모리 한도 1.50 GiB 중 남은 몫"))
+    size, why = mb.fitting_size("400m")
+    assert size == "100m" and "1.08 GiB의 85% = 0.92 GiB" in why
+    monkeypatch.setattr(mb, "available_memory", lambda: (1.08 * gib, "운영체제가 알려 준 사용 가능 메모리"))
+    assert mb.fitting_size("400m")[0] == "tiny"  # the machine's: 60% = 0.648 GiB
     monkeypatch.setattr(mb, "available_memory", lambda: (1.0 * gib, "시험"))  # 0.6 GiB: only tiny
     size, why = mb.fitting_size("400m")
     assert size == "tiny" and "메모리 한계라는 것은 보여 주지 못합니다" in why
