@@ -704,7 +704,7 @@ def pass_time_figure(result: MemoryBoundResult, *, ax=None):
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.set_xlabel("순전파 한 번에 넣는 토큰 수 k", fontsize=12)
     ax.set_ylabel("토큰 1개 순전파의 몇 배", fontsize=12)
-    ax.set_title(f"무작위 가중치 모델 ({result.n_params / 1e6:.0f}M 매개변수): 토큰 k개 순전파 ÷ 토큰 1개 (점선: 리지)",
+    ax.set_title(f"무작위 가중치 모델 ({result.n_params / 1e6:.0f}M 매개변수): 토큰 k개 순전파 ÷ 토큰 1개 (점선: 리지 포인트)",
                  fontsize=13)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=10, loc="upper left")
