@@ -506,20 +506,24 @@ def peak_flops(dtype: str = "fp32", *, n: int = 1024, repeats: int = 3, num_thre
     return 2 * n**3 / best
 
 
-def time_passes(model, ks: Sequence[int] = KS, *, context: int = 16, repeats: int = 3, warmup: int = 1,
+def time_passes(model, ks: Sequence[int] = KS, *, context: int = 16, repeats: int = 5, warmup: int = 1,
                 num_threads: int | None = None, seed: int = 0) -> list[float]:
     """Median ms of one forward pass of k new tokens, for each k, after ``context`` cached tokens.
 
     A random prompt of ``context`` tokens is prefilled into a ``transformers.DynamicCache``;
-    then for each k, ``model(input_ids=(1, k), cache=cache)`` is timed and the cache
-    cropped back to ``context`` tokens after each pass, so every pass sees the same context.
+    then ``model(input_ids=(1, k), cache=cache)`` is timed and the cache cropped back to
+    ``context`` tokens after each pass, so every pass sees the same context. The ks are measured
+    round-robin (one pass of each k per round, ``warmup`` untimed rounds first, then ``repeats``
+    timed rounds): a burst of load from another program lands on every k of a round instead of
+    on one k's block, and the median of each k drops it.
     k = 1 is one decode step; k = gamma + 1 is one verification pass of speculative decoding.
 
     Args:
         model: a causal LM on CPU (e.g. :func:`random_model`).
         ks: tokens per pass, each an integer >= 1 with ``context + k`` within the model's positions.
         context: cached tokens before each pass (>= 1).
-        repeats: timed passes per k (>= 1), median kept. warmup: untimed passes per k (>= 0).
+        repeats: timed rounds (>= 1; one pass per k each), median per k kept. warmup: untimed
+            rounds before them (>= 0).
         num_threads: torch threads (restored afterwards); None keeps torch's setting.
         seed: seed of the random token ids.
 
@@ -542,19 +546,19 @@ def time_passes(model, ks: Sequence[int] = KS, *, context: int = 16, repeats: in
     vocab = int(model.config.vocab_size)
     device = next(model.parameters()).device
     prompt = torch.randint(3, vocab, (1, context), generator=gen, device="cpu").to(device)
-    out = []
+    inputs = [torch.randint(3, vocab, (1, k), generator=gen).to(device) for k in ks]
+    times: list[list[float]] = [[] for _ in ks]
     with threads(num_threads, name="num_threads"), torch.inference_mode():
         cache = DynamicCache(config=model.config)
         model(input_ids=prompt, cache=cache, use_cache=True)
-        for k in ks:
-            new = torch.randint(3, vocab, (1, k), generator=gen).to(device)
-
-            def one_pass():
+        for round_ in range(warmup + repeats):
+            for i, (k, new) in enumerate(zip(ks, inputs)):
+                t0 = time.perf_counter()
                 model(input_ids=new, cache=cache, use_cache=True)
                 cache.crop(-k)
-
-            out.append(_median_seconds(one_pass, repeats, warmup) * 1e3)
-    return out
+                if round_ >= warmup:
+                    times[i].append(time.perf_counter() - t0)
+    return [statistics.median(t) * 1e3 for t in times]
 
 
 @dataclass
@@ -626,7 +630,7 @@ class MemoryBoundResult:
 
 
 def measure_memory_bound(size: str = DEFAULT_SIZE, *, dtypes: Sequence[str] = ("fp32", "bf16"),
-                         ks: Sequence[int] = KS, context: int = 16, repeats: int = 3, warmup: int = 1,
+                         ks: Sequence[int] = KS, context: int = 16, repeats: int = 5, warmup: int = 1,
                          num_threads: int | None = None, seed: int = 0, model=None) -> MemoryBoundResult:
     """Build :func:`random_model` once, probe the read bandwidth, and time passes of k tokens in
     each dtype (the model is converted in place, fp32 first, so memory holds one copy).

@@ -192,6 +192,27 @@ def test_time_passes_keeps_the_context_and_checks_k():
         mb.measure_memory_bound("tiny", ks=(2, 4))
 
 
+def test_time_passes_measures_the_ks_round_robin_with_medians(monkeypatch):
+    """A burst of load must land on every k of a round, not on one k's block: passes go k = 1, 2, 4,
+    1, 2, 4, ... (one untimed round first), each after the same cached context; each k's time is the
+    median of its timed rounds. A fake clock: pass n after the prompt takes n ms, so the timed
+    rounds are passes 4-12 and k = 1 takes 4, 7, 10 ms (median 7), k = 2 8, k = 4 9."""
+    model = mb.random_model("tiny")
+    seen, now = [], [0.0]
+    forward = type(model).forward
+
+    def recording(self, *args, **kwargs):
+        seen.append((kwargs["input_ids"].shape[1], kwargs["cache"].get_seq_length()))
+        now[0] += (len(seen) - 1) / 1e3
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "forward", recording)
+    monkeypatch.setattr(mb.time, "perf_counter", lambda: now[0])
+    ms = mb.time_passes(model, (1, 2, 4), context=8, repeats=3, warmup=1)
+    assert seen == [(8, 0)] + [(k, 8) for k in (1, 2, 4)] * 4  # the prompt, then one warm-up and three timed rounds
+    assert ms == pytest.approx([7.0, 8.0, 9.0])
+
+
 def test_bench_memory_runs_at_a_small_size(tmp_path, capsys, monkeypatch):
     """``decodelab bench memory --size tiny``: the printed tables, and the JSON's structure; weight
     bytes are the parameters counted by hand x 4 or 2; times positive and finite (none asserted)."""
