@@ -23,8 +23,9 @@ explanation (``why``) is part of what is revealed. So nothing a student can read
 - what the cells after the reveal that use its held result print or draw (:func:`reshown_after_reveal`:
   down to the next prediction, a code cell that reads a name a held cell bound, ``res`` of
   ``res = measure(...)``): in a Run All they run before the student commits, so their output is on
-  screen then unless it is held too (``ex.hold`` at their top). A figure there counts as a leak by
-  itself (its text cannot be read: it draws the held result);
+  screen then unless it is held too (``ex.hold`` at their top). A figure in such a cell right under
+  the reveal (no markdown between) counts as a leak by itself: its text cannot be read, and it
+  redraws the held result on the same screen;
 - the earlier part of the same lesson (notebook 04 for 04b: its sources and what it printed), unless
   the prediction is labelled as reasoning from what that part taught (``reasoned``: its prompt says
   so, and the earlier part is the material to reason with);
@@ -206,18 +207,21 @@ class Visible:
     cells: list[tuple[int, str, str]] = field(default_factory=list)  # (cell index, kind, text)
     reveal_source: str = ""
     after: list[int] = field(default_factory=list)  # code cells after the reveal that use its held result
+    under: list[int] = field(default_factory=list)  # those of them right under the reveal (no markdown between)
 
 
-def _names(source: str) -> tuple[set[str], set[str]]:
-    """(names a cell binds by assignment, names it reads) from its Python source (IPython magics
-    and shell lines left out; loop and comprehension variables do not count as bound)."""
+def _names(source: str) -> tuple[set[str], set[str], set[str]]:
+    """(names a cell binds by assignment, every name it binds (loop and comprehension variables
+    too), names it reads) from its Python source (IPython magics and shell lines left out)."""
     code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return set(), set()
-    bound, read = set(), set()
+        return set(), set(), set()
+    bound, loops, read = set(), set(), set()
     for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)):
+            loops |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
         targets = []
         if isinstance(node, ast.Assign):
             targets = node.targets
@@ -229,28 +233,32 @@ def _names(source: str) -> tuple[set[str], set[str]]:
             bound |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             read.add(node.id)
-    return bound, read
+    return bound, bound | loops, read
 
 
-def reshown_after_reveal(cells: list[dict], predict_at: int, reveal_at: int) -> list[int]:
+def reshown_after_reveal(cells: list[dict], predict_at: int, reveal_at: int) -> tuple[list[int], list[int]]:
     """The code cells after the reveal (down to the next ``ex.predict``) that read a name the cells
     from the prediction to the reveal bound (the held result: ``res``, ``rows``), and do not bind it
-    again themselves first: in a Run All they run before the commit and show that result again."""
+    themselves: in a Run All they run before the commit and show that result again; and those of
+    them right under the reveal cell (no markdown cell between: the same screen as the hidden value)."""
     held: set[str] = set()
     for j in range(predict_at + 1, reveal_at + 1):
         if cells[j]["cell_type"] == "code":
             held |= _names(_source(cells[j]))[0]
-    out = []
+    out, under, adjacent = [], [], True
     for j in range(reveal_at + 1, len(cells)):
         if cells[j]["cell_type"] != "code":
+            adjacent = False
             continue
         src = _source(cells[j])
         if re.search(r"\bex\.predict\(", src):
             break
-        bound, read = _names(src)
+        _, bound, read = _names(src)
         if (read - bound) & held:
             out.append(j)
-    return out
+            if adjacent:
+                under.append(j)
+    return out, under
 
 
 _WIDGET = re.compile(r"\bex\.(predict|reveal|written)\(\s*[\"']([0-9]{2}[a-z]?-[a-z0-9-]+)[\"']")
@@ -294,7 +302,8 @@ def visible_before_reveal(path: Path) -> list[Visible]:
             end = r + 1
             while end < len(cells) and cells[end]["cell_type"] != "code":
                 end += 1
-            vis = Visible(path.name, pid, reveal_source=_source(cells[r]), after=reshown_after_reveal(cells, i, r))
+            after, under = reshown_after_reveal(cells, i, r)
+            vis = Visible(path.name, pid, reveal_source=_source(cells[r]), after=after, under=under)
             for j in range(end):
                 if cells[j]["cell_type"] in ("markdown", "code"):
                     vis.cells.append((j, cells[j]["cell_type"], _source(cells[j])))
@@ -329,7 +338,7 @@ def leaks(vis: Visible, answer: Answer, pred: ex.Prediction) -> list[str]:
         hits = sorted({w for w in whys if w in folded}) if kind != "glossary" else []  # it glosses the same terms
         if hits:
             found.append(f"{where}: a sentence of the revealed explanation (why): {hits[0]!r}")
-        if kind == AFTER and text == FIGURE:
+        if kind == UNDER and text == FIGURE:
             found.append(f"{where}: a figure of the held result, on screen before the commit (start the cell with "
                          f"ex.hold({vis.pid!r}))")
     if pred.kind == "choice":
@@ -347,7 +356,11 @@ _EXECUTED: dict[Path, dict] = {}
 FIGURE = "\x00figure"
 """What :meth:`Screen.output_texts` gives for an image output (a figure: no text to read)."""
 AFTER = "output after the reveal"
-"""The kind of what a cell of :attr:`Visible.after` shows."""
+"""The kind of what a cell of :attr:`Visible.after` shows (its text is checked like any output)."""
+UNDER = "output right under the reveal"
+"""The kind of what a cell of :attr:`Visible.under` shows: a figure there redraws the hidden value
+on the same screen, so it is a leak by itself (a figure further down, after the lesson's text
+went on, is not read: its text cannot be checked)."""
 GLOSSARY = ROOT / "GLOSSARY.md"
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -495,7 +508,7 @@ def printed_before_reveal(path: Path, vis: Visible, *, earlier_part: bool = True
         if cells[j]["cell_type"] == "code":
             out += [(j, "output", t) for t in screen.cell_texts(cells[j])]
     for j in vis.after:
-        out += [(j, AFTER, t) for t in screen.cell_texts(cells[j])]
+        out += [(j, UNDER if j in vis.under else AFTER, t) for t in screen.cell_texts(cells[j])]
     for earlier in NOTEBOOKS if earlier_part else ():
         if _lesson(earlier) == _lesson(path) and earlier.name < path.name:
             enb = executed(earlier)
@@ -752,7 +765,7 @@ def test_cells_after_the_reveal_that_show_the_held_result_are_found(tmp_path):
         {"cell_type": "code", "source": f'ex.hold("{pid}")\nres = mb.measure()\nfor d in res.dtypes:\n    x = d\nex.reveal("{pid}", "a")'},
         {"cell_type": "code", "source": "fig = mb.pass_time_figure(res)"},
         {"cell_type": "markdown", "source": "읽는 법"},
-        {"cell_type": "code", "source": "d = 3\nprint(d)"},          # binds its own d (a loop variable above)
+        {"cell_type": "code", "source": "print([d for d in (1, 2)])"},  # its own d (a loop variable above)
         {"cell_type": "code", "source": "%matplotlib inline\nprint(res.probe)"},  # a magic line left out
         {"cell_type": "code", "source": 'ex.predict("02-predict-batch-tpot")'},
         {"cell_type": "code", "source": "print(res)"},               # past the next prediction
@@ -761,10 +774,11 @@ def test_cells_after_the_reveal_that_show_the_held_result_are_found(tmp_path):
     path = tmp_path / "02_x.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
     vis = next(v for v in visible_before_reveal(path) if v.pid == pid)
-    assert vis.after == [2, 5]
-    figure = Visible(vis.notebook, pid, cells=[(2, AFTER, FIGURE)])
+    assert vis.after == [2, 5] and vis.under == [2]
+    figure = Visible(vis.notebook, pid, cells=[(2, UNDER, FIGURE)])
     assert leaks(figure, ANSWERS[pid], PREDICTIONS[pid])
-    assert not leaks(Visible(vis.notebook, pid, cells=[(2, "output", FIGURE)]), ANSWERS[pid], PREDICTIONS[pid])
+    for kind in ("output", AFTER):  # above the reveal (held or not: the hold test), or further down
+        assert not leaks(Visible(vis.notebook, pid, cells=[(2, kind, FIGURE)]), ANSWERS[pid], PREDICTIONS[pid])
     screen = Screen({"metadata": {}}, pid)
     assert screen.cell_texts({"outputs": [{"output_type": "display_data",
                                            "data": {"image/png": "iVBOR", "text/plain": "<Figure size 1045x462>"}}]}) == [FIGURE]
