@@ -7,7 +7,10 @@ builds a Llama-shaped model of real size with random weights and measures it:
 * :func:`random_model` — a ``LlamaForCausalLM`` built from a ``LlamaConfig`` (:data:`SIZES`, or
   any config), seeded random weights, nothing downloaded; refused, with a Korean message naming
   a size that fits, when its weights would not fit in the memory available now
-  (:func:`available_memory`, :func:`memory_needed`);
+  (:func:`available_memory`: the machine's free memory or, when smaller, what this process's
+  cgroup still allows, :func:`cgroup_memory`; :func:`memory_needed`);
+* :func:`fitting_size` — the largest size that fits now, with a Korean line saying which and why
+  (what the notebooks use, so that a kernel in a container with a memory limit is not killed);
 * :func:`read_bandwidth` — the probe: bytes/s of summing a buffer many times the last-level cache;
 * :func:`time_passes` — median ms of one forward pass of k new tokens after a short cached
   context (plain transformers with a ``DynamicCache``, cropped back after each pass): k = 1 is a
