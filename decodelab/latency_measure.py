@@ -441,10 +441,11 @@ def matmul_roofline_figure(result: MatmulRoofline, *, prediction=None, ax=None):
     ax.plot(b, result.predicted_ms(), "-", color="#6b7280", lw=2, alpha=0.8,
             label="루프라인 (이 측정의 대역폭과 FLOP/s)")
     if prediction is not None:
-        ax.plot(b, result.predicted_ms(prediction), "--", color="#2563eb", lw=1.5,
-                label=f"루프라인 ({prediction.name} 값)")
+        name = ("이 컴퓨터의 다른 측정: numpy 복사와 행렬 곱" if prediction.name == "this computer"
+                else prediction.name)
+        ax.plot(b, result.predicted_ms(prediction), "--", color="#2563eb", lw=1.5, label=f"루프라인 ({name} 값)")
     ax.axvline(result.ridge_batch, color="#9333ea", ls=":", lw=1.5)
-    ax.text(result.ridge_batch, ax.get_ylim()[1], f" 리지 B ≈ {result.ridge_batch:.0f}", color="#9333ea",
+    ax.text(result.ridge_batch, ax.get_ylim()[1], f" 리지 포인트: B ≈ {result.ridge_batch:.0f}", color="#9333ea",
             va="top", fontsize=11)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

@@ -534,3 +534,37 @@ def test_prediction_summary_shows_how_far_the_class_was_off(quizzes, tmp_path):
     assert "중앙값 3배 (최소 2배, 최대 4배)" in kv  # 12/3 = 4, 6/3 = 2
     curve = md.split("## 01-predict-curve")[1]
     assert "a. 평평하다: 1명" in curve and "b. 위치에 따라 늘어난다: 2명" in curve and "실제와 같은 예측: 2명" in curve
+
+
+def test_a_hold_after_the_reveal_waits_for_the_same_commit_or_skip(quizzes, monkeypatch):
+    """A cell after the reveal that shows the same result again (a figure of it) runs before the
+    commit in a Run All: hidden with the notice, opened by the commit; after a commit it shows at once."""
+    monkeypatch.setattr(views, "_display", lambda _x: None)
+    v = ex.PredictView("01-predict-kv-step")
+    ex.hold("01-predict-kv-step")
+    ex.reveal("01-predict-kv-step", 3.0)
+    ex.hold("01-predict-kv-step")          # the figure cell below the reveal
+    views._end_of_cell()
+    here = AnswerStore("course").dir
+    after = next(g for g in views._LIVE_GATES["01-predict-kv-step"] if not g.shows_result and g.store.dir == here)
+    assert after.state == "hidden" and after.held.layout.display == "none" and "예측 확정" in after.notice.value
+    v.input.value = "2"
+    v.button.click()
+    assert after.state == "open" and after.held.layout.display is None
+    ex.hold("01-predict-kv-step")          # run again after the commit: shown at once
+    views._end_of_cell()
+    again = [g for g in views._LIVE_GATES["01-predict-kv-step"] if not g.shows_result and g.store.dir == here]
+    assert all(g.state == "open" and g.held.layout.display is None for g in again) and len(again) == 2
+
+
+def test_a_skip_on_the_reveal_opens_a_hold_below_it(quizzes, monkeypatch):
+    monkeypatch.setattr(views, "_display", lambda _x: None)
+    ex.hold("01-predict-curve")
+    ex.reveal("01-predict-curve", "b")
+    ex.hold("01-predict-curve")
+    views._end_of_cell()
+    here = AnswerStore("course").dir
+    gates = [g for g in views._LIVE_GATES["01-predict-curve"] if g.store.dir == here]
+    result = next(g for g in gates if g.shows_result)
+    result.skip_button.click()
+    assert all(g.state == "open" for g in gates) and len(gates) == 2

@@ -61,6 +61,84 @@ def test_available_memory_reads_meminfo(tmp_path):
     assert avail is None or avail > 0, where
 
 
+def _files(folder, **files):
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name.replace("_", ".", 1)).write_text(text)
+    return folder
+
+
+def test_the_cgroup_limit_wins_over_the_machine_in_v2_a_pod(tmp_path):
+    """A Kubernetes pod with ``memory.limit: 1.5G`` (KubeSpawner: G = 2^30): its own cgroup namespace,
+    so the limit is at the root. Left = 1.5 GiB - (600 MiB used - 100 MiB reclaimable page cache)."""
+    root = _files(tmp_path / "cg", memory_max=str(1536 * 2**20), memory_current=str(600 * 2**20),
+                  memory_stat=f"anon 400000000\ninactive_file {100 * 2**20}\nactive_file 5\n")
+    proc = tmp_path / "cgroup"
+    proc.write_text("0::/\n")
+    left = 1536 * 2**20 - (600 - 100) * 2**20  # 1,086,324,736 bytes = 1036 MiB
+    assert mb.cgroup_memory(root, proc) == (left, mb.cgroup_memory(root, proc)[1])
+    avail, where = mb.available_memory(_meminfo(tmp_path, 20 * 2**20), cgroup_root=root, proc_cgroup=proc)  # 20 GiB free
+    assert avail == left == 1_086_324_736 and "cgroup v2" in where and "1.50 GiB" in where
+    # the machine has less free than the cgroup allows: the machine's figure
+    assert mb.available_memory(_meminfo(tmp_path, 512 * 1024), cgroup_root=root, proc_cgroup=proc)[0] == 512 * 2**20
+    (root / "memory.max").write_text("max\n")  # no limit
+    assert mb.cgroup_memory(root, proc)[0] is None
+    assert mb.available_memory(_meminfo(tmp_path, 2048), cgroup_root=root, proc_cgroup=proc)[0] == 2048 * 1024
+
+
+def test_a_parent_cgroups_limit_counts_and_v1_reads_its_own_files(tmp_path):
+    # v2 on one server: the process in /class/student1 (no limit of its own), /class limited to
+    # 2 GiB with 1.25 GiB used: 0.75 GiB left; the root's own files (none) do not count
+    root = tmp_path / "cg"
+    _files(root / "class", memory_max=str(2 * 2**30), memory_current=str(1280 * 2**20))
+    _files(root / "class" / "student1", memory_max="max", memory_current=str(300 * 2**20))
+    proc = tmp_path / "cgroup"
+    proc.write_text("0::/class/student1\n")
+    assert mb.cgroup_memory(root, proc)[0] == 2 * 2**30 - 1280 * 2**20 == 768 * 2**20
+    (root / "class" / "student1" / "memory.max").write_text(str(512 * 2**20))  # its own, smaller: 512 - 300
+    assert mb.cgroup_memory(root, proc)[0] == 212 * 2**20
+    # v1: memory.limit_in_bytes - (usage - total_inactive_file); 2^63 rounded to a page = no limit
+    v1 = tmp_path / "v1"
+    _files(v1 / "memory", memory_limit_in_bytes="9223372036854771712", memory_usage_in_bytes="19317071872")
+    _files(v1 / "memory" / "jupyter", memory_limit_in_bytes=str(2**30), memory_usage_in_bytes=str(384 * 2**20),
+           memory_stat=f"cache 1\ntotal_inactive_file {128 * 2**20}\n")
+    proc.write_text("12:pids:/\n4:memory:/jupyter\n0::/\n")
+    avail, where = mb.cgroup_memory(v1, proc)
+    assert avail == 2**30 - (384 - 128) * 2**20 == 768 * 2**20 and "cgroup v1" in where
+    proc.write_text("4:memory:/\n")  # the root alone: no limit
+    assert mb.cgroup_memory(v1, proc)[0] is None
+    assert mb.cgroup_memory(tmp_path / "none", tmp_path / "missing")[0] is None  # nothing mounted: no limit
+
+
+def test_the_notebooks_size_is_the_largest_that_fits(monkeypatch):
+    # needs (fp32, weights + 256 MiB): 400m 1.807 GiB, 100m 0.708 GiB, tiny 0.257 GiB; 60% of what is available
+    gib = 2**30
+    monkeypatch.setattr(mb, "available_memory", lambda: (4 * gib, "시험"))  # 2.4 GiB usable
+    size, why = mb.fitting_size("400m")
+    assert size == "400m" and "'400m'(매개변수 418M개)를 씁니다" in why and "2.40 GiB" in why
+    assert mb.fitting_size("1b")[0] == "400m"  # 1b needs 3.78 GiB
+    monkeypatch.setattr(mb, "available_memory", lambda: (1.25 * gib, "시험 (cgroup 아님)"))  # 0.75 GiB usable
+    size, why = mb.fitting_size("400m")
+    assert size == "100m" and "메모리가 모자라 '400m' 대신 '100m'(매개변수 123M개)를 씁니다" in why and "1.81 GiB" in why
+    assert "시험 (cgroup 아님)" in why and "시험용" not in why
+    # a 1.5 GiB pod with the kernel's ~0.42 GiB in it: 1.08 GiB left; a cgroup's own: 85% = 0.918 GiB
+    monkeypatch.setattr(mb, "available_memory", lambda: (1.08 * gib, "cgroup v2 메모리 한도 1.50 GiB 중 남은 몫"))
+    size, why = mb.fitting_size("400m")
+    assert size == "100m" and "1.08 GiB의 85% = 0.92 GiB" in why
+    monkeypatch.setattr(mb, "available_memory", lambda: (1.08 * gib, "운영체제가 알려 준 사용 가능 메모리"))
+    assert mb.fitting_size("400m")[0] == "tiny"  # the machine's: 60% = 0.648 GiB
+    monkeypatch.setattr(mb, "available_memory", lambda: (1.0 * gib, "시험"))  # 0.6 GiB: only tiny
+    size, why = mb.fitting_size("400m")
+    assert size == "tiny" and "메모리 한계라는 것은 보여 주지 못합니다" in why
+    monkeypatch.setattr(mb, "available_memory", lambda: (300 * 2**20, "시험"))  # 180 MiB: nothing
+    with pytest.raises(MemoryError, match="가장 작은 모델\\('tiny', fp32\\)도"):
+        mb.fitting_size("400m")
+    monkeypatch.setattr(mb, "available_memory", lambda: (None, "알 수 없음"))
+    assert mb.fitting_size("400m") == ("400m", "모델 크기 '400m': 알 수 없음")
+    with pytest.raises(ValueError, match="알 수 없는 모델 크기"):
+        mb.fitting_size("7b")
+
+
 def test_a_model_that_does_not_fit_is_refused_in_korean_with_a_smaller_size(monkeypatch):
     # 2 GiB available, 60% usable = 1.29 GB: 400m fp32 needs 1.67 GB + 256 MiB; 100m fp32 (0.76 GB)
     # and 400m bf16 (1.10 GB) fit
@@ -112,6 +190,27 @@ def test_time_passes_keeps_the_context_and_checks_k():
         mb.time_passes(model, (0, 4))
     with pytest.raises(ValueError, match="ks=.*1을 포함"):
         mb.measure_memory_bound("tiny", ks=(2, 4))
+
+
+def test_time_passes_measures_the_ks_round_robin_with_medians(monkeypatch):
+    """A burst of load must land on every k of a round, not on one k's block: passes go k = 1, 2, 4,
+    1, 2, 4, ... (one untimed round first), each after the same cached context; each k's time is the
+    median of its timed rounds. A fake clock: pass n after the prompt takes n ms, so the timed
+    rounds are passes 4-12 and k = 1 takes 4, 7, 10 ms (median 7), k = 2 8, k = 4 9."""
+    model = mb.random_model("tiny")
+    seen, now = [], [0.0]
+    forward = type(model).forward
+
+    def recording(self, *args, **kwargs):
+        seen.append((kwargs["input_ids"].shape[1], kwargs["cache"].get_seq_length()))
+        now[0] += (len(seen) - 1) / 1e3
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "forward", recording)
+    monkeypatch.setattr(mb.time, "perf_counter", lambda: now[0])
+    ms = mb.time_passes(model, (1, 2, 4), context=8, repeats=3, warmup=1)
+    assert seen == [(8, 0)] + [(k, 8) for k in (1, 2, 4)] * 4  # the prompt, then one warm-up and three timed rounds
+    assert ms == pytest.approx([7.0, 8.0, 9.0])
 
 
 def test_bench_memory_runs_at_a_small_size(tmp_path, capsys, monkeypatch):

@@ -20,6 +20,12 @@ explanation (``why``) is part of what is revealed. So nothing a student can read
   and anything whose layout says ``display: none``. Output held for another prediction counts as
   visible (the student commits that one first); the prediction's own question widget does not
   count (its options are the question);
+- what the cells after the reveal that use its held result print or draw (:func:`reshown_after_reveal`:
+  down to the next prediction, a code cell that reads a name a held cell bound, ``res`` of
+  ``res = measure(...)``): in a Run All they run before the student commits, so their output is on
+  screen then unless it is held too (``ex.hold`` at their top). A figure in such a cell right under
+  the reveal (no markdown between) counts as a leak by itself: its text cannot be read, and it
+  redraws the held result on the same screen;
 - the earlier part of the same lesson (notebook 04 for 04b: its sources and what it printed), unless
   the prediction is labelled as reasoning from what that part taught (``reasoned``: its prompt says
   so, and the earlier part is the material to reason with);
@@ -46,6 +52,7 @@ Every code cell between ``ex.predict(ID)`` and ``ex.reveal(ID, ...)`` must also 
 
 from __future__ import annotations
 
+import ast
 import html
 import json
 import os
@@ -97,7 +104,8 @@ ANSWERS: dict[str, Answer] = {
                                                         r"답이(늘|언제나)?하나", r"세번모두같")),
     "01-predict-kv-step": Answer(phrases=(r"배수가생각보다작",), note=MEASURED),
     "02-predict-tpot-70b": Answer(numbers=(Num(21, 23, ("ms", "밀리초")), Num(43, 48, ("tok/s", "토큰", "tokens/s"))),
-                                  phrases=(r"메모리에서읽는데22",)),
+                                  phrases=(r"메모리에서읽는데22",),
+                                  premises=(Num(172, 189, ("초", "s")),)),  # 8,192 tokens decoded one by one: 8,192 x the step
     "02-predict-batch-throughput": Answer(phrases=(r"16배에는?못미",), note=MEASURED,
                                           shown=(r"B=16:요청하나의TPOT\d",)),  # 16 ÷ this = the throughput ratio
     "02-predict-batch-tpot": Answer(phrases=(r"TPOT[는가은이]?줄지않", r"TPOT[는가은이]?(오히려|같거나)?늘",
@@ -198,6 +206,59 @@ class Visible:
     pid: str
     cells: list[tuple[int, str, str]] = field(default_factory=list)  # (cell index, kind, text)
     reveal_source: str = ""
+    after: list[int] = field(default_factory=list)  # code cells after the reveal that use its held result
+    under: list[int] = field(default_factory=list)  # those of them right under the reveal (no markdown between)
+
+
+def _names(source: str) -> tuple[set[str], set[str], set[str]]:
+    """(names a cell binds by assignment, every name it binds (loop and comprehension variables
+    too), names it reads) from its Python source (IPython magics and shell lines left out)."""
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set(), set(), set()
+    bound, loops, read = set(), set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)):
+            loops |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            targets = [node.optional_vars]
+        for t in targets:
+            bound |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read.add(node.id)
+    return bound, bound | loops, read
+
+
+def reshown_after_reveal(cells: list[dict], predict_at: int, reveal_at: int) -> tuple[list[int], list[int]]:
+    """The code cells after the reveal (down to the next ``ex.predict``) that read a name the cells
+    from the prediction to the reveal bound (the held result: ``res``, ``rows``), and do not bind it
+    themselves: in a Run All they run before the commit and show that result again; and those of
+    them right under the reveal cell (no markdown cell between: the same screen as the hidden value)."""
+    held: set[str] = set()
+    for j in range(predict_at + 1, reveal_at + 1):
+        if cells[j]["cell_type"] == "code":
+            held |= _names(_source(cells[j]))[0]
+    out, under, adjacent = [], [], True
+    for j in range(reveal_at + 1, len(cells)):
+        if cells[j]["cell_type"] != "code":
+            adjacent = False
+            continue
+        src = _source(cells[j])
+        if re.search(r"\bex\.predict\(", src):
+            break
+        _, bound, read = _names(src)
+        if (read - bound) & held:
+            out.append(j)
+            if adjacent:
+                under.append(j)
+    return out, under
 
 
 _WIDGET = re.compile(r"\bex\.(predict|reveal|written)\(\s*[\"']([0-9]{2}[a-z]?-[a-z0-9-]+)[\"']")
@@ -241,7 +302,8 @@ def visible_before_reveal(path: Path) -> list[Visible]:
             end = r + 1
             while end < len(cells) and cells[end]["cell_type"] != "code":
                 end += 1
-            vis = Visible(path.name, pid, reveal_source=_source(cells[r]))
+            after, under = reshown_after_reveal(cells, i, r)
+            vis = Visible(path.name, pid, reveal_source=_source(cells[r]), after=after, under=under)
             for j in range(end):
                 if cells[j]["cell_type"] in ("markdown", "code"):
                     vis.cells.append((j, cells[j]["cell_type"], _source(cells[j])))
@@ -276,6 +338,9 @@ def leaks(vis: Visible, answer: Answer, pred: ex.Prediction) -> list[str]:
         hits = sorted({w for w in whys if w in folded}) if kind != "glossary" else []  # it glosses the same terms
         if hits:
             found.append(f"{where}: a sentence of the revealed explanation (why): {hits[0]!r}")
+        if kind == UNDER and text == FIGURE:
+            found.append(f"{where}: a figure of the held result, on screen before the commit (start the cell with "
+                         f"ex.hold({vis.pid!r}))")
     if pred.kind == "choice":
         lit = re.search(rf"ex\.reveal\(\s*[\"']{re.escape(vis.pid)}[\"']\s*,\s*[\"']([a-h])[\"']\s*\)", vis.reveal_source)
         if lit:
@@ -288,6 +353,14 @@ def leaks(vis: Visible, answer: Answer, pred: ex.Prediction) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 _EXECUTED: dict[Path, dict] = {}
+FIGURE = "\x00figure"
+"""What :meth:`Screen.output_texts` gives for an image output (a figure: no text to read)."""
+AFTER = "output after the reveal"
+"""The kind of what a cell of :attr:`Visible.after` shows (its text is checked like any output)."""
+UNDER = "output right under the reveal"
+"""The kind of what a cell of :attr:`Visible.under` shows: a figure there redraws the hidden value
+on the same screen, so it is a leak by itself (a figure further down, after the lesson's text
+went on, is not read: its text cannot be checked)."""
 GLOSSARY = ROOT / "GLOSSARY.md"
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -302,6 +375,7 @@ read instead of running the notebook again, and a notebook this session runs is 
 def executed(path: Path) -> dict:
     """The notebook at ``path`` (a JSON dict) executed top to bottom, once per test session
     (or read from :data:`REUSE_ENV`): nbclient with this interpreter's kernel and this checkout's ``decodelab`` first on its path,
+    matplotlib's inline backend as a student's kernel has it (figures are outputs),
     the widgets' state kept in its metadata (what the front end would draw).
 
     Raises:
@@ -321,6 +395,7 @@ def executed(path: Path) -> dict:
 
         nb = nbformat.read(path, as_version=4)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+        env.pop("MPLBACKEND", None)  # the student's kernel draws figures (inline backend): the tests' Agg would hide them
         client = NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=True,
                                 resources={"metadata": {"path": str(path.parent)}})
         client.execute(env=env)
@@ -357,6 +432,8 @@ class Screen:
         data = output.get("data", {})
         if _WIDGET_VIEW in data:
             return self.widget_texts(data[_WIDGET_VIEW].get("model_id", ""))
+        if any(k.startswith("image/") for k in data):
+            return [FIGURE]
         if "text/html" in data:
             return [_strip_html(_joined(data["text/html"]))]
         if "text/markdown" in data:
@@ -417,7 +494,8 @@ def _lesson(path: Path) -> str:
 
 
 def printed_before_reveal(path: Path, vis: Visible, *, earlier_part: bool = True) -> list[tuple[int, str, str]]:
-    """What the executed notebook at ``path`` shows above ``vis``'s reveal (cells ``vis`` covers),
+    """What the executed notebook at ``path`` shows above ``vis``'s reveal (cells ``vis`` covers) and in
+    the cells after it that show its held result again (``vis.after``, kind :data:`AFTER`),
     what the earlier part of the same lesson shows (notebook 04 for 04b: sources and outputs), and
     ``GLOSSARY.md``, as (cell index, kind, text); kinds: ``output``, ``NN_name source`` / ``NN_name
     output`` (the earlier part; left out with ``earlier_part=False``: a prediction labelled as
@@ -429,6 +507,8 @@ def printed_before_reveal(path: Path, vis: Visible, *, earlier_part: bool = True
     for j in sorted({j for j, _, _ in vis.cells}):
         if cells[j]["cell_type"] == "code":
             out += [(j, "output", t) for t in screen.cell_texts(cells[j])]
+    for j in vis.after:
+        out += [(j, UNDER if j in vis.under else AFTER, t) for t in screen.cell_texts(cells[j])]
     for earlier in NOTEBOOKS if earlier_part else ():
         if _lesson(earlier) == _lesson(path) and earlier.name < path.name:
             enb = executed(earlier)
@@ -674,3 +754,34 @@ def test_the_checker_finds_a_premise_one_division_away_and_a_shown_pattern():
     assert leaks(_fake([("output", table)], alpha), ANSWERS[alpha], PREDICTIONS[alpha])
     assert leaks(_fake([("glossary", "첫 거절 뒤의 초안은 버려지므로 수락률은 α보다 작게 나옵니다.")], alpha),
                  ANSWERS[alpha], PREDICTIONS[alpha])
+
+
+def test_cells_after_the_reveal_that_show_the_held_result_are_found(tmp_path):
+    """A figure of the held result under the reveal (no text to read) is a leak unless held; a
+    premise printed there one multiplication away (8,192 x the step time) is found too."""
+    pid = "02-predict-pass-k8"
+    nb = {"cells": [
+        {"cell_type": "code", "source": f'ex.predict("{pid}")'},
+        {"cell_type": "code", "source": f'ex.hold("{pid}")\nres = mb.measure()\nfor d in res.dtypes:\n    x = d\nex.reveal("{pid}", "a")'},
+        {"cell_type": "code", "source": "fig = mb.pass_time_figure(res)"},
+        {"cell_type": "markdown", "source": "읽는 법"},
+        {"cell_type": "code", "source": "print([d for d in (1, 2)])"},  # its own d (a loop variable above)
+        {"cell_type": "code", "source": "%matplotlib inline\nprint(res.probe)"},  # a magic line left out
+        {"cell_type": "code", "source": 'ex.predict("02-predict-batch-tpot")'},
+        {"cell_type": "code", "source": "print(res)"},               # past the next prediction
+        {"cell_type": "code", "source": 'ex.hold("02-predict-batch-tpot")\nex.reveal("02-predict-batch-tpot", "a")'},
+    ]}
+    path = tmp_path / "02_x.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    vis = next(v for v in visible_before_reveal(path) if v.pid == pid)
+    assert vis.after == [2, 5] and vis.under == [2]
+    figure = Visible(vis.notebook, pid, cells=[(2, UNDER, FIGURE)])
+    assert leaks(figure, ANSWERS[pid], PREDICTIONS[pid])
+    for kind in ("output", AFTER):  # above the reveal (held or not: the hold test), or further down
+        assert not leaks(Visible(vis.notebook, pid, cells=[(2, kind, FIGURE)]), ANSWERS[pid], PREDICTIONS[pid])
+    screen = Screen({"metadata": {}}, pid)
+    assert screen.cell_texts({"outputs": [{"output_type": "display_data",
+                                           "data": {"image/png": "iVBOR", "text/plain": "<Figure size 1045x462>"}}]}) == [FIGURE]
+    tpot = "02-predict-tpot-70b"
+    said = _fake([(AFTER, "같은 토큰 8,192개를 디코드로 하나씩 만들면: 약 179 초")], tpot)
+    assert leaks(said, ANSWERS[tpot], PREDICTIONS[tpot])

@@ -122,6 +122,16 @@ def test_glossary_lists_the_decided_variants():
     assert len(VARIANTS) >= 30
 
 
+def test_each_term_is_listed_once():
+    """One row per term: a second row with another gloss leaves two definitions to choose from."""
+    seen: dict[str, int] = {}
+    for table in _tables(GLOSSARY.read_text(encoding="utf-8")):
+        if VARIANT_COLUMN in table[0]:
+            for row in table[1:]:
+                seen[row[0]] = seen.get(row[0], 0) + 1
+    assert len(seen) >= 30 and not [t for t, n in seen.items() if n > 1], [t for t, n in seen.items() if n > 1]
+
+
 def test_variants_never_hit_a_preferred_term():
     # a variant that is part of a preferred term would flag correct text (false positive)
     preferred_terms = set()

@@ -449,7 +449,10 @@ def hold(exercise_id: str, *, until: tuple[str, ...] | list[str] = (), quizzes_d
          answers_dir: str | os.PathLike | None = None) -> None:
     """Put on the first line of a measuring cell: what the cell prints, displays or plots from here
     to its end (or to its :func:`reveal`) is held back and shows only once the exercise's value
-    opens. Cells between the prediction and the :func:`reveal` cell may each start with it.
+    opens. Cells between the prediction and the :func:`reveal` cell may each start with it, and so
+    may a cell after the reveal that shows the same result again (a figure of it): in a Run All it
+    runs before the student commits, so it stays hidden until the same commit or skip; when the
+    prediction was committed (or the value opened) before the cell runs, its output shows at once.
 
     Args:
         until: other prediction ids whose answer this output also gives (two predictions on one
@@ -466,7 +469,12 @@ def hold(exercise_id: str, *, until: tuple[str, ...] | list[str] = (), quizzes_d
     queue = _HOLDING.setdefault(exercise_id, [])
     for old in queue:  # a rerun: any earlier capture of this exercise has ended
         old.stop_capture()
-    queue[:] = [g for g in queue if g.store.dir == gate.store.dir and g.state == "waiting"]
+    queue[:] = [g for g in queue if g.store.dir == gate.store.dir and g.state in ("waiting", "hidden")]
+    rec = gate.store.get(gate.ex.id) or {}
+    if (rec.get("response") is not None or rec.get("revealed") is not None) and not gate._waiting_for():
+        gate.open()  # committed (or opened) before this cell ran: nothing to hide
+    elif any(g.shows_result and g.value is not None for g in gate._siblings()):
+        gate._hide()  # a cell after the reveal (Run All): hidden like the result, opened by the same commit or skip
     _display(gate.view)
     _hook_cells()
     gate.start_capture()
