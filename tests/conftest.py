@@ -89,7 +89,8 @@ _NEEDS_MARK = {"browser": ({"browser", "lab_server"}, ()), "classroom": (set(), 
 def pytest_collection_modifyitems(config, items) -> None:
     """Refuse (a usage error naming the tests) a test that uses the browser fixtures but lacks the
     ``browser`` marker, or whose module starts a JupyterHub (``hubkit.start_hub``) but lacks the
-    ``classroom`` marker: ``-m "not browser and not classroom"`` must leave them out."""
+    ``classroom`` marker: ``-m "not browser and not classroom"`` must leave them out; either also
+    needs an ``xdist_group``, so the tests that share its server run on one worker."""
     sources: dict[str, str] = {}
     unmarked = []
     for item in items:
@@ -105,6 +106,9 @@ def pytest_collection_modifyitems(config, items) -> None:
             needs = fixtures & set(item.fixturenames) or any(c in sources[module.__name__] for c in calls)
             if needs and not item.get_closest_marker(mark):
                 unmarked.append(f"{item.nodeid}: needs @pytest.mark.{mark} (pytestmark at module level)")
+            if needs and not item.get_closest_marker("xdist_group"):  # its module's tests share one server
+                unmarked.append(f"{item.nodeid}: needs pytest.mark.xdist_group(...) (pytestmark at module level), "
+                                "so --dist loadgroup keeps the tests that share its server on one worker")
     if unmarked:
         raise pytest.UsageError("tests that start a server without their marker:\n" + "\n".join(unmarked))
 

@@ -46,7 +46,7 @@ import browserkit  # noqa: E402
 from decodelab.classroom.assignments import write_course  # noqa: E402
 from decodelab.classroom.cli import autograde_command  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.classroom]
+pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("classroom_formgrader")]
 
 ROOT = Path(__file__).resolve().parents[1]
 A = "exam-02"

@@ -40,7 +40,7 @@ from browserkit import JS_OPEN, SCREENSHOTS
 from decodelab.assess.exercises import classpoll
 from decodelab.classroom.polls import LECTURER_CACHE_S, SERVICE
 
-pytestmark = [pytest.mark.slow, pytest.mark.classroom]
+pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("classroom_polls")]
 
 STUDENTS = ["alice", "bob", "carol"]
 LECTURER = "lecturer"
