@@ -117,6 +117,40 @@ def test_demo_hub_refuses_to_start_without_a_good_password(tmp_path, monkeypatch
     assert "short" not in str(e.value).replace("너무 짧습니다", "")
 
 
+def test_demo_hub_refuses_a_non_ascii_password_and_the_guides_example_starts(tmp_path, monkeypatch):
+    """JupyterHub's shared-password login compares with ``hmac.compare_digest`` on str, which raises
+    TypeError for non-ASCII text: a Hangul password made every login HTTP 500. The hub refuses it at
+    start, in Korean, saying why. The guide's own example (lecturer/classroom.md section 9) was a
+    30-character Hangul lecturer password: its passwords must pass the hub's checks."""
+    import hmac
+    import re
+    import shlex
+
+    with pytest.raises(TypeError):  # why: what JupyterHub does with such a password at every login
+        hmac.compare_digest("강의자-비밀번호", "강의자-비밀번호")
+    course = tmp_path / "course"
+    assert _init([str(course), "--demo-users", "alice"]) == 0
+    monkeypatch.setattr(hub.os, "geteuid", lambda: 0)
+    for env, value in ((hub.PASSWORD_ENV, "학생용-비밀번호-1234"), (hub.ADMIN_PASSWORD_ENV, "강의자용-" + "긴" * 40)):
+        monkeypatch.setenv(hub.PASSWORD_ENV, "class-pw-1234")
+        monkeypatch.setenv(hub.ADMIN_PASSWORD_ENV, "L" * 40)
+        monkeypatch.setenv(env, value)
+        with pytest.raises(SystemExit, match=f"{env}의 비밀번호에 한글 등 ASCII가 아닌 글자가 있습니다") as e:
+            _load(course / "jupyterhub_config.py")
+        assert "HTTP 500" in str(e.value) and value not in str(e.value)
+    guide = (hubkit.REPO / "lecturer" / "classroom.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## 9. 데모 모드"):guide.index("## 10.")]
+    line = re.search(r"^env (DECODELAB_HUB_PASSWORD=.*?) \\$", section, re.M)[1]
+    given = dict(word.split("=", 1) for word in shlex.split(line))
+    assert set(given) == {hub.PASSWORD_ENV, hub.ADMIN_PASSWORD_ENV}
+    for env, value in given.items():
+        monkeypatch.setenv(env, value)
+    cfg = _load(course / "jupyterhub_config.py")
+    assert cfg.SharedPasswordAuthenticator.user_password == given[hub.PASSWORD_ENV]
+    assert cfg.SharedPasswordAuthenticator.admin_password == given[hub.ADMIN_PASSWORD_ENV]
+    assert hmac.compare_digest(given[hub.ADMIN_PASSWORD_ENV], given[hub.ADMIN_PASSWORD_ENV])
+
+
 def test_init_class_mode_with_a_roster(tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text("username,name\nminji,김민지\njunho,박준호\n", encoding="utf-8")

@@ -100,8 +100,10 @@ def password_from_env(name: str, min_length: int, *, required: bool = True) -> s
     Returns None when it is unset and not ``required``.
 
     Raises:
-        SystemExit: (Korean) unset while required, or shorter than ``min_length`` characters. The
-            message names the variable and the length, never the value.
+        SystemExit: (Korean) unset while required, shorter than ``min_length`` characters, or not
+            ASCII: JupyterHub's ``SharedPasswordAuthenticator`` compares the typed password with
+            ``hmac.compare_digest`` on str, which raises TypeError for non-ASCII text, so every login
+            would be HTTP 500. The message names the variable and the length, never the value.
     """
     value = os.environ.get(name, "")
     if not value:
@@ -109,6 +111,10 @@ def password_from_env(name: str, min_length: int, *, required: bool = True) -> s
             raise SystemExit(f"[decodelab] 환경 변수 {name}에 비밀번호를 넣고 다시 시작하세요 "
                              f"({min_length}자 이상, 설정 파일에는 쓰지 않습니다).")
         return None
+    if not value.isascii():
+        raise SystemExit(f"[decodelab] {name}의 비밀번호에 한글 등 ASCII가 아닌 글자가 있습니다: JupyterHub의 공유 비밀번호 "
+                         "로그인은 ASCII가 아닌 비밀번호를 비교하지 못해 모든 로그인이 오류(HTTP 500)가 됩니다. 영문자·숫자·"
+                         f"기호로만 {min_length}자 이상인 비밀번호로 정하세요.")
     if len(value) < min_length:
         raise SystemExit(f"[decodelab] {name}의 비밀번호가 너무 짧습니다 ({len(value)}자): {min_length}자 이상으로 정하세요.")
     return value
