@@ -83,6 +83,7 @@ def test_init_demo_writes_a_config_jupyterhub_loads(tmp_path, monkeypatch, capsy
     assert cfg.DemoSpawner.home_dir_template == str(homes / "{username}")
     # no --allow-root; kernels on Unix sockets in the home, never TCP ports another student could listen to
     assert cfg.Spawner.args == ["--KernelManager.transport=ipc"]
+    assert cfg.Spawner.disable_user_config is True  # never the student's ~/.jupyter (tests/test_classroom_attacks.py)
     from decodelab.classroom.spawner import DEMO_USER, DemoSpawner
 
     assert DEMO_USER == hub.DEMO_USER and DemoSpawner.system_user.default_value == "decodelab-demo"
@@ -434,11 +435,25 @@ def test_pre_spawn_hook_gives_missing_notebooks_and_keeps_the_students_copy(tmp_
     (home / "01_a.ipynb").write_text("alice's edits", encoding="utf-8")
     spawner = types.SimpleNamespace(user=types.SimpleNamespace(name="alice"), home_dir=str(home),
                                     log=logging.getLogger("test"), environment={"KEEP": "1"})
+    config_dir = tmp_path / "student-jupyter"
+    monkeypatch.setattr(hub, "STUDENT_CONFIG_DIR", config_dir)  # a root hub's (/etc/decodelab/...), here a temp one
+    monkeypatch.setattr(hub.os, "geteuid", lambda: 0)
     hub.pre_spawn_hook(src, system_users=False)(spawner)
     assert (home / "01_a.ipynb").read_text() == "alice's edits"
     assert (home / "02_b.ipynb").read_text() == "02_b.ipynb"
     assert spawner.environment == {"KEEP": "1", "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers"),
-                                   "JUPYTER_RUNTIME_DIR": str(home / ".jupyter" / "runtime")}
+                                   "JUPYTER_RUNTIME_DIR": str(home / ".jupyter" / "runtime"),
+                                   "JUPYTER_CONFIG_PATH": str(config_dir)}
+    # nbgrader's lecturer side off outside the home (read with disable_user_config), never in ~/.jupyter
+    server = json.loads((config_dir / "jupyter_server_config.d" / "nbgrader.json").read_text(encoding="utf-8"))
+    assert server == {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False,
+                                                            "nbgrader.server_extensions.course_list": False}}}
+    page = json.loads((config_dir / "labconfig" / "page_config.json").read_text(encoding="utf-8"))
+    assert set(page["disabledExtensions"]) == {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
+                                               "@jupyter/nbgrader:create-assignment"}
+    assert {oct(p.stat().st_mode & 0o777) for p in config_dir.rglob("*")} == {"0o755", "0o644"}
+    assert not (home / ".jupyter" / "jupyter_server_config.d").exists()
+    assert not (home / ".jupyter" / "labconfig").exists()
     # the student side of nbgrader: course, exchange (created, world-writable + sticky), login as student id
     assert (tmp_path / "exchange").stat().st_mode & 0o7777 == 0o1777
     from traitlets.config.loader import PyFileConfigLoader

@@ -288,18 +288,52 @@ c.Exchange.root = {exchange!r}
 c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
 """
 #: nbgrader's lecturer side, which a student's server does not load: its server extensions and
-#: JupyterLab plugins are turned off at the user level, the level above the environment's (what
-#: ``jupyter server extension disable --user`` and ``jupyter labextension disable`` write), in files
-#: the hook writes into the home at every spawn; the Assignments tab (assignment_list,
-#: validate_assignment) stays. Hiding, not a guard: on a student's server they reach only that
-#: student's own files.
+#: JupyterLab plugins are turned off in a folder the hook writes at every spawn
+#: (:func:`write_student_config`), root's and outside every home, put first on the servers'
+#: ``JUPYTER_CONFIG_PATH`` (the level above the user's and the environment's), so it is still read with
+#: ``c.Spawner.disable_user_config = True`` (the student's ``~/.jupyter`` is not: a student's
+#: ``jupyter_server_config.py`` took the CSP sandbox off their served files and a page there acted as
+#: the lecturer); the Assignments tab (assignment_list, validate_assignment) stays. Hiding, not a
+#: guard: on a student's server they reach only that student's own files.
 STUDENT_OFF_SERVER = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
 STUDENT_OFF_LAB = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:create-assignment")
 STUDENT_SERVER_CONFIG = json.dumps({"ServerApp": {"jpserver_extensions": {e: False for e in STUDENT_OFF_SERVER}}},
                                    indent=1) + "\n"
 STUDENT_PAGE_CONFIG = json.dumps({"disabledExtensions": {p: True for p in STUDENT_OFF_LAB}}, indent=1) + "\n"
+#: where a root hub writes :data:`STUDENT_SERVER_CONFIG` and :data:`STUDENT_PAGE_CONFIG` (the same for
+#: every course): root's, mode 0755, so every student's server reads it and none can change it
+STUDENT_CONFIG_DIR = Path("/etc/decodelab/student-jupyter")
 EXCHANGE_ENV = "NBGRADER_EXCHANGE_ROOT"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+
+
+def write_student_config(folder: str | os.PathLike) -> Path:
+    """Write the students' Jupyter config (:data:`STUDENT_SERVER_CONFIG` as
+    ``jupyter_server_config.d/nbgrader.json``, :data:`STUDENT_PAGE_CONFIG` as
+    ``labconfig/page_config.json``) into ``folder``, folders mode 0755 and files 0644 of this
+    process's user (root's for a root hub), each file replaced whole; returns ``folder``.
+
+    Raises:
+        OSError: the folder cannot be made or written (a hub that is not root and was given
+            :data:`STUDENT_CONFIG_DIR`).
+    """
+    folder = Path(folder)
+    for rel, text in (("jupyter_server_config.d/nbgrader.json", STUDENT_SERVER_CONFIG),
+                      ("labconfig/page_config.json", STUDENT_PAGE_CONFIG)):
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for d in (folder, path.parent):
+            os.chmod(d, 0o755)
+        try:
+            if path.read_text(encoding="utf-8") == text and not path.is_symlink():
+                continue
+        except OSError:
+            pass
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    return folder
 
 
 def exchange_root() -> Path:
@@ -334,7 +368,8 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
     environment, so answers stay in that student's home whatever the hub's own environment holds,
     and writes the student side of nbgrader, ``<home>/.jupyter/nbgrader_config.py`` (``course_id``,
     the exchange folder of :func:`exchange_root`, created mode 1777 if missing, and the hub login as
-    nbgrader's student id).
+    nbgrader's student id). nbgrader's lecturer side is turned off in :func:`write_student_config`'s
+    folder (:data:`STUDENT_CONFIG_DIR` for a root hub), given to the server as ``JUPYTER_CONFIG_PATH``.
     """
     src = Path(notebooks)
 
@@ -355,9 +390,10 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
                 _owned_dirs(runtime, owner)
         # as the student (owner), never as root: the home may hold links the student planted
         copied = write_home(home, owner, notebooks=src,
-                            files={".jupyter/nbgrader_config.py": _student_nbgrader_text(course_id),
-                                   ".jupyter/jupyter_server_config.d/nbgrader.json": STUDENT_SERVER_CONFIG,
-                                   ".jupyter/labconfig/page_config.json": STUDENT_PAGE_CONFIG}, log=spawner.log)
+                            files={".jupyter/nbgrader_config.py": _student_nbgrader_text(course_id)}, log=spawner.log)
+        # nbgrader's lecturer side off, where the student cannot write (a hub that is not root runs
+        # every server as itself: the course's state folder, its own, is as safe as anything then)
+        config_dir = write_student_config(STUDENT_CONFIG_DIR if os.geteuid() == 0 else src.parent / "state" / "student-jupyter")
         if copied:
             spawner.log.info("decodelab: gave %s %d course notebooks", name, len(copied))
         # the kernels' Unix sockets (c.Spawner.args: ipc) are named after the runtime folder's path,
@@ -365,7 +401,8 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
         # under /home; a demo home is deeper (demo_runtime_dir)
         spawner.environment = {**spawner.environment,
                                "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers"),
-                               "JUPYTER_RUNTIME_DIR": str(runtime)}
+                               "JUPYTER_RUNTIME_DIR": str(runtime),
+                               "JUPYTER_CONFIG_PATH": str(config_dir)}
 
     return hook
 
@@ -464,6 +501,10 @@ c.Spawner.args = ["--KernelManager.transport=ipc"]
 c.Spawner.env_keep = ["LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
 c.Spawner.environment = {{"PATH": {path!r}}}
 c.Spawner.default_url = "/lab/tree/{first}"
+# a student's server never reads the student's own ~/.jupyter config: students share the hub's origin
+# (no subdomains), and a student's jupyter_server_config.py took the CSP sandbox off the files their
+# server serves, so a page there opened by the lecturer acted as the lecturer (lecturer/classroom.md)
+c.Spawner.disable_user_config = True
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 180
 c.JupyterHub.load_roles = [{{
