@@ -132,3 +132,70 @@ def test_a_students_own_jupyter_config_does_not_load(hub, student):
     answers = {path: httpx.get(f"{hub.url}/user/{STUDENT}{path}", headers=auth, timeout=60).status_code
                for path in ("/formgrader", "/formgraders", f"/nbgrader_version?version={nbgrader.__version__}")}
     assert list(answers.values()) == [404, 404, 200], answers
+
+
+RESERVED = ["decodelab-grader", "decodelab-formgrader", f"decodelab-x{SUFFIX}", "formgrader", "ngshare", "nobody",
+            "root", "bin", "daemon"]
+
+
+def test_sign_up_and_login_refuse_every_reserved_name(hub, prof):
+    """``decodelab-grader`` signed up (and, once approved, became the autograde sandbox's account):
+    every reserved name is refused at sign-up with a Korean reason, never listed for approval, and a
+    login under one does not get in."""
+    for name in RESERVED:
+        s, text = hubkit.sign_up(hub, name, STUDENT_PW)
+        assert "강좌의 서비스 계정이나 이 서버의 시스템 계정 이름이라" in text, (name, text[-800:])
+        s.login(STUDENT_PW, spawn=False)
+        assert not s.logged_in, name
+    page = prof.client.get("/hub/authorize").text
+    listed = [n for n in RESERVED if f"<td>{n}</td>" in page]
+    assert not listed, listed
+    assert "decodelab-grader" not in {u["name"] for u in prof.hub_api("GET", "/users").json()}
+
+
+def test_reserved_names_are_refused_at_spawn_roster_and_login_check():
+    """The same rule in the places a name arrives other than sign-up: the spawn hook (never
+    ``useradd`` for such a name), the roster/demo names of ``init``, and the authenticator's
+    login check (a name approved before this rule, or put on a roster)."""
+    from decodelab.classroom import accounts, auth, course, hub
+
+    name = f"decodelab-y{SUFFIX}"
+    spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name, admin=False), environment={},
+                                    log=logging.getLogger("test"))
+    with pytest.raises(RuntimeError, match="강좌나 이 서버가 쓰는 계정 이름이라 학생 서버를 띄우지 않습니다"):
+        hub.pre_spawn_hook(hubkit.REPO / "notebooks", system_users=True)(spawner)
+    with pytest.raises(KeyError):
+        pwd.getpwnam(name)
+    for bad in ("decodelab-grader", "ngshare", "bin"):
+        with pytest.raises(ValueError, match="학생 이름으로 쓸 수 없습니다"):
+            course.check_names(["minji", bad], "명단")
+    assert course.check_names(["minji"], "명단") == ["minji"]
+    authenticator = auth.NativeAuthenticator.__new__(auth.NativeAuthenticator)  # its rules only: no hub database
+    assert not authenticator.check_blocked_users("decodelab-grader")
+    assert not authenticator.check_blocked_users("daemon")
+    assert authenticator.check_blocked_users(f"minji{SUFFIX}")
+    assert not authenticator.validate_username("formgrader") and authenticator.validate_username("minji")
+    assert accounts.reserved_name("nobody") and not accounts.reserved_name(f"minji{SUFFIX}")
+
+
+def test_the_grader_accounts_must_be_system_accounts(tmp_path):
+    """An ordinary account (what the hub made for a student who signed up as ``decodelab-grader``) is
+    refused as the autograde sandbox's account and as formgrader's, with a Korean reason; a system
+    account is taken."""
+    from decodelab.classroom import accounts, exchange, sandbox
+
+    ordinary, system = f"dlord{SUFFIX}", f"dlsys{SUFFIX}"
+    try:
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/bash", ordinary], check=True, capture_output=True)
+        assert pwd.getpwnam(ordinary).pw_uid >= accounts.uid_min()
+        with pytest.raises(sandbox.SandboxError, match="시스템 계정이 아닌 일반 사용자 계정입니다"):
+            sandbox.sandbox_account(ordinary)
+        course = tmp_path / "course"
+        course.mkdir()
+        with pytest.raises(accounts.AccountError, match="formgrader 계정.*일반 사용자 계정입니다"):
+            exchange._formgrader_account(course, ordinary)
+        uid, gid = sandbox.sandbox_account(system)  # missing: made as a system account, then taken
+        assert 0 < uid < accounts.uid_min() and gid != 0
+        assert sandbox.sandbox_account(system) == (uid, gid)
+    finally:
+        _remove_users([ordinary, system])

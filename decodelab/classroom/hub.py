@@ -54,7 +54,7 @@ import sys
 from pathlib import Path
 
 # the course folder's basics (re-exported here for the hub's configs and callers of hub.read_roster etc.)
-from .accounts import system_account
+from .accounts import reserved_name, system_account, uid_min
 from .course import CONFIG_NAME, USERNAME, check_username, course_students, name_refusal, read_csv, read_roster
 from .homes import write_home
 from typing import Callable
@@ -219,17 +219,6 @@ def _owned_dirs(home: Path, owner: tuple[int, int]) -> None:
 PRIVILEGED_GROUPS = frozenset({"root", "sudo", "admin", "wheel", "adm", "shadow", "disk", "docker", "lxd", "libvirt"})
 
 
-def _uid_min() -> int:
-    """The first user id of ordinary accounts (``UID_MIN`` of ``/etc/login.defs``, else 1000)."""
-    import re
-
-    try:
-        m = re.search(r"^\s*UID_MIN\s+(\d+)", Path("/etc/login.defs").read_text(encoding="utf-8", errors="replace"), re.M)
-    except OSError:
-        m = None
-    return int(m[1]) if m else 1000
-
-
 def _check_existing_account(pw, *, admin: bool) -> None:
     """Refuse to run a hub user's server as an account of the machine that is not a student's.
 
@@ -245,7 +234,7 @@ def _check_existing_account(pw, *, admin: bool) -> None:
     """
     import grp
 
-    if pw.pw_uid < _uid_min() or pw.pw_uid == NOBODY:
+    if pw.pw_uid < uid_min() or pw.pw_uid == NOBODY:
         raise RuntimeError(f"사용자 이름 {pw.pw_name!r}은(는) 이 서버의 시스템 계정(uid {pw.pw_uid})이라 학생 서버를 "
                            "그 계정으로 띄우지 않습니다: 다른 이름으로 가입하게 하세요 (/hub/authorize 에서 승인을 거두세요).")
     if admin:
@@ -267,6 +256,9 @@ def _ensure_system_user(name: str, log, *, admin: bool = False) -> tuple[int, in
     if not USERNAME.fullmatch(name):  # a system user's name (lecturer/classroom.md): never /home/김민지
         raise RuntimeError(name_refusal(name, "학생 서버") + " 강의자는 /hub/authorize 에서 승인을 거두고 "
                            "그 학생에게 규칙에 맞는 이름으로 다시 가입하게 하세요.")
+    if reserved_name(name):  # the course's service accounts (decodelab-grader...) and the machine's own
+        raise RuntimeError(f"사용자 이름 {name!r}은(는) 강좌나 이 서버가 쓰는 계정 이름이라 학생 서버를 띄우지 않습니다: "
+                           "/hub/authorize 에서 승인을 거두고 다른 이름으로 가입하게 하세요.")
     pw = system_account(name, system=False, create_home=True, shell="/bin/bash", log=log,
                         check=lambda existing: _check_existing_account(existing, admin=admin))
     home = Path(pw.pw_dir)
