@@ -162,7 +162,7 @@ def test_reserved_names_are_refused_at_spawn_roster_and_login_check():
     name = f"decodelab-y{SUFFIX}"
     spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name, admin=False), environment={},
                                     log=logging.getLogger("test"))
-    with pytest.raises(RuntimeError, match="강좌나 이 서버가 쓰는 계정 이름이라 학생 서버를 띄우지 않습니다"):
+    with pytest.raises(RuntimeError, match="계정 이름이라 학생 서버를 띄우지 않습니다"):
         hub.pre_spawn_hook(hubkit.REPO / "notebooks", system_users=True)(spawner)
     with pytest.raises(KeyError):
         pwd.getpwnam(name)

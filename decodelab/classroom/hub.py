@@ -257,7 +257,7 @@ def _ensure_system_user(name: str, log, *, admin: bool = False) -> tuple[int, in
         raise RuntimeError(name_refusal(name, "학생 서버") + " 강의자는 /hub/authorize 에서 승인을 거두고 "
                            "그 학생에게 규칙에 맞는 이름으로 다시 가입하게 하세요.")
     if reserved_name(name):  # the course's service accounts (decodelab-grader...) and the machine's own
-        raise RuntimeError(f"사용자 이름 {name!r}은(는) 강좌나 이 서버가 쓰는 계정 이름이라 학생 서버를 띄우지 않습니다: "
+        raise RuntimeError(f"사용자 이름 {name!r}은(는) 강좌의 서비스 계정이나 이 서버의 시스템 계정 이름이라 학생 서버를 띄우지 않습니다: "
                            "/hub/authorize 에서 승인을 거두고 다른 이름으로 가입하게 하세요.")
     pw = system_account(name, system=False, create_home=True, shell="/bin/bash", log=log,
                         check=lambda existing: _check_existing_account(existing, admin=admin))
