@@ -270,6 +270,7 @@ def poll_service(tmp_path, monkeypatch):
 
     from jupyterhub.services import auth as hub_auth
     from tornado.httpserver import HTTPServer
+    from tornado.netutil import bind_sockets
 
     from decodelab.classroom import polls
 
@@ -287,7 +288,7 @@ def poll_service(tmp_path, monkeypatch):
         app = polls.make_app(store, prefix="/services/decodelab-polls/", hub_api_url="http://127.0.0.1:9/hub/api",
                              api_token="x")
         server = HTTPServer(app)
-        sock = __import__("tornado.netutil", fromlist=["bind_sockets"]).bind_sockets(0, "127.0.0.1")
+        sock = bind_sockets(0, "127.0.0.1")
         server.add_sockets(sock)
         box.update(loop=loop, server=server, port=sock[0].getsockname()[1])
         started.set()
