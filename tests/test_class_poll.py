@@ -260,3 +260,76 @@ def test_render_numbers_as_a_histogram_with_the_median_and_the_measured_bin():
     assert html.count("#ef6c00") == 2  # the measured value's bin (the first, 2-4.31: 2 and 3.5) and its line
     assert "실제 값: 3.47 배" in html
     assert "모든 예측보다 큽니다" in render({**data, "revealed": 50.0})
+
+
+@pytest.fixture
+def poll_service(tmp_path, monkeypatch):
+    """The poll's tornado application in this process, on a loopback port, with the hub's answer about a
+    token stood in: the token's text is the user's name (the service's own handlers, values and database)."""
+    import asyncio
+
+    from jupyterhub.services import auth as hub_auth
+    from tornado.httpserver import HTTPServer
+    from tornado.netutil import bind_sockets
+
+    from decodelab.classroom import polls
+
+    async def get_user(self, handler, sync=True):
+        name = handler.request.headers.get("Authorization", "").removeprefix("token ")
+        return {"name": name, "kind": "user", "scopes": [polls.ACCESS_SCOPE], "admin": False, "groups": []}
+
+    monkeypatch.setattr(hub_auth.HubAuth, "get_user", get_user)
+    store = polls.PollStore(tmp_path / "polls.sqlite")
+    started, box = threading.Event(), {}
+
+    def serve():
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        app = polls.make_app(store, prefix="/services/decodelab-polls/", hub_api_url="http://127.0.0.1:9/hub/api",
+                             api_token="x")
+        server = HTTPServer(app)
+        sock = bind_sockets(0, "127.0.0.1")
+        server.add_sockets(sock)
+        box.update(loop=loop, server=server, port=sock[0].getsockname()[1])
+        started.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    started.wait(10)
+    yield f"http://127.0.0.1:{box['port']}/services/decodelab-polls/api"
+    box["loop"].call_soon_threadsafe(box["server"].stop)
+    box["loop"].call_soon_threadsafe(box["loop"].stop)
+    thread.join(10)
+    store.engine.dispose()
+
+
+def test_poll_service_answers_400_never_500_to_odd_values_and_one_time_format(poll_service):
+    """A student's attack: a value nested 5000 deep or an integer of 401 digits was HTTP 500 (a
+    RecursionError / OverflowError escaped); NaN, infinities, huge and odd values are 400 too. The
+    POST answered the time with ``+00:00`` and the GET without a time zone: both the same now."""
+    import httpx
+
+    url, auth = f"{poll_service}/answers/{ITEM}", {"Authorization": "token alice"}
+    bodies = ['{"value": ' + "[" * 5000 + "]" * 5000 + "}", '{"value": 1' + "0" * 400 + "}",
+              '{"value": -1' + "0" * 400 + "}", '{"value": 1' + "0" * 5000 + "}", '{"value": NaN}',
+              '{"value": Infinity}', '{"value": 1e400}', '{"value": 1e13}', '{"value": true}', '{"value": "2"}',
+              '{"value": {"a": 1}}', "[" * 5000 + "]" * 5000, '{"a": ' * 3000 + "1" + "}" * 3000]
+    for body in bodies:
+        r = httpx.post(url, headers={**auth, "Content-Type": "application/json"}, content=body, timeout=30)
+        assert r.status_code == 400, (body[:40], r.status_code, r.text[:200])
+        assert r.json()["error"] and len(r.text) < 500, r.text[:600]
+    choice = f"{poll_service}/answers/{CHOICE_ITEM}"
+    for body in ('{"value": ' + "[" * 5000 + "]" * 5000 + "}", '{"value": 1' + "0" * 400 + "}", '{"value": ["a"]}'):
+        r = httpx.post(choice, headers=auth, content=body, timeout=30)
+        assert r.status_code == 400, (body[:40], r.status_code, r.text[:200])
+    posted = httpx.post(url, headers=auth, json={"value": 20}, timeout=30)
+    assert posted.status_code == 200, posted.text
+    got = httpx.get(url, headers=auth, timeout=30)
+    assert got.status_code == 200, got.text
+    assert got.json() == posted.json()  # the same record, the same time, in the same ISO format
+    from datetime import datetime, timedelta
+
+    when = datetime.fromisoformat(got.json()["answered_at"])
+    assert when.utcoffset() == timedelta(0) and got.json()["answered_at"].endswith("+00:00")
+    assert got.json()["value"] == 20.0

@@ -54,6 +54,7 @@ def test_config_yaml_matches_the_image_and_the_guide():
     first = single["defaultUrl"].removeprefix("/lab/tree/")
     assert (REPO / "notebooks" / first).is_file()
     assert values["hub"]["config"]["NativeAuthenticator"]["open_signup"] is False
+    assert values["hub"]["config"]["Spawner"]["disable_user_config"] is True  # never the student's ~/.jupyter
     # the hub pod gets decodelab/classroom/auth.py in the chart's config folder, which the chart's
     # jupyterhub_config.py puts on sys.path, under the module name authenticator_class names
     mount = Path(values["hub"]["extraFiles"]["decodelab-auth"]["mountPath"])

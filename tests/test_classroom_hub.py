@@ -159,7 +159,9 @@ def test_student_servers_run_the_wheel_with_the_login_as_identity(hub, students,
         answers = {path: httpx.get(f"{hub.url}/user/{name}{path}", headers=auth, timeout=60).status_code
                    for path in ("/formgrader", "/formgraders", f"/nbgrader_version?version={nbgrader.__version__}")}
         assert list(answers.values()) == [404, 404, 200], answers
-        page = json.loads((home / ".jupyter" / "labconfig" / "page_config.json").read_text(encoding="utf-8"))
+        from decodelab.classroom.hub import STUDENT_CONFIG_DIR  # root's, outside the home (disable_user_config)
+
+        page = json.loads((STUDENT_CONFIG_DIR / "labconfig" / "page_config.json").read_text(encoding="utf-8"))
         assert set(page["disabledExtensions"]) == {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
                                                    "@jupyter/nbgrader:create-assignment"}
         if name == "alice":  # the Assignments tab's nbgrader finds the course and the exchange the hub set up

@@ -83,6 +83,7 @@ def test_init_demo_writes_a_config_jupyterhub_loads(tmp_path, monkeypatch, capsy
     assert cfg.DemoSpawner.home_dir_template == str(homes / "{username}")
     # no --allow-root; kernels on Unix sockets in the home, never TCP ports another student could listen to
     assert cfg.Spawner.args == ["--KernelManager.transport=ipc"]
+    assert cfg.Spawner.disable_user_config is True  # never the student's ~/.jupyter (tests/test_classroom_attacks.py)
     from decodelab.classroom.spawner import DEMO_USER, DemoSpawner
 
     assert DEMO_USER == hub.DEMO_USER and DemoSpawner.system_user.default_value == "decodelab-demo"
@@ -115,6 +116,40 @@ def test_demo_hub_refuses_to_start_without_a_good_password(tmp_path, monkeypatch
     with pytest.raises(SystemExit, match=r"너무 짧습니다 \(5자\)") as e:
         _load(course / "jupyterhub_config.py")
     assert "short" not in str(e.value).replace("너무 짧습니다", "")
+
+
+def test_demo_hub_refuses_a_non_ascii_password_and_the_guides_example_starts(tmp_path, monkeypatch):
+    """JupyterHub's shared-password login compares with ``hmac.compare_digest`` on str, which raises
+    TypeError for non-ASCII text: a Hangul password made every login HTTP 500. The hub refuses it at
+    start, in Korean, saying why. The guide's own example (lecturer/classroom.md section 9) was a
+    30-character Hangul lecturer password: its passwords must pass the hub's checks."""
+    import hmac
+    import re
+    import shlex
+
+    with pytest.raises(TypeError):  # why: what JupyterHub does with such a password at every login
+        hmac.compare_digest("강의자-비밀번호", "강의자-비밀번호")
+    course = tmp_path / "course"
+    assert _init([str(course), "--demo-users", "alice"]) == 0
+    monkeypatch.setattr(hub.os, "geteuid", lambda: 0)
+    for env, value in ((hub.PASSWORD_ENV, "학생용-비밀번호-1234"), (hub.ADMIN_PASSWORD_ENV, "강의자용-" + "긴" * 40)):
+        monkeypatch.setenv(hub.PASSWORD_ENV, "class-pw-1234")
+        monkeypatch.setenv(hub.ADMIN_PASSWORD_ENV, "L" * 40)
+        monkeypatch.setenv(env, value)
+        with pytest.raises(SystemExit, match=f"{env}의 비밀번호에 한글 등 ASCII가 아닌 글자가 있습니다") as e:
+            _load(course / "jupyterhub_config.py")
+        assert "HTTP 500" in str(e.value) and value not in str(e.value)
+    guide = (hubkit.REPO / "lecturer" / "classroom.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## 9. 데모 모드"):guide.index("## 10.")]
+    line = re.search(r"^env (DECODELAB_HUB_PASSWORD=.*?) \\$", section, re.M)[1]
+    given = dict(word.split("=", 1) for word in shlex.split(line))
+    assert set(given) == {hub.PASSWORD_ENV, hub.ADMIN_PASSWORD_ENV}
+    for env, value in given.items():
+        monkeypatch.setenv(env, value)
+    cfg = _load(course / "jupyterhub_config.py")
+    assert cfg.SharedPasswordAuthenticator.user_password == given[hub.PASSWORD_ENV]
+    assert cfg.SharedPasswordAuthenticator.admin_password == given[hub.ADMIN_PASSWORD_ENV]
+    assert hmac.compare_digest(given[hub.ADMIN_PASSWORD_ENV], given[hub.ADMIN_PASSWORD_ENV])
 
 
 def test_init_class_mode_with_a_roster(tmp_path):
@@ -400,11 +435,25 @@ def test_pre_spawn_hook_gives_missing_notebooks_and_keeps_the_students_copy(tmp_
     (home / "01_a.ipynb").write_text("alice's edits", encoding="utf-8")
     spawner = types.SimpleNamespace(user=types.SimpleNamespace(name="alice"), home_dir=str(home),
                                     log=logging.getLogger("test"), environment={"KEEP": "1"})
+    config_dir = tmp_path / "student-jupyter"
+    monkeypatch.setattr(hub, "STUDENT_CONFIG_DIR", config_dir)  # a root hub's (/etc/decodelab/...), here a temp one
+    monkeypatch.setattr(hub.os, "geteuid", lambda: 0)
     hub.pre_spawn_hook(src, system_users=False)(spawner)
     assert (home / "01_a.ipynb").read_text() == "alice's edits"
     assert (home / "02_b.ipynb").read_text() == "02_b.ipynb"
     assert spawner.environment == {"KEEP": "1", "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers"),
-                                   "JUPYTER_RUNTIME_DIR": str(home / ".jupyter" / "runtime")}
+                                   "JUPYTER_RUNTIME_DIR": str(home / ".jupyter" / "runtime"),
+                                   "JUPYTER_CONFIG_PATH": str(config_dir)}
+    # nbgrader's lecturer side off outside the home (read with disable_user_config), never in ~/.jupyter
+    server = json.loads((config_dir / "jupyter_server_config.d" / "nbgrader.json").read_text(encoding="utf-8"))
+    assert server == {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False,
+                                                            "nbgrader.server_extensions.course_list": False}}}
+    page = json.loads((config_dir / "labconfig" / "page_config.json").read_text(encoding="utf-8"))
+    assert set(page["disabledExtensions"]) == {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
+                                               "@jupyter/nbgrader:create-assignment"}
+    assert {oct(p.stat().st_mode & 0o777) for p in config_dir.rglob("*")} == {"0o755", "0o644"}
+    assert not (home / ".jupyter" / "jupyter_server_config.d").exists()
+    assert not (home / ".jupyter" / "labconfig").exists()
     # the student side of nbgrader: course, exchange (created, world-writable + sticky), login as student id
     assert (tmp_path / "exchange").stat().st_mode & 0o7777 == 0o1777
     from traitlets.config.loader import PyFileConfigLoader

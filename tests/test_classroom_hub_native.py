@@ -277,8 +277,13 @@ def test_a_student_named_like_a_system_account_never_gets_it(open_hub):
     """Without a roster a student picks the name; the lecturer approves what looks like a name.
     An account of that name already on the machine (``sync`` and ``proxy`` have the home /bin,
     ``backup`` /var/backups) was used as it is: the student's server ran as that system account and
-    the hub made its home the student's (chown, mode 0700; /bin is /usr/bin). Now the hub refuses
-    to start that server and leaves the account's home alone."""
+    the hub made its home the student's (chown, mode 0700; /bin is /usr/bin). Now sign-up refuses the
+    name in Korean (nothing for the lecturer to approve, no login), and a server for it (a name that
+    got in another way: an older hub's approval, an LMS) is refused before the account's home is touched."""
+    import types
+
+    from decodelab.classroom import hub
+
     home = hubkit.open_tmp("syshome") / "home"
     home.mkdir(mode=0o755)
     subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", str(home), "--shell", "/usr/sbin/nologin",
@@ -287,15 +292,18 @@ def test_a_student_named_like_a_system_account_never_gets_it(open_hub):
 
     assert pwd.getpwnam(SYSTEM).pw_uid < 1000
     prof = _lecturer(open_hub)
-    s = _approved(open_hub, prof, SYSTEM)
-    s.spawn()
-    with pytest.raises(RuntimeError):
-        s.wait_ready(60)
-    assert not _running(s)
+    s, text = hubkit.sign_up(open_hub, SYSTEM, STUDENT_PW)
+    assert "이 서버의 시스템 계정 이름이라" in text, text[-800:]
+    assert prof.client.get(f"/hub/authorize/{SYSTEM}").status_code == 404
+    s.login(STUDENT_PW)
+    assert not s.logged_in
+    spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=SYSTEM, admin=False), environment={},
+                                    log=types.SimpleNamespace(info=print))
+    with pytest.raises(RuntimeError, match="시스템 계정 이름이라 학생 서버를 띄우지 않습니다"):
+        hub.pre_spawn_hook(hubkit.REPO / "notebooks", system_users=True)(spawner)
     st = home.stat()
     assert (st.st_uid, st.st_mode & 0o777) == (0, 0o755), "the hub gave the system account's home to the student"
     assert not any(home.iterdir())
-    assert "시스템 계정" in open_hub.log_text()
 
 
 SPY, TARGET = f"spy{SUFFIX}", f"tgt{SUFFIX}"  # real system users while the test runs

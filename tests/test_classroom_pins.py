@@ -84,3 +84,8 @@ def test_the_standalone_auth_module_keeps_the_same_pins_and_name_rule():
     for dist, versions in auth.PINS.items():
         assert pins.PATCHES[dist].versions == versions, dist
     assert auth.USERNAME.pattern == course.USERNAME.pattern
+    from decodelab.classroom import accounts
+
+    assert (auth.RESERVED_NAMES, auth.RESERVED_PREFIX) == (accounts.RESERVED_NAMES, accounts.RESERVED_PREFIX)
+    for name in ("root", "nobody", "bin", "decodelab-grader", "formgrader", "dlx-student"):
+        assert auth.reserved_name(name) == accounts.reserved_name(name), name

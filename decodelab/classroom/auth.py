@@ -19,7 +19,10 @@ Two rules of the course on top of the original:
 - **Names a system user can have**: a student's hub name becomes the name of their system user,
   so sign-up accepts only :data:`USERNAME` (:data:`decodelab.classroom.course.USERNAME`: a lower-case letter first,
   then lower-case letters, digits, ``_``, ``-``; at most 32) and says so in Korean otherwise
-  (``김민지`` signed up and got ``/home/김민지`` before).
+  (``김민지`` signed up and got ``/home/김민지`` before), and never a reserved name
+  (:func:`reserved_name`: ``decodelab-*``, ``formgrader``, ``ngshare``, ``root``, ``nobody`` and every
+  existing system account), at sign-up and at login (``decodelab-grader`` signed up before the first
+  autograde and became the sandbox's account).
 - **Every name in a URL in one spelling**: the lecturer's pages that take a name in the URL
   (``/hub/authorize/<name>``, ``/hub/discard/<name>``, ``/hub/change-password/<name>``) normalise
   it as above first, and an unknown name is HTTP 404 (an NFD spelling was HTTP 500).
@@ -66,6 +69,30 @@ from nativeauthenticator import handlers as _handlers  # noqa: E402
 #: the course's user-name rule (decodelab.classroom.course.USERNAME; tests/test_classroom_pins.py
 #: keeps the two equal): a system user's name
 USERNAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+#: names no student may have (copies of decodelab.classroom.accounts', kept equal by
+#: tests/test_classroom_pins.py): the course's service accounts, the hub services, the machine's own
+RESERVED_NAMES = frozenset({"root", "nobody", "formgrader", "ngshare"})
+RESERVED_PREFIX = "decodelab-"
+
+
+def reserved_name(name: str) -> bool:
+    """decodelab.classroom.accounts.reserved_name: one of :data:`RESERVED_NAMES`, a name starting with
+    :data:`RESERVED_PREFIX`, or an existing system account of this machine (uid below ``UID_MIN`` of
+    /etc/login.defs, default 1000, or ``nobody``, 65534)."""
+    import pwd
+
+    if name in RESERVED_NAMES or name.startswith(RESERVED_PREFIX):
+        return True
+    try:
+        uid = pwd.getpwnam(name).pw_uid
+    except (KeyError, ValueError):
+        return False
+    try:
+        with open("/etc/login.defs", encoding="utf-8", errors="replace") as fh:
+            m = re.search(r"^\s*UID_MIN\s+(\d+)", fh.read(), re.M)
+    except OSError:
+        m = None
+    return uid < (int(m[1]) if m else 1000) or uid == 65534
 
 __all__ = ["NativeAuthenticator", "normalize_name"]
 
@@ -128,6 +155,10 @@ class SignUpHandler(_handlers.SignUpHandler):
         return await super().post()
 
     def get_result_message(self, user, *args, **kwargs):
+        if user is None and self._name and USERNAME.fullmatch(self._name) and reserved_name(self._name):
+            return "alert-danger", (f"가입: {self._name!r}은(는) 강좌의 서비스 계정이나 이 서버의 시스템 계정 이름이라 "
+                                    "학생 이름으로 쓸 수 없습니다 (decodelab-으로 시작하는 이름, formgrader, ngshare, root, "
+                                    "nobody 등): 다른 이름으로 가입하세요.")
         if user is None and self._name and not USERNAME.fullmatch(self._name):
             return "alert-danger", (f"가입: {self._name!r}은(는) 쓸 수 없는 사용자 이름입니다: 영어 소문자로 시작하고 "
                                     "영어 소문자·숫자·_·-만 쓴 32자 이하의 이름을 쓰세요 (이 이름이 서버의 시스템 사용자 "
@@ -206,9 +237,16 @@ class NativeAuthenticator(_Native):
         return bool(info is not None and info.is_authorized)
 
     def validate_username(self, username: str) -> bool:
-        """nativeauthenticator's rule and the course's (:data:`~decodelab.classroom.course.USERNAME`):
-        the name becomes a system user's."""
-        return bool(USERNAME.fullmatch(username)) and super().validate_username(username)
+        """nativeauthenticator's rule and the course's (:data:`~decodelab.classroom.course.USERNAME`,
+        never a :func:`reserved_name`): the name becomes a system user's."""
+        return bool(USERNAME.fullmatch(username)) and not reserved_name(username) and super().validate_username(username)
+
+    def check_blocked_users(self, username: str, authentication=None) -> bool:
+        """JupyterHub's ``blocked_users``, and every :func:`reserved_name` (a login under such a name,
+        also one approved or listed by mistake, is refused: it would become that account)."""
+        if reserved_name(username):
+            return False
+        return super().check_blocked_users(username, authentication)
 
     def get_handlers(self, app):
         return [(path, _OURS.get(handler, handler)) for path, handler in super().get_handlers(app)]

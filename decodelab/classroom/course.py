@@ -1,7 +1,7 @@
 """The course folder's basics, shared by the classroom commands without importing each other:
 its JupyterHub config's name, the user-name rule of the hub and the roster, reading a CSV file
-(UTF-8 or Excel's CP949), the roster, and the students a course records. A leaf: it imports
-nothing of decodelab, so :mod:`.hub`, :mod:`.assignments` and :mod:`.lms` all use it and none of
+(UTF-8 or Excel's CP949), the roster, and the students a course records. It imports only the leaf
+:mod:`.accounts` (the reserved names), so :mod:`.hub`, :mod:`.assignments` and :mod:`.lms` all use it and none of
 them imports another for these.
 """
 
@@ -104,6 +104,12 @@ def check_names(names: list[str], where: str) -> list[str]:
     bad = [n for n in names if not USERNAME.fullmatch(n)]
     if bad:
         raise ValueError(f"{where}: 쓸 수 없는 사용자 이름 {bad[:5]}: 영어 소문자로 시작하고 소문자·숫자·_·-만, 32자 이하로 고치세요.")
+    from .accounts import reserved_name
+
+    taken = [n for n in names if reserved_name(n)]
+    if taken:
+        raise ValueError(f"{where}: {taken[:5]}은(는) 강좌의 서비스 계정(decodelab-으로 시작하는 이름, formgrader, ngshare)이나 "
+                         "이 서버의 시스템 계정(root, nobody 등) 이름이라 학생 이름으로 쓸 수 없습니다: 다른 이름으로 고치세요.")
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"{where}: 두 번 나온 이름 {dup[:5]}: 한 번씩만 쓰세요.")

@@ -104,13 +104,16 @@ def _formgrader_account(course: Path, user: str) -> None:
     """Create system user ``user`` when missing and give it nbgrader's part of ``course`` (root only).
 
     Raises:
-        AccountError: (Korean, a RuntimeError) ``useradd`` failed (:func:`.accounts.system_account`).
+        AccountError: (Korean, a RuntimeError) ``useradd`` failed (:func:`.accounts.system_account`), or
+            ``user`` exists but is not a system account (:func:`.accounts.check_service_account`).
     """
     import grp
 
-    from .accounts import system_account
+    from .accounts import check_service_account, system_account
 
-    pw = system_account(user, system=True, home=f"/var/lib/{user}", create_home=True, shell="/bin/bash")
+    # only a system account: one a student got by signing up under this name must not own the gradebook
+    pw = system_account(user, system=True, home=f"/var/lib/{user}", create_home=True, shell="/bin/bash",
+                        check=lambda existing: check_service_account(existing, "formgrader"))
     gid = grp.getgrgid(pw.pw_gid).gr_gid
     os.chown(course, 0, gid)
     os.chmod(course, 0o1770)  # the grader adds files; the sticky bit keeps root's files root's
@@ -282,7 +285,12 @@ def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngsha
               "강좌 폴더를 /srv 같은 곳에 만드세요 (lecturer/grading.md).", file=sys.stderr, flush=True)
         formgrader = None
     elif root and grader_user:
-        _formgrader_account(course, grader_user)
+        from .accounts import AccountError
+
+        try:
+            _formgrader_account(course, grader_user)
+        except AccountError as e:  # the hub does not start: a clear sentence, not a traceback
+            raise SystemExit(f"[decodelab] {e}") from None
         formgrader["user"] = grader_user
         import pwd
 

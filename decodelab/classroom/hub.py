@@ -54,7 +54,7 @@ import sys
 from pathlib import Path
 
 # the course folder's basics (re-exported here for the hub's configs and callers of hub.read_roster etc.)
-from .accounts import system_account
+from .accounts import reserved_name, system_account, uid_min
 from .course import CONFIG_NAME, USERNAME, check_username, course_students, name_refusal, read_csv, read_roster
 from .homes import write_home
 from typing import Callable
@@ -100,8 +100,10 @@ def password_from_env(name: str, min_length: int, *, required: bool = True) -> s
     Returns None when it is unset and not ``required``.
 
     Raises:
-        SystemExit: (Korean) unset while required, or shorter than ``min_length`` characters. The
-            message names the variable and the length, never the value.
+        SystemExit: (Korean) unset while required, shorter than ``min_length`` characters, or not
+            ASCII: JupyterHub's ``SharedPasswordAuthenticator`` compares the typed password with
+            ``hmac.compare_digest`` on str, which raises TypeError for non-ASCII text, so every login
+            would be HTTP 500. The message names the variable and the length, never the value.
     """
     value = os.environ.get(name, "")
     if not value:
@@ -109,6 +111,10 @@ def password_from_env(name: str, min_length: int, *, required: bool = True) -> s
             raise SystemExit(f"[decodelab] 환경 변수 {name}에 비밀번호를 넣고 다시 시작하세요 "
                              f"({min_length}자 이상, 설정 파일에는 쓰지 않습니다).")
         return None
+    if not value.isascii():
+        raise SystemExit(f"[decodelab] {name}의 비밀번호에 한글 등 ASCII가 아닌 글자가 있습니다: JupyterHub의 공유 비밀번호 "
+                         "로그인은 ASCII가 아닌 비밀번호를 비교하지 못해 모든 로그인이 오류(HTTP 500)가 됩니다. 영문자·숫자·"
+                         f"기호로만 {min_length}자 이상인 비밀번호로 정하세요.")
     if len(value) < min_length:
         raise SystemExit(f"[decodelab] {name}의 비밀번호가 너무 짧습니다 ({len(value)}자): {min_length}자 이상으로 정하세요.")
     return value
@@ -213,17 +219,6 @@ def _owned_dirs(home: Path, owner: tuple[int, int]) -> None:
 PRIVILEGED_GROUPS = frozenset({"root", "sudo", "admin", "wheel", "adm", "shadow", "disk", "docker", "lxd", "libvirt"})
 
 
-def _uid_min() -> int:
-    """The first user id of ordinary accounts (``UID_MIN`` of ``/etc/login.defs``, else 1000)."""
-    import re
-
-    try:
-        m = re.search(r"^\s*UID_MIN\s+(\d+)", Path("/etc/login.defs").read_text(encoding="utf-8", errors="replace"), re.M)
-    except OSError:
-        m = None
-    return int(m[1]) if m else 1000
-
-
 def _check_existing_account(pw, *, admin: bool) -> None:
     """Refuse to run a hub user's server as an account of the machine that is not a student's.
 
@@ -239,7 +234,7 @@ def _check_existing_account(pw, *, admin: bool) -> None:
     """
     import grp
 
-    if pw.pw_uid < _uid_min() or pw.pw_uid == NOBODY:
+    if pw.pw_uid < uid_min() or pw.pw_uid == NOBODY:
         raise RuntimeError(f"사용자 이름 {pw.pw_name!r}은(는) 이 서버의 시스템 계정(uid {pw.pw_uid})이라 학생 서버를 "
                            "그 계정으로 띄우지 않습니다: 다른 이름으로 가입하게 하세요 (/hub/authorize 에서 승인을 거두세요).")
     if admin:
@@ -261,6 +256,9 @@ def _ensure_system_user(name: str, log, *, admin: bool = False) -> tuple[int, in
     if not USERNAME.fullmatch(name):  # a system user's name (lecturer/classroom.md): never /home/김민지
         raise RuntimeError(name_refusal(name, "학생 서버") + " 강의자는 /hub/authorize 에서 승인을 거두고 "
                            "그 학생에게 규칙에 맞는 이름으로 다시 가입하게 하세요.")
+    if reserved_name(name):  # the course's service accounts (decodelab-grader...) and the machine's own
+        raise RuntimeError(f"사용자 이름 {name!r}은(는) 강좌의 서비스 계정이나 이 서버의 시스템 계정 이름이라 학생 서버를 띄우지 않습니다: "
+                           "/hub/authorize 에서 승인을 거두고 다른 이름으로 가입하게 하세요.")
     pw = system_account(name, system=False, create_home=True, shell="/bin/bash", log=log,
                         check=lambda existing: _check_existing_account(existing, admin=admin))
     home = Path(pw.pw_dir)
@@ -282,18 +280,52 @@ c.Exchange.root = {exchange!r}
 c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
 """
 #: nbgrader's lecturer side, which a student's server does not load: its server extensions and
-#: JupyterLab plugins are turned off at the user level, the level above the environment's (what
-#: ``jupyter server extension disable --user`` and ``jupyter labextension disable`` write), in files
-#: the hook writes into the home at every spawn; the Assignments tab (assignment_list,
-#: validate_assignment) stays. Hiding, not a guard: on a student's server they reach only that
-#: student's own files.
+#: JupyterLab plugins are turned off in a folder the hook writes at every spawn
+#: (:func:`write_student_config`), root's and outside every home, put first on the servers'
+#: ``JUPYTER_CONFIG_PATH`` (the level above the user's and the environment's), so it is still read with
+#: ``c.Spawner.disable_user_config = True`` (the student's ``~/.jupyter`` is not: a student's
+#: ``jupyter_server_config.py`` took the CSP sandbox off their served files and a page there acted as
+#: the lecturer); the Assignments tab (assignment_list, validate_assignment) stays. Hiding, not a
+#: guard: on a student's server they reach only that student's own files.
 STUDENT_OFF_SERVER = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
 STUDENT_OFF_LAB = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:create-assignment")
 STUDENT_SERVER_CONFIG = json.dumps({"ServerApp": {"jpserver_extensions": {e: False for e in STUDENT_OFF_SERVER}}},
                                    indent=1) + "\n"
 STUDENT_PAGE_CONFIG = json.dumps({"disabledExtensions": {p: True for p in STUDENT_OFF_LAB}}, indent=1) + "\n"
+#: where a root hub writes :data:`STUDENT_SERVER_CONFIG` and :data:`STUDENT_PAGE_CONFIG` (the same for
+#: every course): root's, mode 0755, so every student's server reads it and none can change it
+STUDENT_CONFIG_DIR = Path("/etc/decodelab/student-jupyter")
 EXCHANGE_ENV = "NBGRADER_EXCHANGE_ROOT"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+
+
+def write_student_config(folder: str | os.PathLike) -> Path:
+    """Write the students' Jupyter config (:data:`STUDENT_SERVER_CONFIG` as
+    ``jupyter_server_config.d/nbgrader.json``, :data:`STUDENT_PAGE_CONFIG` as
+    ``labconfig/page_config.json``) into ``folder``, folders mode 0755 and files 0644 of this
+    process's user (root's for a root hub), each file replaced whole; returns ``folder``.
+
+    Raises:
+        OSError: the folder cannot be made or written (a hub that is not root and was given
+            :data:`STUDENT_CONFIG_DIR`).
+    """
+    folder = Path(folder)
+    for rel, text in (("jupyter_server_config.d/nbgrader.json", STUDENT_SERVER_CONFIG),
+                      ("labconfig/page_config.json", STUDENT_PAGE_CONFIG)):
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for d in (folder, path.parent):
+            os.chmod(d, 0o755)
+        try:
+            if path.read_text(encoding="utf-8") == text and not path.is_symlink():
+                continue
+        except OSError:
+            pass
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    return folder
 
 
 def exchange_root() -> Path:
@@ -328,7 +360,8 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
     environment, so answers stay in that student's home whatever the hub's own environment holds,
     and writes the student side of nbgrader, ``<home>/.jupyter/nbgrader_config.py`` (``course_id``,
     the exchange folder of :func:`exchange_root`, created mode 1777 if missing, and the hub login as
-    nbgrader's student id).
+    nbgrader's student id). nbgrader's lecturer side is turned off in :func:`write_student_config`'s
+    folder (:data:`STUDENT_CONFIG_DIR` for a root hub), given to the server as ``JUPYTER_CONFIG_PATH``.
     """
     src = Path(notebooks)
 
@@ -349,9 +382,10 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
                 _owned_dirs(runtime, owner)
         # as the student (owner), never as root: the home may hold links the student planted
         copied = write_home(home, owner, notebooks=src,
-                            files={".jupyter/nbgrader_config.py": _student_nbgrader_text(course_id),
-                                   ".jupyter/jupyter_server_config.d/nbgrader.json": STUDENT_SERVER_CONFIG,
-                                   ".jupyter/labconfig/page_config.json": STUDENT_PAGE_CONFIG}, log=spawner.log)
+                            files={".jupyter/nbgrader_config.py": _student_nbgrader_text(course_id)}, log=spawner.log)
+        # nbgrader's lecturer side off, where the student cannot write (a hub that is not root runs
+        # every server as itself: the course's state folder, its own, is as safe as anything then)
+        config_dir = write_student_config(STUDENT_CONFIG_DIR if os.geteuid() == 0 else src.parent / "state" / "student-jupyter")
         if copied:
             spawner.log.info("decodelab: gave %s %d course notebooks", name, len(copied))
         # the kernels' Unix sockets (c.Spawner.args: ipc) are named after the runtime folder's path,
@@ -359,7 +393,8 @@ def pre_spawn_hook(notebooks: str | os.PathLike, *, system_users: bool, course_i
         # under /home; a demo home is deeper (demo_runtime_dir)
         spawner.environment = {**spawner.environment,
                                "DECODELAB_ANSWERS_DIR": str(home / ".decodelab" / "answers"),
-                               "JUPYTER_RUNTIME_DIR": str(runtime)}
+                               "JUPYTER_RUNTIME_DIR": str(runtime),
+                               "JUPYTER_CONFIG_PATH": str(config_dir)}
 
     return hook
 
@@ -458,6 +493,10 @@ c.Spawner.args = ["--KernelManager.transport=ipc"]
 c.Spawner.env_keep = ["LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
 c.Spawner.environment = {{"PATH": {path!r}}}
 c.Spawner.default_url = "/lab/tree/{first}"
+# a student's server never reads the student's own ~/.jupyter config: students share the hub's origin
+# (no subdomains), and a student's jupyter_server_config.py took the CSP sandbox off the files their
+# server serves, so a page there opened by the lecturer acted as the lecturer (lecturer/classroom.md)
+c.Spawner.disable_user_config = True
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 180
 c.JupyterHub.load_roles = [{{

@@ -59,6 +59,15 @@ INSTRUCTOR_GROUP = "instructors"
 ACCESS_SCOPE = f"access:services!service={SERVICE}"
 #: seconds the service keeps a user's lecturer status before asking the hub again
 LECTURER_CACHE_S = 10.0
+#: seconds the service keeps the hub's answer about a token (JupyterHub's ``HubAuth.cache_max_age``,
+#: 300 by default): a token the hub revoked is still accepted for at most this long
+#: (lecturer/class-poll.md). Kept at 60 s: it only lets that token's own user post or read their own
+#: answer (a lecturer's rights are asked of the hub again every :data:`LECTURER_CACHE_S`), while a
+#: shorter window sends the class's repeated posts back to the hub (the load figures of
+#: lecturer/class-poll.md were measured with 60 s).
+TOKEN_CACHE_S = 60
+#: the largest number an answer may be (in either sign): larger is no prediction of the course
+MAX_NUMBER = 1e12
 #: the largest request body the service reads (bytes)
 MAX_BODY_BYTES = 16 * 1024
 
@@ -224,8 +233,10 @@ class PollStore:
             row = s.get(self.Answer, (item_id, student))
             if row is None:
                 return None
+            # SQLite keeps no time zone: the stored time is UTC (_now), said so as the POST's answer does
+            when = row.answered_at if row.answered_at.tzinfo else row.answered_at.replace(tzinfo=timezone.utc)
             return {"item": item_id, "student": student, "value": json.loads(row.value),
-                    "answered_at": row.answered_at.isoformat()}
+                    "answered_at": when.isoformat()}
 
     def answers(self, item_id: str) -> dict[str, Any]:
         """``{student: value}`` of an item."""
@@ -291,16 +302,27 @@ class PollStore:
 # ------------------------------------------------------------------------------ values
 
 
+def _shown(value: Any) -> str:
+    """``value`` for an error message: its repr when it is a short scalar, else its type's name (a list
+    nested 5000 deep has no repr, a 400-digit number is no help)."""
+    if isinstance(value, (bool, int, float, str, type(None))):
+        text = repr(value)
+        if len(text) <= 40:
+            return text
+    return type(value).__name__
+
+
 def check_value(item_id: str, value: Any, quizzes_dir: str | os.PathLike | None = None) -> tuple[Any, Any]:
     """The stored form of an answer to prediction ``item_id`` and the prediction's definition.
 
     Returns:
-        ``(value, prediction)``: a finite float for ``kind: number`` (not a bool), one of the
-        choice ids for ``kind: choice``.
+        ``(value, prediction)``: a finite float of at most :data:`MAX_NUMBER` in size for ``kind: number``
+        (not a bool), one of the choice ids for ``kind: choice``.
 
     Raises:
         KeyError: (Korean) not a prediction id of the course's exercises.
-        ValueError: (Korean) not a finite number / not a choice id.
+        ValueError: (Korean) not a finite number of at most :data:`MAX_NUMBER` (an int too large for a
+            float included) / not a choice id.
     """
     from ..assess.exercises import Prediction, get_exercise
 
@@ -311,12 +333,16 @@ def check_value(item_id: str, value: Any, quizzes_dir: str | os.PathLike | None 
     if not isinstance(ex, Prediction):
         raise KeyError(f"{item_id!r}은(는) 예측 문항이 아닙니다.")
     if ex.kind == "number":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-            raise ValueError(f"value={value!r}: 유한한 숫자여야 합니다.")
-        return float(value), ex
+        try:  # an int of 400 digits is no float (OverflowError)
+            number = None if isinstance(value, bool) or not isinstance(value, (int, float)) else float(value)
+        except OverflowError:
+            number = None
+        if number is None or not math.isfinite(number) or abs(number) > MAX_NUMBER:
+            raise ValueError(f"value={_shown(value)}: 절댓값이 {MAX_NUMBER:g} 이하인 유한한 숫자여야 합니다.")
+        return number, ex
     ids = [c.id for c in ex.choices or []]
-    if value not in ids:
-        raise ValueError(f"value={value!r}: 선택지 id {ids} 중 하나여야 합니다.")
+    if not isinstance(value, str) or value not in ids:
+        raise ValueError(f"value={_shown(value)}: 선택지 id {ids} 중 하나여야 합니다.")
     return value, ex
 
 
@@ -351,7 +377,7 @@ def make_app(store: PollStore, *, prefix: str, hub_api_url: str, api_token: str,
     from jupyterhub.services.auth import HubAuth, HubAuthenticated, UserNotAllowed
 
     # token in the Authorization header only: no cookie, no ?token= (it would land in logs)
-    auth = HubAuth(api_url=hub_api_url, api_token=api_token, allow_token_in_url=False, cache_max_age=60,
+    auth = HubAuth(api_url=hub_api_url, api_token=api_token, allow_token_in_url=False, cache_max_age=TOKEN_CACHE_S,
                    access_scopes={ACCESS_SCOPE})
     lecturers: dict[str, tuple[float, bool]] = {}
 
@@ -388,10 +414,10 @@ def make_app(store: PollStore, *, prefix: str, hub_api_url: str, api_token: str,
             self.finish(json.dumps(data, ensure_ascii=False))
 
         def body(self, allowed: set[str]) -> dict:
-            try:
+            try:  # RecursionError: thousands of nested brackets; ValueError also for an int of > 4300 digits
                 data = json.loads(self.request.body or b"{}")
-            except ValueError:
-                raise web.HTTPError(400, "본문이 JSON이 아닙니다.") from None
+            except (ValueError, RecursionError):
+                raise web.HTTPError(400, "본문이 JSON이 아니거나 너무 깊게 중첩되어 있습니다.") from None
             if not isinstance(data, dict):
                 raise web.HTTPError(400, "본문은 JSON 객체여야 합니다.")
             extra = sorted(set(data) - allowed)
@@ -404,8 +430,8 @@ def make_app(store: PollStore, *, prefix: str, hub_api_url: str, api_token: str,
                 return check_value(item_id, value, quizzes_dir)[0]
             except KeyError as e:
                 raise web.HTTPError(404, e.args[0]) from None
-            except ValueError as e:
-                raise web.HTTPError(400, str(e)) from None
+            except (ValueError, OverflowError, RecursionError) as e:
+                raise web.HTTPError(400, str(e) if isinstance(e, ValueError) else "값을 읽을 수 없습니다.") from None
 
         async def require_lecturer(self) -> None:
             name = self.user_name

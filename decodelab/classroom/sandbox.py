@@ -350,18 +350,22 @@ def sandbox_account(name: str | None = None) -> tuple[int, int]:
     """(uid, gid) of the grader account; created (``useradd --system``, no home, no login shell)
     when missing. Root only.
 
+    Only a system account is accepted (:func:`.accounts.check_service_account`: a user id below
+    ``UID_MIN``): a student who signed up as ``decodelab-grader`` before the first autograde got an
+    ordinary account of that name from the hub, and their own kernel could then read and change the
+    submissions graded as it.
+
     Raises:
-        SandboxError: (Korean) the account cannot be created, or it is root.
+        SandboxError: (Korean) the account cannot be created, or it is root or an ordinary user's.
     """
-    from .accounts import AccountError, system_account
+    from .accounts import AccountError, check_service_account, system_account
 
     name = name or os.environ.get("DECODELAB_GRADER_USER") or SANDBOX_USER
     try:
-        pw = system_account(name, system=True, home="/nonexistent", create_home=False, comment="decodelab autograde")
+        pw = system_account(name, system=True, home="/nonexistent", create_home=False, comment="decodelab autograde",
+                            check=lambda existing: check_service_account(existing, "채점(autograde)"))
     except AccountError as e:
-        raise SandboxError(f"채점 계정: {e}") from None
-    if pw.pw_uid == 0 or pw.pw_gid == 0:
-        raise SandboxError(f"채점 계정 {name!r}이(가) root 권한입니다: 권한 없는 계정을 DECODELAB_GRADER_USER로 주세요")
+        raise SandboxError(f"채점 계정: {e} (다른 계정을 쓰려면 DECODELAB_GRADER_USER로 주세요)") from None
     return pw.pw_uid, pw.pw_gid
 
 
