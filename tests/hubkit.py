@@ -32,6 +32,17 @@ import httpx
 from decodelab.serving import ServingError, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[1]
+#: under CI a classroom test that cannot run fails (the set-up installs what it needs); elsewhere it skips
+ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def unavailable(what: str, reason: str):
+    """Skip the test, saying ``reason``; under CI fail instead (``what``: which test, in the message)."""
+    import pytest
+
+    if ON_CI:
+        pytest.fail(f"{what} cannot run under CI: {reason}")
+    pytest.skip(reason)
 HUB_START_S = 90
 SPAWN_S = 240
 

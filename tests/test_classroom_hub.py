@@ -52,22 +52,15 @@ LECTURER = "lecturer"
 PASSWORD = "demo-" + secrets.token_hex(8)
 ADMIN_PASSWORD = "admin-" + secrets.token_hex(20)
 CHROMIUM = os.environ.get("DECODELAB_CHROMIUM", "/usr/bin/chromium")
-ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 NOTEBOOKS = [f"{nb.name}" for nb in sorted((hubkit.REPO / "notebooks").glob("[0-9][0-9]*_*.ipynb"))]
 QID = "01-decode-definition"
-
-
-def _unavailable(reason: str):
-    if ON_CI:
-        pytest.fail(f"classroom hub test cannot run under CI: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def singleuser(tmp_path_factory):
     """The students' environment, built by the single-user image's install steps."""
     if hubkit.shutil.which("bash") is None:
-        _unavailable("bash is not available")
+        hubkit.unavailable("classroom hub test", "bash is not available")
     return hubkit.singleuser_env(tmp_path_factory.mktemp("singleuser"))
 
 
@@ -75,7 +68,7 @@ def singleuser(tmp_path_factory):
 def hub(tmp_path_factory, singleuser):
     missing = hubkit.missing_parts()
     if missing:
-        _unavailable("missing: " + ", ".join(missing))
+        hubkit.unavailable("classroom hub test", "missing: " + ", ".join(missing))
     course = hubkit.open_tmp("classroom") / "course"  # formgrader's account must reach it
     hubkit.init_course(course, STUDENTS, lecturer=LECTURER, args=["--python", str(singleuser.python)])
     # window.jupyterapp for the browser part (as tests/browserkit.py does for a plain lab)
@@ -207,7 +200,7 @@ def test_demo_students_never_run_as_root_and_read_no_password(hub, students):
     import pwd
 
     if os.geteuid() != 0:
-        _unavailable("the attack needs a hub started as root")
+        hubkit.unavailable("classroom hub test", "the attack needs a hub started as root")
     demo = pwd.getpwnam("decodelab-demo")
     assert demo.pw_uid != 0 and demo.pw_shell == "/usr/sbin/nologin"
     token = students["carol"].token()
@@ -277,11 +270,11 @@ def test_admin_page_is_the_lecturers_only(hub, students):
 
 def _browser():
     if not Path(CHROMIUM).is_file():
-        _unavailable(f"no Chromium at {CHROMIUM} (bash scripts/install_browser.sh, or apt-get install -y chromium)")
+        hubkit.unavailable("classroom hub test", f"no Chromium at {CHROMIUM} (bash scripts/install_browser.sh, or apt-get install -y chromium)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("the playwright Python package is not installed (bash scripts/install_browser.sh)")
+        hubkit.unavailable("classroom hub test", "the playwright Python package is not installed (bash scripts/install_browser.sh)")
     return sync_playwright
 
 

@@ -47,7 +47,6 @@ LECTURER = "lecturer"
 PASSWORD = "demo-" + secrets.token_hex(8)
 ADMIN_PASSWORD = "admin-" + secrets.token_hex(20)
 CHROMIUM = os.environ.get("DECODELAB_CHROMIUM", "/usr/bin/chromium")
-ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 ITEM = "03-predict-speedup-20x"  # number, unit 배
 LOAD_ITEM = "01-predict-kv-step"  # number
 PREDICTIONS = {"alice": "2", "bob": "20", "carol": "3.5"}
@@ -55,19 +54,13 @@ N_LOAD = 200
 STATE: dict = {}  # what the earlier tests leave for the later ones (same module, run in order)
 
 
-def _unavailable(reason: str):
-    if ON_CI:
-        pytest.fail(f"classroom poll test cannot run under CI: {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def hub():
     missing = hubkit.missing_parts()
     if missing:
-        _unavailable("missing: " + ", ".join(missing))
+        hubkit.unavailable("classroom poll test", "missing: " + ", ".join(missing))
     if os.geteuid() != 0:
-        _unavailable("the demo hub runs as root")
+        hubkit.unavailable("classroom poll test", "the demo hub runs as root")
     course = hubkit.open_tmp("polls") / "course"
     hubkit.init_course(course, STUDENTS, lecturer=LECTURER)
     env = {"DECODELAB_POLLS_PORT": str(hubkit.free_port())}
@@ -233,11 +226,11 @@ def test_attacks_on_the_poll_fail(hub, people):
 
 def _browser():
     if not Path(CHROMIUM).is_file():
-        _unavailable(f"no Chromium at {CHROMIUM}")
+        hubkit.unavailable("classroom poll test", f"no Chromium at {CHROMIUM}")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("the playwright Python package is not installed (bash scripts/install_browser.sh)")
+        hubkit.unavailable("classroom poll test", "the playwright Python package is not installed (bash scripts/install_browser.sh)")
     return sync_playwright
 
 
