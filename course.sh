@@ -5,8 +5,8 @@
 #                             Chromium is here, in JupyterLab in the browser; the classroom's JupyterHub and nbgrader),
 #                             in parallel (pytest-xdist, --dist loadgroup; DECODELAB_TEST_WORKERS=N sets the worker
 #                             count, 0: one process)
-#   bash course.sh test --quick -> the contributors' lane: tests/ without the browser and classroom tests
-#                             (-m "not browser and not classroom") and without the notebooks' nbval runs
+#   bash course.sh test --quick -> the contributors' lane: tests/ without the browser, classroom and whole-notebook tests
+#                             (-m "not browser and not classroom and not notebooks": no whole-notebook runs)
 #   bash course.sh setup   -> only the set-up (virtualenv .venv, torch, decodelab and everything the course uses)
 # `lab` installs decodelab with its lab extra (JupyterLab, slides, the serving tools notebook 07 uses);
 # `test` and `setup` install the test extra (every extra plus pytest, pytest-xdist, nbval, playwright).
@@ -96,11 +96,12 @@ case "$cmd" in
     # that share a server (pytest.mark.xdist_group) on one worker. DECODELAB_TEST_WORKERS=N sets N
     # (0: one process). Arguments that choose the workers themselves or need one process (-n, --pdb,
     # -p no:xdist) are passed on without -n.
-    # --quick: tests/ only, -m "not browser and not classroom"; every other argument goes to pytest.
+    # --quick: tests/ only, -m "not browser and not classroom and not notebooks" (no JupyterLab, hub or
+    # whole-notebook run); every other argument goes to pytest.
     lane=(tests notebooks --nbval-lax)
     rest=()
     for arg in "$@"; do
-      if [ "$arg" = --quick ]; then lane=(tests -m "not browser and not classroom"); else rest+=("$arg"); fi
+      if [ "$arg" = --quick ]; then lane=(tests -m "not browser and not classroom and not notebooks"); else rest+=("$arg"); fi
     done
     set -- ${rest[@]+"${rest[@]}"}
     if [ -n "${DECODELAB_TEST_WORKERS:-}" ]; then

@@ -125,11 +125,11 @@ def test_test_runs_the_whole_suite_and_quick_leaves_out_the_browser_and_classroo
 
     loadgroup = "-p no:cacheprovider -n 2 --dist loadgroup"
     assert pytest_call(tmp_path / "a") == f"-m pytest tests notebooks --nbval-lax {loadgroup}"
-    assert pytest_call(tmp_path / "b", "--quick") == f"-m pytest tests -m not browser and not classroom {loadgroup}"
+    assert pytest_call(tmp_path / "b", "--quick") == f"-m pytest tests -m not browser and not classroom and not notebooks {loadgroup}"
     assert pytest_call(tmp_path / "c", "-x", "--quick") == (
-        f"-m pytest tests -m not browser and not classroom {loadgroup} -x")
+        f"-m pytest tests -m not browser and not classroom and not notebooks {loadgroup} -x")
     assert pytest_call(tmp_path / "d", "--quick", "-n", "0") == (
-        "-m pytest tests -m not browser and not classroom -p no:cacheprovider -n 0")
+        "-m pytest tests -m not browser and not classroom and not notebooks -p no:cacheprovider -n 0")
 
 
 @pytest.mark.parametrize("args", [[], ["nope"]])

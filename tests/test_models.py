@@ -288,6 +288,7 @@ SWITCHED_NOTEBOOKS = ["01_decode_phase.ipynb", "04_speculative_decoding.ipynb", 
 
 
 @pytest.mark.slow
+@pytest.mark.notebooks
 def test_environment_switch_reaches_the_notebooks(tok, tmp_path, monkeypatch):
     """Run whole notebooks (as nbval does) with DECODELAB_TARGET/DRAFT set to a random-weight pair.
 

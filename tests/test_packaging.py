@@ -81,6 +81,7 @@ def _fresh_venv(tmp_path: Path, wheel: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.notebooks
 def test_the_installed_wheel_runs_notebook_01_and_grades_a_quiz(wheel, tmp_path):
     py = _fresh_venv(tmp_path, wheel)
     work, home = tmp_path / "student", tmp_path / "home"

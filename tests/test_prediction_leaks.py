@@ -540,6 +540,7 @@ def _params():
 
 
 @pytest.mark.slow  # runs each notebook once (nbclient): 30-60 s a notebook on 2 cores
+@pytest.mark.notebooks
 @pytest.mark.parametrize("path", _params())
 def test_nothing_printed_or_shown_answers_a_prediction_before_its_reveal(path):
     """The run-based half: what the notebook prints and its widgets show (defaults included), the
