@@ -47,6 +47,30 @@ HUB_START_S = 90
 SPAWN_S = 240
 
 
+def sync_playwright(what: str, chromium: str):
+    """playwright's ``sync_playwright``, or :func:`unavailable` when there is no Chromium at
+    ``chromium`` or no playwright package (``what``: which test, in the message)."""
+    if not Path(chromium).is_file():
+        unavailable(what, f"no Chromium at {chromium} (bash scripts/install_browser.sh, or apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright as play
+    except ImportError:
+        unavailable(what, "the playwright Python package is not installed (bash scripts/install_browser.sh)")
+    return play
+
+
+def remove_users(names) -> None:
+    """``userdel --remove`` each of ``names`` that exists (the hub created it at a spawn)."""
+    import pwd
+
+    for name in names:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            continue
+        subprocess.run(["userdel", "--remove", name], capture_output=True)
+
+
 def open_tmp(prefix: str) -> Path:
     """A new folder under /tmp that every user may enter (mode 0755; pytest's own temp folders
     are 0700), removed when this process exits."""

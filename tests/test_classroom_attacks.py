@@ -43,15 +43,6 @@ STUDENT_PW = "student-pw-0b9d44f2"
 MARKER = "user-config-ran"
 
 
-def _remove_users(names) -> None:
-    for name in names:
-        try:
-            pwd.getpwnam(name)
-        except KeyError:
-            continue
-        subprocess.run(["userdel", "--remove", name], capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def hub():
     missing = hubkit.missing_parts()
@@ -62,7 +53,7 @@ def hub():
     h = hubkit.start_hub(course)
     yield h
     h.stop()
-    _remove_users([PROF, STUDENT])
+    hubkit.remove_users([PROF, STUDENT])
 
 
 @pytest.fixture(scope="module")
@@ -198,4 +189,4 @@ def test_the_grader_accounts_must_be_system_accounts(tmp_path):
         assert 0 < uid < accounts.uid_min() and gid != 0
         assert sandbox.sandbox_account(system) == (uid, gid)
     finally:
-        _remove_users([ordinary, system])
+        hubkit.remove_users([ordinary, system])

@@ -268,16 +268,6 @@ def test_admin_page_is_the_lecturers_only(hub, students):
     assert names >= set(STUDENTS) | {LECTURER}
 
 
-def _browser():
-    if not Path(CHROMIUM).is_file():
-        hubkit.unavailable("classroom hub test", f"no Chromium at {CHROMIUM} (bash scripts/install_browser.sh, or apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        hubkit.unavailable("classroom hub test", "the playwright Python package is not installed (bash scripts/install_browser.sh)")
-    return sync_playwright
-
-
 JS_RUN_CELL_WITH = """
 async (needle) => {
   const w = window.__nb;
@@ -299,7 +289,7 @@ def test_quiz_answer_in_the_browser_lands_in_the_students_home(hub, students):
     """Alice logs in with the login form in Chromium, opens her notebook 01, runs its quiz cell and
     answers question 1 by clicking option "1" and 제출: the record is in her home, with her hub
     name, and option "1" is the first option in her hub name's order."""
-    sync_playwright = _browser()
+    sync_playwright = hubkit.sync_playwright("classroom hub test", CHROMIUM)
     answers = _answers(demo_homes(hub.course) / "alice")
     assert not (answers / f"{QID}.json").exists()
     with sync_playwright() as pw:

@@ -35,18 +35,6 @@ SUFFIX = secrets.token_hex(3)
 PROF = f"prof{SUFFIX}"
 
 
-def _remove_users(names) -> None:
-    """``userdel --remove`` each of ``names`` that exists (the hub created it at a spawn)."""
-    import pwd
-
-    for name in names:
-        try:
-            pwd.getpwnam(name)
-        except KeyError:
-            continue
-        subprocess.run(["userdel", "--remove", name], capture_output=True)
-
-
 # ---------------------------------------------------------------- without a roster
 
 
@@ -68,7 +56,7 @@ def open_hub(tmp_path_factory):
     h = hubkit.start_hub(course)
     yield h
     h.stop()
-    _remove_users([PROF, STUDENT, MINJI, MALLORY, SYSTEM, SPY, TARGET])
+    hubkit.remove_users([PROF, STUDENT, MINJI, MALLORY, SYSTEM, SPY, TARGET])
 
 
 def _approve(prof, name: str) -> None:

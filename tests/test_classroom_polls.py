@@ -224,16 +224,6 @@ def test_attacks_on_the_poll_fail(hub, people):
     assert _api(h, ta, "GET", f"items/{ITEM}?names=1").json()["names"] == expected
 
 
-def _browser():
-    if not Path(CHROMIUM).is_file():
-        hubkit.unavailable("classroom poll test", f"no Chromium at {CHROMIUM}")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        hubkit.unavailable("classroom poll test", "the playwright Python package is not installed (bash scripts/install_browser.sh)")
-    return sync_playwright
-
-
 JS_NEW_NOTEBOOK = """
 async ([path, cells]) => {
   const app = window.jupyterapp;
@@ -283,7 +273,7 @@ def test_the_lecturers_widget_in_chromium(hub, people):
     widget shows 3 answers in the histogram without names; 이름 보기 shows them; Carol's new
     answer arrives without a click; 마감 closes the item (Bob's post is then refused with 409);
     the lecturer's own reveal of the item shows the measured value."""
-    sync_playwright = _browser()
+    sync_playwright = hubkit.sync_playwright("classroom poll test", CHROMIUM)
     h, tokens = hub["hub"], people["token"]
     cells = [f"from decodelab.classroom.polls_view import class_poll\nclass_poll({ITEM!r}, interval_s=1)",
              f"from decodelab.assess import exercises as ex\nex.reveal_record({ITEM!r}, 20.0)[0]['revealed']"]
