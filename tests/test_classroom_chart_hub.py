@@ -334,40 +334,115 @@ def test_ngshare_pod_round_trip_through_the_charts_hub(chart_hub):
                                                         student_token)[1]["submissions"][0]["timestamp"]
 
 
-def test_the_grading_machine_collects_from_the_clusters_ngshare(chart_hub):
-    """The lecturer's grading machine (lecturer/classroom.md 7.5): a course folder made by
-    ``decodelab classroom init`` as on one server, whose nbgrader reaches the cluster's ngshare
-    through the hub's public URL with the lecturer's own API token (``DECODELAB_NGSHARE_URL``,
-    ``JUPYTERHUB_API_TOKEN``: decodelab.classroom.exchange.lecturer_side): ``nbgrader collect``
-    brings the student's submission, under the name ngshare took from the student's token."""
-    import base64
+def _student_side(home: Path, name: str, token: str, ngshare: str) -> dict:
+    """A student's pod for nbgrader: config.yaml's ``/etc/jupyter/nbgrader_config.py`` (its
+    ``http://ngshare:8080`` being ngshare's loopback address here) as the only Jupyter config, the
+    pod's hub token and login, and the answers folder of config.yaml's ``extraEnv``; returns the
+    environment nbgrader runs in (in ``home``)."""
     import sys
 
+    values = chartkit.merged_values(_public_install())
+    text = values["singleuser"]["extraFiles"]["nbgrader-config"]["stringData"]
+    assert "'http://ngshare:8080/services/ngshare'" in text, text
+    etc = home / "etc-jupyter"
+    etc.mkdir(parents=True)
+    (etc / "nbgrader_config.py").write_text(text.replace("http://ngshare:8080/services/ngshare", ngshare), encoding="utf-8")
+    answers = values["singleuser"]["extraEnv"]["DECODELAB_ANSWERS_DIR"].replace("/home/jovyan", str(home))
+    return {"PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(home),
+            "JUPYTER_CONFIG_DIR": str(etc), "JUPYTER_CONFIG_PATH": str(etc), "JUPYTERHUB_USER": name,
+            "JUPYTERHUB_API_TOKEN": token, "DECODELAB_ANSWERS_DIR": answers, "PYTHONPATH": str(chartkit.REPO)}
+
+
+def _run(args: list[str], cwd: Path, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
+    r = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, f"{args}: rc {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-4000:]}"
+    return r
+
+
+def test_the_grading_machine_walk_release_collect_autograde_feedback_and_practice(chart_hub):
+    """The guide's grading machine (lecturer/classroom.md 7.5), every command as written there, against
+    the cluster's ngshare through the hub's public URL with the lecturer's token: a course folder by
+    ``decodelab classroom init``; ``nbgrader generate_assignment`` / ``release_assignment`` of
+    exam-02 and of the practice assignment; a student, as in their pod (config.yaml's nbgrader config,
+    the pod's token), fetches both, submits exam-02 and, after running the practice notebook, the
+    practice file (plus a file forged in another student's name); ``nbgrader collect`` brings them
+    under the name ngshare took from the token; ``decodelab classroom autograde`` grades exam-02 in the
+    sandbox; ``generate_feedback`` / ``release_feedback``, then the student's ``fetch_feedback`` gets
+    the report with the score; ``decodelab classroom practice`` writes the practice report with the
+    student's row and leaves the forged file out (named, exit 1)."""
+    import csv
+    import sys
+
+    from test_classroom_sandbox import sandbox_or_skip
+
+    sandbox_or_skip()  # autograde runs the student's notebook in bubblewrap (skips outside CI without it)
     prof = _lecturer(chart_hub)
     prof_token = prof.token()
     public = f"{chart_hub.url}/services/ngshare"
     _ng("POST", f"{public}/course/decodelab", prof_token, instructors=json.dumps(["lecturer"]))  # 409 when there
-    name = f"grade{secrets.token_hex(2)}"
+    name, victim = f"grade{secrets.token_hex(2)}", f"victim{secrets.token_hex(2)}"
     student = hubkit.Student(chart_hub, name)
     student.signup(STUDENT_PW)
     prof.client.get(f"/hub/authorize/{name}")
     student.login(STUDENT_PW, spawn=False)
+    assert student.logged_in
     assert _ng("POST", f"{public}/student/decodelab/{name}", prof_token, first_name="-", last_name="-", email="-")[1]["success"]
-    _ng("POST", f"{public}/assignment/decodelab/g1", prof_token,
-        files=json.dumps([{"path": "g1.ipynb", "content": base64.encodebytes(b"{}").decode()}]))
-    work = b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
-    status, answer = _ng("POST", f"{chart_hub.ngshare}/submission/decodelab/g1", student.token(),
-                         files=json.dumps([{"path": "g1.ipynb", "content": base64.encodebytes(work).decode()}]))
-    assert answer["success"], (status, answer)
 
-    course = hubkit.open_tmp("grading-vm") / "course"
+    base = hubkit.open_tmp("grading-vm")
+    course = base / "course"
     hubkit.init_course(course, None, lecturer="lecturer")
-    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTERHUB_USER", "JUPYTERHUB_API_TOKEN")}
-    env.update(PYTHONPATH=str(chartkit.REPO), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
-               DECODELAB_NGSHARE_URL=public, JUPYTERHUB_API_TOKEN=prof_token)
-    r = subprocess.run([sys.executable, "-m", "nbgrader", "collect", "g1"], cwd=course, env=env, capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
-    got = course / "submitted" / name / "g1" / "g1.ipynb"
-    assert got.is_file(), (sorted(str(p.relative_to(course)) for p in (course / "submitted").rglob("*")) if (course / "submitted").exists() else None, r.stderr[-2000:])
-    assert got.read_bytes() == work
+    assert (course / "source" / "practice" / "practice.ipynb").is_file()
+    lecturer = {k: v for k, v in os.environ.items() if k not in ("JUPYTERHUB_USER", "JUPYTERHUB_API_TOKEN")}
+    lecturer.update(PYTHONPATH=str(chartkit.REPO),
+                    PATH=f"{Path(sys.executable).parent}{os.pathsep}{lecturer.get('PATH', '')}",
+                    DECODELAB_NGSHARE_URL=public, JUPYTERHUB_API_TOKEN=prof_token)
+    section = chartkit.guide_section(7)
+    nbgrader = [sys.executable, "-m", "nbgrader"]
+    for a in ("exam-02", "practice"):
+        for step in ("generate_assignment", "release_assignment"):
+            assert f"nbgrader {step} {a}" in section, (step, a)
+            _run([*nbgrader, step, a], course, lecturer)
+
+    home = base / "home"
+    env = _student_side(home, name, student.token(), chart_hub.ngshare)
+    listed = _run([*nbgrader, "list"], home, env).stdout + _run([*nbgrader, "list"], home, env).stderr
+    assert "exam-02" in listed and "practice" in listed, listed
+    for a in ("exam-02", "practice"):
+        _run([*nbgrader, "fetch_assignment", a], home, env)
+    from decodelab.assess.quiz import AnswerStore, load_quizzes
+
+    q = next(q for q in load_quizzes() if q.kind == "single")
+    AnswerStore(root=env["DECODELAB_ANSWERS_DIR"]).save(q.id, q.choices[0].id)  # as the quiz widget saves it
+    _run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", "--inplace", "practice.ipynb"],
+         home / "practice", env, timeout=180)
+    mine = home / "practice" / f"decodelab-course-{name}.json"
+    assert json.loads(mine.read_text(encoding="utf-8"))["student_id"] == name
+    forged = json.loads(mine.read_text(encoding="utf-8"))
+    forged["student_id"] = forged["shuffle_key"] = victim
+    (home / "practice" / f"decodelab-course-{victim}.json").write_text(json.dumps(forged), encoding="utf-8")
+    for a in ("exam-02", "practice"):
+        _run([*nbgrader, "submit", a], home, env)
+
+    assert "nbgrader collect exam-02" in section and "nbgrader collect practice" in section
+    for a in ("exam-02", "practice"):
+        _run([*nbgrader, "collect", a], course, lecturer)
+    assert (course / "submitted" / name / "exam-02" / "exam-02.ipynb").is_file()
+    assert "decodelab classroom autograde /srv/decodelab-course exam-02" in section
+    _run([sys.executable, "-m", "decodelab", "classroom", "autograde", str(course), "exam-02"], course, lecturer,
+         timeout=600)
+    for step in ("generate_feedback", "release_feedback"):
+        assert f"nbgrader {step} exam-02" in section, step
+        _run([*nbgrader, step, "exam-02"], course, lecturer)
+    _run([*nbgrader, "fetch_feedback", "exam-02"], home, env)
+    (report,) = (home / "exam-02" / "feedback").glob("*/exam-02.html")
+    assert "exam-02" in report.read_text(encoding="utf-8") and "Score" in report.read_text(encoding="utf-8")
+
+    assert "decodelab classroom practice /srv/decodelab-course -o" in section
+    out = base / "practice-report.csv"
+    r = subprocess.run([sys.executable, "-m", "decodelab", "classroom", "practice", str(course), "-o", str(out)],
+                       cwd=base, env=lecturer, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)  # written, with a file left out
+    assert f"decodelab-course-{victim}.json" in r.stderr and "다른 이름의 파일" in r.stderr, r.stderr
+    rows = list(csv.DictReader(out.open(encoding="utf-8-sig")))
+    assert [row["student_id"] for row in rows] == [name] and rows[0][q.id] in ("0", "1"), rows
+    assert sorted(p.name for p in (base / "practice-report-files").iterdir()) == [f"decodelab-course-{name}.json"]

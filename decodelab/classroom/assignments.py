@@ -40,6 +40,7 @@ from pathlib import Path
 import nbformat
 
 from .bank import ExamError, Parametric, Task, Written, load_bank
+from .practice import write_practice
 
 __all__ = ["ExamError", "assignment_name", "default_bank", "write_course", "write_notebook"]
 
@@ -193,8 +194,8 @@ def write_notebook(bank, notebook: str):
 
 
 def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: str = "decodelab") -> None:
-    """Write the nbgrader part of a course directory: ``nbgrader_config.py``, ``exam/`` (the bank)
-    and ``source/exam-NN/exam-NN.ipynb``. (The students' side of nbgrader is written into each
+    """Write the nbgrader part of a course directory: ``nbgrader_config.py``, ``exam/`` (the bank),
+    ``source/exam-NN/exam-NN.ipynb`` and ``source/practice/practice.ipynb`` (:mod:`.practice`). (The students' side of nbgrader is written into each
     student's home by the hub: :func:`decodelab.classroom.hub.pre_spawn_hook`.) Safe to run again (files are rewritten; the gradebook
     and students' work are left alone).
 
@@ -217,3 +218,4 @@ def write_course(course_dir: Path, *, bank_dir: Path | None = None, course_id: s
         out = course_dir / "source" / name
         out.mkdir(parents=True, exist_ok=True)
         nbformat.write(write_notebook(bank, nb), out / f"{name}.ipynb")
+    write_practice(course_dir)  # the practice answers' way to the lecturer (no grade: .practice)

@@ -10,6 +10,8 @@ is done by the module named beside it:
   parametric exam item (:mod:`.bank`).
 - ``autograde DIR ASSIGNMENT``: nbgrader's autograde with students' code in the sandbox of
   :mod:`.sandbox` (refused, in Korean, where it would run as root unsandboxed).
+- ``practice DIR -o report.csv``: the practice report of the practice answers collected through
+  nbgrader (``nbgrader collect practice``; :mod:`.practice`, then :mod:`decodelab.assess.report`).
 - ``export DIR --lms canvas|moodle -o FILE``: LMS grade file from nbgrader's gradebook: the final
   grade under the course's late policy (:mod:`.lms`, the one Canvas/Moodle writer, nbgrader's
   ExportPlugin ``LmsExport``: ``nbgrader export --exporter=decodelab.classroom.lms.LmsExport`` is the same).
@@ -38,6 +40,8 @@ SUBCOMMANDS = {
     "autograde": ("decodelab.classroom.cli:autograde_command",
                   "제출물을 채점합니다: 학생 코드는 격리된 권한 없는 계정으로, 점수는 강의자 쪽에서 (root로 격리 없이는 거부)"),
     "export": ("decodelab.classroom.cli:export_command", "nbgrader 성적을 LMS(Canvas/Moodle) 파일로 내보냅니다"),
+    "practice": ("decodelab.classroom.cli:practice_command",
+                 "nbgrader로 걷은 연습 답(과제 practice)으로 연습 보고서 CSV를 만듭니다 (성적이 아님)"),
 }
 
 
@@ -145,9 +149,11 @@ def init_command(argv: list[str]) -> int:
         print(f"decodelab classroom init: 허브 설정은 만들었지만 nbgrader 과제는 만들지 못했습니다: {e}", file=sys.stderr)
         return 2
     from . import exchange
+    from .practice import PRACTICE
 
     try:  # who and when: ngshare's exchange, due dates in the gradebook, the late policy
-        dues = exchange.due_options(args.due, sorted(p.name for p in (course / "source").iterdir()))
+        dues = exchange.due_options(args.due, sorted(p.name for p in (course / "source").iterdir()
+                                                     if p.name != PRACTICE))  # practice: never late
         with open(course / "nbgrader_config.py", "a", encoding="utf-8") as fh:
             fh.write(exchange.course_config_block(args.late_penalty))
             fh.write(limits_text)
@@ -347,3 +353,36 @@ def export_command(argv: list[str]) -> int:
               "username / SIS Login ID 열이 허브의 사용자 이름과 같은지 확인하세요.", file=sys.stderr)
         return 1
     return 0
+
+
+def practice_command(argv: list[str]) -> int:
+    """``decodelab classroom practice DIR [-o report.csv]``: copy each student's collected practice
+    file (``DIR/submitted/<student>/practice/``, :func:`.practice.gather`) into ``<report>-files/``
+    beside the report and write the practice report of that folder (``decodelab grade``).
+
+    Returns ``decodelab grade``'s exit code, or 1 when it was 0 but a collected file was left out
+    (each named on stderr with the reason); 2 (Korean message) when nothing was collected."""
+    from .._cli import ArgumentParser
+    from ..assess.report import main as grade_main
+    from .practice import PRACTICE, gather
+
+    ap = ArgumentParser(prog="decodelab classroom practice",
+                        description=f"nbgrader collect {PRACTICE} 로 걷은 연습 답으로 연습 보고서를 만듭니다 (성적이 아님)")
+    ap.add_argument("dir", type=Path, help="강좌 폴더 (decodelab classroom init DIR)")
+    ap.add_argument("-o", "--output", type=Path, default=Path("report.csv"), help="연습 보고서 CSV (기본 report.csv)")
+    a = ap.parse_args(argv)
+    files = a.output.with_name(f"{a.output.stem}-files")
+    try:
+        got = gather(a.dir, files)
+    except NotADirectoryError as e:
+        print(f"decodelab classroom practice: {e}", file=sys.stderr)
+        return 2
+    for path, why in got.refused:
+        print(f"decodelab classroom practice: 뺌: {path}: {why}", file=sys.stderr)
+    if not got.copied:
+        print(f"decodelab classroom practice: 보고서에 넣을 연습 답이 없습니다 ({a.dir / 'submitted'}): "
+              f"학생들이 {PRACTICE} 과제를 냈는지, nbgrader collect {PRACTICE} 를 실행했는지 확인하세요.", file=sys.stderr)
+        return 2
+    print(f"{len(got.copied)}명의 연습 답 -> {files}", file=sys.stderr)
+    rc = grade_main([str(files), "-o", str(a.output)])
+    return 1 if rc == 0 and got.refused else rc

@@ -59,6 +59,7 @@ from nbgrader.preprocessors import AssignLatePenalties
 from traitlets import Enum, Unicode
 
 from .course import read_csv
+from .practice import PRACTICE
 
 __all__ = ["ExportReport", "LmsExport", "export", "final_grade", "same_id"]
 
@@ -223,7 +224,9 @@ class LmsExport(ExportPlugin):
         plugin = self._late_plugin()
         wanted_a = {str(a) for a in self.assignment}
         wanted_s = {str(s) for s in self.student}
-        assignments = sorted((a for a in gradebook.assignments if not wanted_a or a.name in wanted_a),
+        # the practice answers' assignment is never a grade (.practice)
+        assignments = sorted((a for a in gradebook.assignments
+                              if a.name != PRACTICE and (not wanted_a or a.name in wanted_a)),
                              key=lambda a: (a.duedate is None, a.duedate or 0, a.name))
         table = []
         for st in sorted(gradebook.students, key=lambda s: s.id):

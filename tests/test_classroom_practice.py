@@ -1,0 +1,114 @@
+"""Practice answers through nbgrader's exchange (decodelab.classroom.practice), without a hub: what
+``decodelab classroom practice`` takes from ``submitted/`` and what it leaves out, the practice
+notebook's export, and that the practice assignment is never a grade (no due date, no LMS column).
+The walk through ngshare and nbgrader is tests/test_classroom_chart_hub.py's grading-machine test."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from decodelab.assess.quiz import AnswerStore, load_quizzes
+from decodelab.classroom.cli import practice_command
+from decodelab.classroom.practice import PRACTICE, gather, practice_notebook, write_practice
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _export(tmp_path: Path, login: str, monkeypatch) -> Path:
+    """Run the practice notebook's export cell as ``login`` on a hub (one saved answer); returns the file."""
+    answers = tmp_path / f"answers-{login}"
+    q = next(q for q in load_quizzes() if q.kind == "single")
+    AnswerStore(root=answers).save(q.id, q.choices[0].id)
+    out = tmp_path / f"home-{login}" / PRACTICE
+    out.mkdir(parents=True)
+    monkeypatch.setenv("JUPYTERHUB_USER", login)
+    monkeypatch.setenv("DECODELAB_ANSWERS_DIR", str(answers))
+    monkeypatch.chdir(out)
+    exec(practice_notebook().cells[1].source, {})  # noqa: S102 - the notebook's own cell, as the kernel runs it
+    monkeypatch.delenv("JUPYTERHUB_USER")
+    (path,) = out.glob("*.json")
+    return path
+
+
+def _collected(course: Path, student: str, src: Path, name: str | None = None) -> Path:
+    """Put ``src`` where ``nbgrader collect practice`` puts student's file."""
+    d = course / "submitted" / student / PRACTICE
+    d.mkdir(parents=True, exist_ok=True)
+    dst = d / (name or src.name)
+    dst.write_bytes(src.read_bytes())
+    return dst
+
+
+def test_the_notebook_exports_under_the_hub_login_only(tmp_path, monkeypatch):
+    path = _export(tmp_path, "minji", monkeypatch)
+    assert path.name == "decodelab-course-minji.json"
+    assert json.loads(path.read_text(encoding="utf-8"))["student_id"] == "minji"
+    nb = nbformat.read(write_practice(tmp_path / "course"), as_version=4)
+    assert [c.cell_type for c in nb.cells] == ["markdown", "code"]
+    assert not any("nbgrader" in c.metadata for c in nb.cells)  # nothing to grade: never a score
+
+
+def test_gather_keeps_only_each_submitters_own_file(tmp_path, monkeypatch):
+    course = tmp_path / "course"
+    minji = _export(tmp_path, "minji", monkeypatch)
+    junho = _export(tmp_path, "junho", monkeypatch)
+    _collected(course, "minji", minji)
+    # junho hands in minji's file under his own folder, renamed as his: the id inside is minji's
+    _collected(course, "junho", minji, name="decodelab-course-junho.json")
+    # ...and his own file plus a copy in a third name
+    _collected(course, "junho", junho, name="decodelab-course-eve.json")
+    (course / "submitted" / "eve" / PRACTICE).mkdir(parents=True)  # eve submitted nothing usable
+    link_dir = course / "submitted" / "sora" / PRACTICE
+    link_dir.mkdir(parents=True)
+    (link_dir / "decodelab-course-sora.json").symlink_to(minji)
+    got = gather(course, tmp_path / "files")
+    assert sorted(got.copied) == ["minji"]
+    assert sorted(p.name for p in (tmp_path / "files").iterdir()) == ["decodelab-course-minji.json"]
+    why = {(p.parent.parent.name if p.name.endswith(".json") else p.parent.name, p.name): r for p, r in got.refused}
+    assert "낸 사람 junho와 다릅니다" in why[("junho", "decodelab-course-junho.json")]
+    assert "다른 이름의 파일" in why[("junho", "decodelab-course-eve.json")]
+    assert "심볼릭 링크" in why[("sora", "decodelab-course-sora.json")]
+    assert "제출 파일(decodelab-course-eve.json)이 없습니다" in why[("eve", PRACTICE)]
+
+
+def test_practice_command_writes_the_report_and_names_what_it_left_out(tmp_path, monkeypatch, capsys):
+    course = tmp_path / "course"
+    assert practice_command([str(course), "-o", str(tmp_path / "r.csv")]) == 2
+    assert "nbgrader collect practice" in capsys.readouterr().err
+    minji = _export(tmp_path, "minji", monkeypatch)
+    _collected(course, "minji", minji)
+    assert practice_command([str(course), "-o", str(tmp_path / "r.csv")]) == 0
+    rows = list(csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8-sig")))
+    assert [r["student_id"] for r in rows] == ["minji"]
+    _collected(course, "minji", minji, name="decodelab-course-junho.json")
+    assert practice_command([str(course), "-o", str(tmp_path / "r.csv")]) == 1
+    assert "decodelab-course-junho.json" in capsys.readouterr().err
+    for f in (course / "submitted").rglob("*.json"):
+        f.unlink()
+    assert practice_command([str(course), "-o", str(tmp_path / "r.csv")]) == 2
+
+
+def test_practice_is_never_a_grade(tmp_path):
+    """``init --due`` leaves the practice assignment without a due date, and the LMS file has no
+    practice column even when the gradebook knows the assignment."""
+    from nbgrader.api import Gradebook
+
+    import hubkit
+    from decodelab.classroom.lms import export
+
+    course = tmp_path / "course"
+    hubkit.init_course(course, ["alice"], args=["--due", "2099-01-01 00:00"])
+    assert (course / "source" / PRACTICE / f"{PRACTICE}.ipynb").is_file()
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        dues = {a.name: a.duedate for a in gb.assignments}
+        assert dues.get("exam-02") is not None and PRACTICE not in dues, dues
+        gb.update_or_create_assignment(PRACTICE)
+        gb.update_or_create_student("alice")
+    export(course, "canvas", tmp_path / "lms.csv")
+    header = next(csv.reader((tmp_path / "lms.csv").open(encoding="utf-8-sig")))
+    assert "exam-02" in " ".join(header) and not any(PRACTICE in h for h in header), header
