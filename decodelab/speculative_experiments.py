@@ -5,7 +5,7 @@ and ``benchmarks/bench_speculative.py`` measure with the loop of :mod:`decodelab
   ``gamma + 1`` tokens) and of one drafted token, and the cost ratio ``c`` (Leviathan et al. 2023,
   arXiv 2211.17192, Sec. 3.4);
 * :func:`speedup_sweep` — target-only greedy decoding against :func:`speculative_generate` for each
-  gamma, counts pooled over prompts (one :class:`SweepRow` per gamma);
+  gamma, counts pooled over prompts (one :class:`GammaRow` per gamma);
 * :func:`exactness_experiment` — the next token sampled many times from the target alone and
   through one draft-and-verify step, for a histogram (the distribution is the target's).
 
@@ -30,7 +30,7 @@ from .sampling import SamplingConfig, make_generator, probabilities
 from .speculative import as_proposer, speculative_generate
 from .speculative_metrics import SpecDecodingStats
 
-__all__ = ["SweepRow", "exactness_experiment", "measure_costs", "speedup_sweep"]
+__all__ = ["GammaRow", "exactness_experiment", "measure_costs", "speedup_sweep"]
 
 
 def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: int = 20) -> dict:
@@ -88,7 +88,7 @@ def measure_costs(target, draft, tokenizer, prompt: str, *, gammas=(4,), reps: i
 
 
 @dataclass
-class SweepRow:
+class GammaRow:
     """One gamma of :func:`speedup_sweep`, pooled over its prompts.
 
     Attributes:
@@ -121,7 +121,7 @@ class SweepRow:
 
 
 def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas=range(1, 9), *,
-                  compare: bool = True, on_prompt: Callable | None = None) -> list[SweepRow]:
+                  compare: bool = True, on_prompt: Callable | None = None) -> list[GammaRow]:
     """Greedy target-only decoding vs :func:`speculative_generate` for each gamma, on this computer.
 
     For each gamma and each prompt it runs target-only greedy decoding (:func:`decodelab.generate`,
@@ -175,7 +175,7 @@ def speedup_sweep(target, draft, tokenizer, prompts, max_new_tokens: int, gammas
             if on_prompt is not None:
                 on_prompt(gamma, prompt, base, spec)
         n_prompts = len(prompts)
-        rows.append(SweepRow(
+        rows.append(GammaRow(
             gamma=gamma,
             acceptance_rate=stats.acceptance_rate,
             mean_acceptance_length=stats.mean_acceptance_length,

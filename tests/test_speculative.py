@@ -361,6 +361,27 @@ def test_explorer_without_speed_and_alpha_shows_the_counters_only(pair):
     assert "α" not in metrics_html(brief.result, alpha=False) and "α" in metrics_html(brief.result)
 
 
+def test_notebook_04s_explorer_stops_before_the_gamma_of_04bs_prediction(pair):
+    """Notebook 04b asks for the mean acceptance length at gamma 6 before measuring it: notebook 04's
+    explorer (above it in the course) cannot be moved to 6, and a start outside the range is refused."""
+    import re
+
+    from decodelab.teach.widgets.speculative import SpeculativeExplorer
+
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parents[1] / "notebooks" / "src" / "04_speculative_decoding.md").read_text(encoding="utf-8")
+    (call,) = re.findall(r"^speculative_explorer\((.*)\)$", src, flags=re.M)
+    kwargs = dict(re.findall(r"(\w+)=(\w+)", call))
+    assert int(kwargs["max_gamma"]) < 6 and kwargs["speed_and_alpha"] == "False", call
+    t, d, tok = pair.target, pair.draft, pair.tokenizer
+    ex = SpeculativeExplorer(t, d, tok, prompt="국회는 법률을", max_new_tokens=6, gamma=3, max_gamma=5)
+    ex.gamma.value = 6  # the slider clamps what it is given
+    assert ex.gamma.value == 5 and ex.result.gamma == 5
+    with pytest.raises(ValueError, match="1 ≤ gamma ≤ max_gamma"):
+        SpeculativeExplorer(t, d, tok, prompt="국회는 법률을", max_new_tokens=6, gamma=6, max_gamma=5)
+
+
 def test_huge_gamma_is_capped_by_what_can_be_drafted(pair):
     from decodelab.speculative import speculative_generate
 

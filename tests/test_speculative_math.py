@@ -624,7 +624,7 @@ def test_alpha_and_vllm_metrics_hand_computed():
 
 def test_result_alpha_is_counted_from_its_rounds(tiny_pair):
     """SpeculativeResult.alpha on a real run = accepted / (accepted + rounds ending in a
-    rejection), from the round history; SweepRow.alpha pools the same counts over prompts."""
+    rejection), from the round history; GammaRow.alpha pools the same counts over prompts."""
     from decodelab.speculative import speculative_generate
     from decodelab.speculative_experiments import speedup_sweep
 

@@ -13,7 +13,7 @@ import ipywidgets as W
 from ... import speculative as spec
 from ...latency import expected_speedup
 from ...plots import plot_label
-from ...speculative_experiments import SweepRow
+from ...speculative_experiments import GammaRow
 from .decode import visible_html
 
 #: colours of the four outcomes of a drafted token (+ the prefill token and plain steps)
@@ -120,17 +120,25 @@ class SpeculativeExplorer(W.VBox):
         seed: sampling seed (temperature > 0).
         speed_and_alpha: show the speedup over target-only decoding and alpha (``False`` in notebook 04,
             which comes before the predictions of notebook 04b on them: the counters only).
+        gamma: the slider's start; max_gamma: its end (notebook 04 stops at 5: notebook 04b asks for
+            the mean acceptance length at gamma 6 before measuring it).
+
+    Raises:
+        ValueError: (Korean) ``gamma`` outside 1..``max_gamma``.
     """
 
     def __init__(self, target, draft, tokenizer, prompt: str = "문서를 저장하려면", max_new_tokens: int = 24,
-                 seed: int = 0, gamma: int = 4, speed_and_alpha: bool = True):
+                 seed: int = 0, gamma: int = 4, speed_and_alpha: bool = True, max_gamma: int = 8):
         from ...decoding import generate
+
+        if not 1 <= int(gamma) <= int(max_gamma):
+            raise ValueError(f"gamma={gamma}, max_gamma={max_gamma}: 1 ≤ gamma ≤ max_gamma 가 되도록 고르세요.")
 
         self.target, self.draft, self.tokenizer = target, draft, tokenizer
         self.prompt, self.max_new_tokens, self.seed = prompt, max_new_tokens, seed
         self.speed_and_alpha = bool(speed_and_alpha)
         style = {"description_width": "11.5em"}   # em: grows with the slide's widget font
-        self.gamma = W.IntSlider(value=gamma, min=1, max=8, description="초안 토큰 수 γ", continuous_update=False,
+        self.gamma = W.IntSlider(value=gamma, min=1, max=int(max_gamma), description="초안 토큰 수 γ", continuous_update=False,
                                  style=style, layout=W.Layout(width="32em"))
         self.temperature = W.FloatSlider(value=0.0, min=0.0, max=1.5, step=0.1, description="온도(temperature)",
                                          continuous_update=False, style=style, layout=W.Layout(width="32em"))
@@ -173,9 +181,9 @@ def speculative_explorer(pair=None, **kwargs) -> SpeculativeExplorer:
 # each at the end of its cell and closes it; elsewhere close them with ``plt.close(fig)``)
 
 
-def speedup_figure(rows: list[SweepRow], c: float, verify_cost: dict | None = None):
+def speedup_figure(rows: list[GammaRow], c: float, verify_cost: dict | None = None):
     """Measured speedup per gamma (bars) against the formula's prediction with the measured
-    alpha (:attr:`~decodelab.speculative_experiments.SweepRow.alpha`, accepted / evaluated draft positions)
+    alpha (:attr:`~decodelab.speculative_experiments.GammaRow.alpha`, accepted / evaluated draft positions)
     and ``c`` (Leviathan et al. 2023, Thm 3.8), and, if ``verify_cost``
     (``{gamma: verification time / target step}``, from :func:`~decodelab.speculative_experiments.measure_costs`)
     is given, the same formula with the measured verification cost. Returns the figure."""
