@@ -88,6 +88,15 @@ def test_practice_command_writes_the_report_and_names_what_it_left_out(tmp_path,
     _collected(course, "minji", minji, name="decodelab-course-junho.json")
     assert practice_command([str(course), "-o", str(tmp_path / "r.csv")]) == 1
     assert "decodelab-course-junho.json" in capsys.readouterr().err
+    # minji's file, collected again, is now another student's: the copy of the run before does not stay
+    (course / "submitted" / "minji" / PRACTICE / "decodelab-course-minji.json").write_bytes(
+        (course / "submitted" / "minji" / PRACTICE / "decodelab-course-junho.json").read_bytes().replace(b'"minji"', b'"junho"'))
+    _collected(course, "sora", minji, name="decodelab-course-sora.json")
+    (course / "submitted" / "sora" / PRACTICE / "decodelab-course-sora.json").write_text(
+        minji.read_text(encoding="utf-8").replace('"minji"', '"sora"'), encoding="utf-8")
+    assert practice_command([str(course), "-o", str(tmp_path / "r.csv")]) == 1
+    assert sorted(p.name for p in (tmp_path / "r-files").iterdir()) == ["decodelab-course-sora.json"]
+    assert [r["student_id"] for r in csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8-sig"))] == ["sora"]
     for f in (course / "submitted").rglob("*.json"):
         f.unlink()
     assert practice_command([str(course), "-o", str(tmp_path / "r.csv")]) == 2

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,7 +95,8 @@ def gather(course_dir: str | os.PathLike, dest: str | os.PathLike) -> Gathered:
 
     Args:
         course_dir: the course folder (``decodelab classroom init``).
-        dest: the folder to fill (created; files of the same names are replaced).
+        dest: the folder to fill (created). Its ``decodelab-course-*.json`` files from an earlier run
+            are removed first, so that a file refused now never stays in the report.
 
     Raises:
         NotADirectoryError: (Korean) nothing collected yet (no ``submitted/`` folder).
@@ -108,6 +108,9 @@ def gather(course_dir: str | os.PathLike, dest: str | os.PathLike) -> Gathered:
         raise NotADirectoryError(f"{submitted}이(가) 없습니다: 먼저 강좌 폴더에서 nbgrader collect {PRACTICE} 를 실행하세요.")
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.glob("decodelab-course-*.json"):
+        if old.is_symlink() or old.is_file():
+            old.unlink()
     out = Gathered()
     for student_dir in sorted(submitted.iterdir()):
         folder = student_dir / PRACTICE
@@ -128,8 +131,6 @@ def gather(course_dir: str | os.PathLike, dest: str | os.PathLike) -> Gathered:
                 out.refused.append((path, f"파일 안의 학생 id {sub.student_id!r}가 낸 사람 {student}와 다릅니다"))
                 continue
             target = dest / want
-            if target.is_symlink() or (target.exists() and not stat.S_ISREG(os.lstat(target).st_mode)):
-                target.unlink()
             shutil.copyfile(path, target, follow_symlinks=False)
             out.copied[student] = target
         if student not in out.copied and not any(p.parent == folder for p, _ in out.refused):
