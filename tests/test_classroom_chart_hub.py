@@ -10,7 +10,11 @@ in a virtualenv of exactly those versions (``scripts/install_chart_hub.sh``, git
 ``.venv-chart-hub``), with a local spawner and proxy in place of Kubernetes: the lecturer signs up
 and logs in, a student's sign-up waits for approval, the lecturer authorizes it, the student logs in
 under another spelling of the name and their server spawns. Before auth.py's statsd stand-in had
-``incr``/``timing``, GET and POST /hub/login answered HTTP 500 here.
+``incr``/``timing``, GET and POST /hub/login answered HTTP 500 here. Beside the hub run the
+containers of classroom/k8s/ngshare.yaml and classroom/k8s/class-poll.yaml (their commands and
+environments, on 127.0.0.1), registered as config.yaml's URL-only services: nbgrader's exchange
+round trip, and the class poll's (a spawned student's server token posts, the lecturer reads the
+room, the attacks a student could try are refused).
 
 The hub runs as user ``nobody`` when the test runs as root (its students' servers with it), never
 as root. What it does not show: Kubernetes itself (KubeSpawner, the proxy's HTTPS, network

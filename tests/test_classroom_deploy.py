@@ -15,6 +15,8 @@ Neither Kubernetes nor image builds run on these machines, so what can be checke
   nativeauthenticator (never decodelab), and the LTI 1.3 class the configs name exists with the
   options they set.
 
+ngshare's and the class poll's manifests (classroom/k8s/) match the values and run unprivileged.
+
 The hub under the chart's own versions runs on loopback in ``tests/test_classroom_chart_hub.py``;
 the Dockerfile's install steps (``classroom/install-singleuser.sh``) run in a plain virtualenv in
 ``tests/test_classroom_hub.py``, whose hub spawns the students' servers from that virtualenv.
@@ -330,3 +332,7 @@ def test_class_poll_manifests_match_the_values_and_run_unprivileged():
 
     apply = "kubectl --namespace decodelab apply -f classroom/k8s/class-poll.yaml"
     assert apply in chartkit.guide_section(7) and apply in text
+    # the guide's 7.6 names the container's command, the Service's URL and the Secret's key as they are
+    guide = chartkit.guide_section(7)
+    assert f"`{' '.join(container['command'])}`" in guide
+    assert f"`{base}`" in guide and f"`{url}`" in guide and f"`hub.services.{SERVICE}.apiToken`" in guide
