@@ -12,7 +12,8 @@ schema) and tests/test_classroom_chart_hub.py (the hub under the chart's version
   rule for removing a default);
 - :data:`LOOPBACK_CONFIG`: a ``jupyterhub_config.py`` that applies merged values in the order of the
   chart's own ``jupyterhub_config.py`` (release 4.4.0, lines 499-542: each ``hub.config`` section,
-  then ``hub.services``, then ``hub.extraConfig`` by sorted key), with ``hub.extraFiles`` written
+  then ``hub.services`` and ``hub.loadRoles``, then ``hub.extraConfig`` by sorted key;
+  ``singleuser.extraEnv`` as the spawner's environment), with ``hub.extraFiles`` written
   under a local root, and a local spawner and proxy in place of Kubernetes.
 """
 
@@ -158,6 +159,14 @@ for key, service in (hub.get("services") or {}).items():
     service.pop("apiToken", None)
     service["api_token"] = os.environ["CHART_HUB_SERVICE_TOKEN_" + key.upper().replace("-", "_")]
     c.JupyterHub.services.append(service)
+# hub.loadRoles (its lines 434-439): a dict of roles by name
+c.JupyterHub.load_roles = []
+for key, role in (hub.get("loadRoles") or {}).items():
+    role.setdefault("name", key)
+    c.JupyterHub.load_roles.append(role)
+# singleuser.extraEnv (its line 175, KubeSpawner.environment): the plain values (a valueFrom needs Kubernetes)
+c.Spawner.environment.update({k: v for k, v in (values["singleuser"].get("extraEnv") or {}).items()
+                              if isinstance(v, str)})
 # hub.extraConfig by sorted key (its lines 539-542), the pod's config folder standing for ours
 for key, config_py in sorted((hub.get("extraConfig") or {}).items()):
     exec(config_py.replace("/usr/local/etc/jupyterhub", str(CONF_DIR)))

@@ -333,3 +333,66 @@ def test_poll_service_answers_400_never_500_to_odd_values_and_one_time_format(po
     when = datetime.fromisoformat(got.json()["answered_at"])
     assert when.utcoffset() == timedelta(0) and got.json()["answered_at"].endswith("+00:00")
     assert got.json()["value"] == 20.0
+
+
+def test_the_service_listens_on_loopback_and_on_every_interface_only_when_asked():
+    """One server: the service's URL must name a loopback host (the hub reaches it there; nothing
+    else on the network may). A Kubernetes pod (classroom/k8s/class-poll.yaml) listens on every
+    interface: only with ``--listen-all`` and only the wildcard address, never one interface's."""
+    from decodelab.classroom.polls import PORT, listen_address
+
+    assert listen_address("http://127.0.0.1:10103") == ("127.0.0.1", 10103)
+    assert listen_address("http://localhost") == ("localhost", PORT)
+    assert listen_address("http://[::1]:9") == ("::1", 9)
+    for url in ("http://0.0.0.0:8080", "http://[::]:8080", "http://10.1.2.3:8080", "http://decodelab-polls:8080"):
+        with pytest.raises(SystemExit) as e:
+            listen_address(url)
+        assert "루프백 주소에서만" in str(e.value), url
+    with pytest.raises(SystemExit, match="--listen-all"):
+        listen_address("http://0.0.0.0:8080")  # the refusal says what to add
+    assert listen_address("http://0.0.0.0:8080", listen_all=True) == ("0.0.0.0", 8080)
+    assert listen_address("http://[::]:8080", listen_all=True) == ("::", 8080)
+    assert listen_address("http://127.0.0.1:7", listen_all=True) == ("127.0.0.1", 7)
+    for url in ("http://10.1.2.3:8080", "http://decodelab-polls:8080"):
+        with pytest.raises(SystemExit):
+            listen_address(url, listen_all=True)
+
+
+def test_main_refuses_every_interface_without_the_flag_and_serves_there_with_it(tmp_path):
+    """``python -m decodelab.classroom.polls`` with ``JUPYTERHUB_SERVICE_URL=http://0.0.0.0:PORT``
+    exits before it opens the database; with ``--listen-all`` (the pod's command) it listens on
+    every interface: reached here on 127.0.0.1, it answers a request without a token 401."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "JUPYTERHUB_SERVICE_URL": f"http://0.0.0.0:{port}",
+           "JUPYTERHUB_SERVICE_PREFIX": "/services/decodelab-polls/",
+           "JUPYTERHUB_API_URL": "http://127.0.0.1:9/hub/api", "JUPYTERHUB_API_TOKEN": "x" * 32}
+    command = [sys.executable, "-m", "decodelab.classroom.polls", f"--db={tmp_path / 'polls.sqlite'}"]
+    r = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "--listen-all" in r.stderr, (r.returncode, r.stderr[-500:])
+    assert not (tmp_path / "polls.sqlite").exists()
+    proc = subprocess.Popen([*command, "--listen-all"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/services/decodelab-polls/api/", timeout=5)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.poll() is not None else "timeout"
+                time.sleep(0.3)
+        assert answer.status_code == 401, answer.text
+        assert stat.S_IMODE((tmp_path / "polls.sqlite").stat().st_mode) == 0o600
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=20)[0]
+    assert f"decodelab-polls: 0.0.0.0:{port}/services/decodelab-polls/" in out, out[-1000:]

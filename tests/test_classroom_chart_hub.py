@@ -10,7 +10,11 @@ in a virtualenv of exactly those versions (``scripts/install_chart_hub.sh``, git
 ``.venv-chart-hub``), with a local spawner and proxy in place of Kubernetes: the lecturer signs up
 and logs in, a student's sign-up waits for approval, the lecturer authorizes it, the student logs in
 under another spelling of the name and their server spawns. Before auth.py's statsd stand-in had
-``incr``/``timing``, GET and POST /hub/login answered HTTP 500 here.
+``incr``/``timing``, GET and POST /hub/login answered HTTP 500 here. Beside the hub run the
+containers of classroom/k8s/ngshare.yaml and classroom/k8s/class-poll.yaml (their commands and
+environments, on 127.0.0.1), registered as config.yaml's URL-only services: nbgrader's exchange
+round trip, and the class poll's (a spawned student's server token posts, the lecturer reads the
+room, the attacks a student could try are refused).
 
 The hub runs as user ``nobody`` when the test runs as root (its students' servers with it), never
 as root. What it does not show: Kubernetes itself (KubeSpawner, the proxy's HTTPS, network
@@ -61,8 +65,8 @@ def _chart_python() -> str:
     return str(py)
 
 
-def _manifests() -> dict[tuple[str, str], dict]:
-    docs = yaml.safe_load_all((chartkit.REPO / "classroom" / "k8s" / "ngshare.yaml").read_text(encoding="utf-8"))
+def _manifests(name: str = "ngshare.yaml") -> dict[tuple[str, str], dict]:
+    docs = yaml.safe_load_all((chartkit.REPO / "classroom" / "k8s" / name).read_text(encoding="utf-8"))
     return {(d["kind"], d["metadata"]["name"]): d for d in docs}
 
 
@@ -98,21 +102,82 @@ def _ngshare_process(root: Path, port: int, hub_port: int, token: str) -> subpro
     return proc
 
 
-def _start(values: dict, tmp_prefix: str, *, ngshare: bool = False):
+def _poll_process(root: Path, port: int, hub_port: int, token: str) -> subprocess.Popen:
+    """The class poll's container of classroom/k8s/class-poll.yaml (its command, ``--listen-all``
+    included, and environment) on loopback: the Secret's token given, the hub's API and the poll's
+    own address on 127.0.0.1 (the pod's 0.0.0.0 would open this machine's every interface),
+    /srv/polls under ``root``; on a Python with this checkout's decodelab that user nobody runs."""
+    from decodelab.classroom.polls import SERVICE
+
+    (container,) = _manifests("class-poll.yaml")[("Deployment", SERVICE)]["spec"]["template"]["spec"]["containers"]
+    data = root / "polls"
+    data.mkdir()
+    command = [a.replace("/srv/polls", str(data)) for a in container["command"]]
+    assert command[0] == "python" and "--listen-all" in command
+    command[0] = hubkit.student_python()
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": str(chartkit.REPO)}
+    for item in container["env"]:
+        if "valueFrom" in item:
+            assert item["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": f"hub.services.{SERVICE}.apiToken"}, item
+            env[item["name"]] = token
+        else:
+            env[item["name"]] = item["value"]
+    assert env["JUPYTERHUB_SERVICE_URL"] == "http://0.0.0.0:8080" and env["JUPYTERHUB_API_URL"] == "http://hub:8081/hub/api"
+    env["JUPYTERHUB_SERVICE_URL"] = f"http://127.0.0.1:{port}"
+    env["JUPYTERHUB_API_URL"] = f"http://127.0.0.1:{hub_port}/hub/api"
+    env["HOME"] = str(root)
+    as_nobody = {}
+    if os.geteuid() == 0:
+        os.chown(data, NOBODY, NOBODY)
+        as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+    fh = open(root / "polls.log", "wb")
+    proc = subprocess.Popen(command, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True,
+                            **as_nobody)
+    fh.close()
+    return proc
+
+
+def _wait_listening(url: str, proc: subprocess.Popen, timeout_s: float) -> None:
+    """Until ``url`` answers at all (the poll has no page that answers 200 without a token)."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the class poll ended (exit code {proc.returncode})")
+        try:
+            httpx.get(url, timeout=5)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the class poll did not answer in {timeout_s} s") from None
+            time.sleep(0.3)
+
+
+def _start(values: dict, tmp_prefix: str, *, ngshare: bool = False, polls: bool = False):
     """The chart's hub config of ``values`` under the chart's versions, on free loopback ports, with
-    ngshare's pod (classroom/k8s/ngshare.yaml) beside it when ``ngshare``; returns a
-    :class:`hubkit.Hub` (stop it) whose ``ngshare`` is ngshare's direct URL or None."""
+    ngshare's pod (classroom/k8s/ngshare.yaml) beside it when ``ngshare`` and the class poll's pod
+    (classroom/k8s/class-poll.yaml) when ``polls``; returns a :class:`hubkit.Hub` (stop it) whose
+    ``ngshare`` and ``polls`` are those services' direct URLs or None."""
+    from decodelab.classroom.polls import SERVICE
+
     py = _chart_python()
     missing = hubkit.missing_parts()
     if missing:
         pytest.skip("missing: " + ", ".join(missing))
     root = hubkit.open_tmp(tmp_prefix)
-    port, hub_port, api_port, ng_port = (hubkit.free_port() for _ in range(4))
-    token = secrets.token_hex(32)
+    port, hub_port, api_port, ng_port, poll_port = (hubkit.free_port() for _ in range(5))
+    tokens = {key: secrets.token_hex(32) for key in values["hub"].get("services") or {}}
     if ngshare:
         # the Service http://ngshare:8080 is this process on 127.0.0.1 here
         assert values["hub"]["services"]["ngshare"] == {"url": "http://ngshare:8080"}, values["hub"]["services"]
         values["hub"]["services"]["ngshare"]["url"] = f"http://127.0.0.1:{ng_port}"
+    if polls:
+        # the Service http://decodelab-polls:8080 likewise
+        assert values["hub"]["services"][SERVICE] == {"url": f"http://{SERVICE}:8080"}, values["hub"]["services"]
+        values["hub"]["services"][SERVICE]["url"] = f"http://127.0.0.1:{poll_port}"
     (root / "values.json").write_text(json.dumps(values))
     (root / "jupyterhub_config.py").write_text(chartkit.LOOPBACK_CONFIG)
     (root / "homes").mkdir()
@@ -121,8 +186,8 @@ def _start(values: dict, tmp_prefix: str, *, ngshare: bool = False):
            "CHART_HUB_HUB_PORT": str(hub_port), "CHART_HUB_API_PORT": str(api_port),
            "CHART_HUB_PROXY": hubkit.proxy_command(),
            "CONFIGPROXY_AUTH_TOKEN": secrets.token_hex(16)}
-    for key in values["hub"].get("services") or {}:
-        env[f"CHART_HUB_SERVICE_TOKEN_{key.upper().replace('-', '_')}"] = token if key == "ngshare" else secrets.token_hex(32)
+    for key, token in tokens.items():
+        env[f"CHART_HUB_SERVICE_TOKEN_{key.upper().replace('-', '_')}"] = token
     as_nobody = {}
     if os.geteuid() == 0:
         assert hubkit._runs_unprivileged(py), f"user nobody cannot run {py}: rm -r {VENV}; PYTHON=/usr/bin/python3 bash scripts/install_chart_hub.sh"
@@ -134,39 +199,45 @@ def _start(values: dict, tmp_prefix: str, *, ngshare: bool = False):
         proc = subprocess.Popen([py, "-m", "jupyterhub", "-f", str(root / "jupyterhub_config.py")], stdout=fh,
                                 stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True, **as_nobody)
     hub = hubkit.Hub(f"http://127.0.0.1:{port}", root, proc, log)
-    hub.ngshare = None
-    hub.ngshare_proc = None
+    hub.ngshare = hub.polls = None
+    hub.ngshare_proc = hub.polls_proc = None
     from decodelab.serving import wait_until_ready
 
     try:
         wait_until_ready(f"{hub.url}/hub/api/", proc, hubkit.HUB_START_S, what="JupyterHub 5.5", poll_s=0.5,
                          request_timeout_s=5)
         if ngshare:
-            hub.ngshare_proc = _ngshare_process(root, ng_port, hub_port, token)
+            hub.ngshare_proc = _ngshare_process(root, ng_port, hub_port, tokens["ngshare"])
             hub.ngshare = f"http://127.0.0.1:{ng_port}/services/ngshare"
             wait_until_ready(f"http://127.0.0.1:{ng_port}/healthz", hub.ngshare_proc, hubkit.HUB_START_S, what="ngshare",
                              poll_s=0.5, request_timeout_s=5)
+        if polls:
+            hub.polls_proc = _poll_process(root, poll_port, hub_port, tokens[SERVICE])
+            hub.polls = f"http://127.0.0.1:{poll_port}/services/{SERVICE}"
+            _wait_listening(f"{hub.polls}/api/", hub.polls_proc, hubkit.HUB_START_S)
     except Exception as e:
         _stop(hub)
-        extra = (root / "ngshare.log").read_text(errors="replace")[-3000:] if (root / "ngshare.log").exists() else ""
+        extra = "".join((root / log).read_text(errors="replace")[-3000:] for log in ("ngshare.log", "polls.log")
+                        if (root / log).exists())
         raise RuntimeError(f"{e}\n{hub.log_text()[-4000:]}\n{extra}") from None
     return hub
 
 
 def _stop(hub) -> None:
-    if getattr(hub, "ngshare_proc", None) is not None and hub.ngshare_proc.poll() is None:
-        hub.ngshare_proc.terminate()
-        try:
-            hub.ngshare_proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            hub.ngshare_proc.kill()
+    for proc in (getattr(hub, "ngshare_proc", None), getattr(hub, "polls_proc", None)):
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     hub.stop()
 
 
 @pytest.fixture(scope="module")
 def chart_hub():
     values = chartkit.merged_values(_public_install())
-    hub = _start(values, "chart-hub", ngshare=True)
+    hub = _start(values, "chart-hub", ngshare=True, polls=True)
     yield hub
     _stop(hub)
 
@@ -446,3 +517,122 @@ def test_the_grading_machine_walk_release_collect_autograde_feedback_and_practic
     rows = list(csv.DictReader(out.open(encoding="utf-8-sig")))
     assert [row["student_id"] for row in rows] == [name] and rows[0][q.id] in ("0", "1"), rows
     assert sorted(p.name for p in (base / "practice-report-files").iterdir()) == [f"decodelab-course-{name}.json"]
+
+
+def _server_environ(user: str) -> dict[str, str]:
+    """The environment the hub gave ``user``'s running server (its process's /proc/PID/environ)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            raw = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        env = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+        if env.get("JUPYTERHUB_USER") == user and env.get("JUPYTERHUB_API_TOKEN"):
+            found.append(env)
+    assert found, f"no server process of {user}"
+    assert len({e["JUPYTERHUB_API_TOKEN"] for e in found}) == 1, len(found)
+    return found[0]
+
+
+def _poll(method: str, url: str, token: str | None, body: dict | None = None) -> tuple[int, dict]:
+    """One class poll API call with a hub token, as the widget sends it; (status, JSON answer)."""
+    import httpx
+
+    headers = {"Authorization": f"token {token}"} if token else {}
+    r = httpx.request(method, url, headers=headers, json=body, timeout=60, follow_redirects=False)
+    try:
+        return r.status_code, r.json()
+    except ValueError:
+        return r.status_code, {"body": r.text[:200]}
+
+
+def test_class_poll_pod_through_the_charts_hub(chart_hub):
+    """The class poll's container (classroom/k8s/class-poll.yaml: its command with --listen-all, its
+    environment and the Secret's token) behind the chart's JupyterHub 5.5, registered as
+    config.yaml's URL-only service: the hub lists it and proxies /services/decodelab-polls/. A
+    student's server, spawned by the hub with the values' Spawner.server_token_scopes and
+    singleuser.extraEnv, holds a token with the poll's access scope and DECODELAB_POLLS_URL; with
+    that token the student posts a prediction over the direct URL (as a pod reaches
+    http://decodelab-polls:8080) and reads it back; a second student (a token of hub.loadRoles'
+    ``user`` role) posts through the hub's public URL and reads only their own answer; the lecturer
+    (admin) reads the room's distribution with names; neither student reads the distribution, the
+    list of items, or closes an item; a token without the access scope and no token are refused."""
+    from decodelab.assess.exercises.classpoll import hub_endpoint
+    from decodelab.classroom.polls import ACCESS_SCOPE, SERVICE
+
+    values = chartkit.merged_values(_public_install())
+    item = "03-predict-speedup-20x"  # kind: number
+    prof = _lecturer(chart_hub)
+    services = prof.hub_api("GET", "/services").json()
+    assert SERVICE in services and services[SERVICE]["url"].startswith("http://127.0.0.1:"), services
+    assert services[SERVICE]["command"] in ([], None) and not services[SERVICE].get("pid"), services[SERVICE]
+    public = f"{chart_hub.url}/services/{SERVICE}/api"
+    direct = f"{chart_hub.polls}/api"
+
+    names = [f"poll{secrets.token_hex(2)}", f"poll{secrets.token_hex(2)}"]
+    students = []
+    for name in names:
+        s = hubkit.Student(chart_hub, name)
+        assert "has been sent to the admin" in s.signup(STUDENT_PW)
+        assert prof.client.get(f"/hub/authorize/{name}").status_code == 200
+        s.login(STUDENT_PW, spawn=False)
+        assert s.logged_in
+        students.append(s)
+
+    # the first student's server, as the hub spawns it with the values: its token and environment
+    r = students[0].spawn()
+    assert r.status_code in (201, 202), (r.status_code, r.text, chart_hub.log_text()[-3000:])
+    students[0].wait_ready(120)
+    env = _server_environ(names[0])
+    assert env["DECODELAB_POLLS_URL"] == values["singleuser"]["extraEnv"]["DECODELAB_POLLS_URL"]
+    assert env["DECODELAB_POLLS_URL"] == f"http://{SERVICE}:8080/services/{SERVICE}"
+    url, server_token = hub_endpoint(env)  # what the student's widget sends, and where
+    assert url.replace(f"http://{SERVICE}:8080", chart_hub.polls.split("/services/")[0]) == chart_hub.polls
+    import httpx
+
+    whoami = httpx.get(f"{chart_hub.url}/hub/api/user", headers={"Authorization": f"token {server_token}"}, timeout=60).json()
+    assert whoami["name"] == names[0] and ACCESS_SCOPE in whoami["scopes"], whoami
+    # the server's own scopes, narrowed to this user and server, plus the poll's: no more than that
+    assert all(s == ACCESS_SCOPE or s.endswith((f"!user={names[0]}", f"!server={names[0]}/"))
+               for s in whoami["scopes"]), whoami["scopes"]
+
+    status, answer = _poll("POST", f"{direct}/answers/{item}", server_token, {"value": 4})
+    assert status == 200 and answer["student"] == names[0] and answer["value"] == 4.0, (status, answer)
+    status, answer = _poll("GET", f"{direct}/answers/{item}", server_token)
+    assert status == 200 and (answer["student"], answer["value"]) == (names[0], 4.0), (status, answer)
+
+    # the second student: a token of the user role (hub.loadRoles.user), through the hub's proxy
+    second = students[1].token()
+    status, answer = _poll("GET", f"{public}/answers/{item}", second)
+    assert status == 404, (status, answer)  # no answer yet: never the first student's
+    status, answer = _poll("POST", f"{public}/answers/{item}", second, {"value": 20})
+    assert status == 200 and answer["student"] == names[1], (status, answer)
+
+    # the lecturer (the hub's admin) reads the room, names only when asked
+    prof_token = prof.token()
+    status, room = _poll("GET", f"{public}/items/{item}?names=1", prof_token)
+    assert status == 200, (status, room, (chart_hub.course / "polls.log").read_text(errors="replace")[-2000:])
+    assert room["count"] == 2 and room["values"] == [4.0, 20.0] and room["state"] == "open", room
+    assert room["names"] == {names[0]: 4.0, names[1]: 20.0}, room
+    status, room = _poll("GET", f"{direct}/items/{item}", prof_token)
+    assert status == 200 and "names" not in room and room["values"] == [4.0, 20.0], (status, room)
+
+    # the students: no distribution, no list, no steering; a token without the scope, no token: nothing
+    for token, base in ((server_token, direct), (second, public)):
+        for method, path in (("GET", f"items/{item}?names=1"), ("GET", f"items/{item}"), ("GET", "items"),
+                             ("POST", f"items/{item}/close"), ("POST", f"items/{item}/reset")):
+            status, answer = _poll(method, f"{base}/{path}", token)
+            assert status == 403 and "names" not in answer and "values" not in answer, (method, path, status, answer)
+    r = students[1].hub_api("POST", f"/users/{names[1]}/tokens", json={"scopes": ["read:users:name!user"],
+                                                                       "expires_in": 600})
+    assert r.status_code == 201, r.text
+    status, answer = _poll("POST", f"{direct}/answers/{item}", r.json()["token"], {"value": 1})
+    assert status == 403, (status, answer)
+    status, answer = _poll("POST", f"{direct}/answers/{item}", None, {"value": 1})
+    assert status == 401, (status, answer)
+    status, room = _poll("GET", f"{direct}/items/{item}?names=1", prof_token)
+    assert room["names"] == {names[0]: 4.0, names[1]: 20.0}, room  # the refused posts changed nothing
+    students[0].hub_api("DELETE", f"/users/{names[0]}/server")

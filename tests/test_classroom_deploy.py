@@ -15,6 +15,8 @@ Neither Kubernetes nor image builds run on these machines, so what can be checke
   nativeauthenticator (never decodelab), and the LTI 1.3 class the configs name exists with the
   options they set.
 
+ngshare's and the class poll's manifests (classroom/k8s/) match the values and run unprivileged.
+
 The hub under the chart's own versions runs on loopback in ``tests/test_classroom_chart_hub.py``;
 the Dockerfile's install steps (``classroom/install-singleuser.sh``) run in a plain virtualenv in
 ``tests/test_classroom_hub.py``, whose hub spawns the students' servers from that virtualenv.
@@ -207,6 +209,15 @@ def test_image_runs_the_hubs_major_version_from_a_dated_base_and_a_small_context
         assert not sent(path), path
 
 
+def _egress_rule(values: dict, labels: dict) -> dict:
+    """The one rule of the students' egress that selects pods labelled ``labels``."""
+    rules = [r for r in values["singleuser"]["networkPolicy"]["egress"]
+             if r["to"][0]["podSelector"]["matchLabels"].items() <= labels.items()]
+    assert len(rules) == 1, (labels, values["singleuser"]["networkPolicy"]["egress"])
+    assert len(rules[0]["to"]) == 1  # no other peer slipped into the same rule
+    return rules[0]
+
+
 def test_ngshare_manifests_match_the_values_and_run_unprivileged():
     """classroom/k8s/ngshare.yaml parses into a PVC, a Deployment and a Service that match
     config.yaml: the hub's URL-only service points at the Service's name and port, the students'
@@ -228,8 +239,7 @@ def test_ngshare_manifests_match_the_values_and_run_unprivileged():
     labels = pod["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
     assert labels["hub.jupyter.org/network-access-hub"] == "true"
-    (rule,) = values["singleuser"]["networkPolicy"]["egress"]
-    assert rule["to"][0]["podSelector"]["matchLabels"].items() <= labels.items()
+    rule = _egress_rule(values, labels)
     assert rule["ports"] == [{"port": port["port"], "protocol": "TCP"}]
     (container,) = pod["spec"]["containers"]
     assert container["image"] == f"{values['singleuser']['image']['name']}:{values['singleuser']['image']['tag']}"
@@ -256,3 +266,73 @@ def test_ngshare_manifests_match_the_values_and_run_unprivileged():
     url = f"http://{service['metadata']['name']}:{port['port']}/services/ngshare"
     code = lambda text: [line for line in text.splitlines() if line and not line.startswith("#")]  # noqa: E731
     assert code(mounted["stringData"]) == code(student_config_text("decodelab", url))
+
+
+def test_class_poll_manifests_match_the_values_and_run_unprivileged():
+    """classroom/k8s/class-poll.yaml parses into a PVC, a Deployment and a Service that match
+    config.yaml and the one-server poll (decodelab.classroom.polls): the hub's URL-only service
+    has the service's name (SERVICE, which the students' access scope names) and points at the
+    Service; the chart's Secret key is that name's; the roles and the students' server token
+    scopes are those of one server (hub_services); the kernels' DECODELAB_POLLS_URL is the
+    Service's URL under the service's prefix, which the widget accepts; the students' egress rule
+    selects the poll's pods on its port only; the pods carry the label the chart's hub policy
+    admits; the container runs ``python -m decodelab.classroom.polls --listen-all`` with its
+    database on the claim, as a non-root user, without privilege escalation or capabilities, on a
+    read-only root file system, seccomp RuntimeDefault, one replica replaced whole (SQLite)."""
+    from decodelab.assess.exercises.classpoll import hub_endpoint
+    from decodelab.classroom.polls import ACCESS_SCOPE, SERVICE, hub_services
+
+    text = (CLASSROOM / "k8s" / "class-poll.yaml").read_text(encoding="utf-8")
+    docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(text)}
+    assert set(docs) == {("PersistentVolumeClaim", SERVICE), ("Deployment", SERVICE), ("Service", SERVICE)}
+    values = chartkit.merged_values(chartkit.HelmCommand("", "4.4.0", ["classroom/config.yaml"]))
+    service, deploy = docs[("Service", SERVICE)], docs[("Deployment", SERVICE)]
+    (port,) = service["spec"]["ports"]
+    base = f"http://{service['metadata']['name']}:{port['port']}"
+    assert values["hub"]["services"][SERVICE] == {"url": base}
+
+    one_server = hub_services("/srv/course")
+    roles = {r["name"]: {k: v for k, v in r.items() if k != "name"} for r in one_server["roles"]}
+    assert values["hub"]["loadRoles"] == roles
+    assert ACCESS_SCOPE in values["hub"]["loadRoles"]["user"]["scopes"] and "self" in values["hub"]["loadRoles"]["user"]["scopes"]
+    assert values["hub"]["config"]["Spawner"]["server_token_scopes"] == one_server["server_token_scopes"]
+    url = values["singleuser"]["extraEnv"]["DECODELAB_POLLS_URL"]
+    assert url == f"{base}/services/{SERVICE}"
+    assert hub_endpoint({"DECODELAB_POLLS_URL": url, "JUPYTERHUB_API_TOKEN": "t"}) == (url, "t")
+
+    pod = deploy["spec"]["template"]
+    labels = pod["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()
+    assert deploy["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert labels["hub.jupyter.org/network-access-hub"] == "true"
+    assert _egress_rule(values, labels)["ports"] == [{"port": port["port"], "protocol": "TCP"}]
+    # the ngshare rule selects no poll pod, nor the poll rule an ngshare pod
+    ngshare = next(yaml.safe_load_all((CLASSROOM / "k8s" / "ngshare.yaml").read_text(encoding="utf-8")))
+    assert not labels.items() >= _egress_rule(values, ngshare["metadata"]["labels"])["to"][0]["podSelector"]["matchLabels"].items()
+
+    (container,) = pod["spec"]["containers"]
+    assert container["image"] == f"{values['singleuser']['image']['name']}:{values['singleuser']['image']['tag']}"
+    assert {"containerPort": port["port"], "name": port["targetPort"]} in container["ports"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["JUPYTERHUB_SERVICE_URL"]["value"] == f"http://0.0.0.0:{port['port']}"
+    assert env["JUPYTERHUB_SERVICE_PREFIX"]["value"] == f"/services/{SERVICE}/"
+    assert env["JUPYTERHUB_API_URL"]["value"] == "http://hub:8081/hub/api"
+    assert env["JUPYTERHUB_API_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": f"hub.services.{SERVICE}.apiToken"}
+    assert container["command"][:4] == ["python", "-m", "decodelab.classroom.polls", "--listen-all"]
+    (db,) = [a.removeprefix("--db=") for a in container["command"] if a.startswith("--db=")]
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    claims = {v["name"]: v.get("persistentVolumeClaim", {}).get("claimName") for v in pod["spec"]["volumes"]}
+    assert claims["data"] == docs[("PersistentVolumeClaim", SERVICE)]["metadata"]["name"]
+    assert Path(db).parent == Path(mounts["data"])  # the database (and its WAL files) on the claim
+    pod_sc, sc = pod["spec"]["securityContext"], container["securityContext"]
+    assert pod_sc["runAsNonRoot"] is True and pod_sc["runAsUser"] not in (0, None)
+    assert pod_sc["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert sc == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
+    assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"]["type"] == "Recreate"  # one SQLite writer
+
+    apply = "kubectl --namespace decodelab apply -f classroom/k8s/class-poll.yaml"
+    assert apply in chartkit.guide_section(7) and apply in text
+    # the guide's 7.6 names the container's command, the Service's URL and the Secret's key as they are
+    guide = chartkit.guide_section(7)
+    assert f"`{' '.join(container['command'])}`" in guide
+    assert f"`{base}`" in guide and f"`{url}`" in guide and f"`hub.services.{SERVICE}.apiToken`" in guide

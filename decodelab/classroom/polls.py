@@ -8,6 +8,9 @@ hub's user (root), listens on the loopback host of its service URL only, and aut
 request with JupyterHub's own :class:`jupyterhub.services.auth.HubAuth`: the token in the
 ``Authorization`` header is sent to the hub, and the hub's answer names the user. No cookie is
 accepted (so no other site can make a student's browser post), no name is read from a request.
+On Zero to JupyterHub the same command runs in its own pod (classroom/k8s/class-poll.yaml) with
+``--listen-all`` (every interface of the pod; :func:`listen_address`), registered in
+classroom/config.yaml as a URL-only service.
 
 API (under ``/services/decodelab-polls/api/``, JSON):
 
@@ -46,7 +49,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INSTRUCTOR_GROUP", "PORT", "PORT_ENV", "SERVICE", "ItemClosed", "PollStore", "hub_services", "main",
+__all__ = ["INSTRUCTOR_GROUP", "PORT", "PORT_ENV", "SERVICE", "ItemClosed", "PollStore", "hub_services", "listen_address", "main",
            "make_app"]
 
 SERVICE = "decodelab-polls"
@@ -521,19 +524,56 @@ def make_app(store: PollStore, *, prefix: str, hub_api_url: str, api_token: str,
     ])
 
 
+#: the hosts a service URL may name without ``--listen-all`` (one server: loopback only)
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+#: the hosts ``--listen-all`` adds: every interface (a Kubernetes pod, classroom/k8s/class-poll.yaml)
+ALL_INTERFACES = ("0.0.0.0", "::")
+
+
+def listen_address(service_url: str, *, listen_all: bool = False) -> tuple[str, int]:
+    """``(host, port)`` the service listens on, from its ``JUPYTERHUB_SERVICE_URL``.
+
+    Args:
+        service_url: ``http://HOST:PORT`` (no port: :data:`PORT`, no host: 127.0.0.1).
+        listen_all: also accept ``0.0.0.0``/``::`` (every interface): the pod of
+            classroom/k8s/class-poll.yaml, reached through its Kubernetes Service, whose network
+            policy decides who may connect. Without it (one server) only :data:`LOOPBACK_HOSTS`.
+
+    Raises:
+        SystemExit: (Korean) any other host: a loopback or (with ``--listen-all``) the wildcard
+            address only, never one interface's address.
+    """
+    from urllib.parse import urlsplit
+
+    url = urlsplit(service_url)
+    host = url.hostname or "127.0.0.1"
+    if host in LOOPBACK_HOSTS or (listen_all and host in ALL_INTERFACES):
+        return host, url.port or PORT
+    if host in ALL_INTERFACES:
+        raise SystemExit(f"[decodelab] {SERVICE}는 루프백 주소에서만 받습니다 (받은 주소: {host}). "
+                         "Kubernetes 파드처럼 모든 인터페이스에서 받아야 하면 --listen-all 을 붙이세요.")
+    raise SystemExit(f"[decodelab] {SERVICE}는 루프백 주소"
+                     f"{'나 0.0.0.0(--listen-all)' if listen_all else ''}에서만 받습니다 (받은 주소: {host}).")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the service (JupyterHub starts it with its environment: ``JUPYTERHUB_SERVICE_URL``,
-    ``JUPYTERHUB_SERVICE_PREFIX``, ``JUPYTERHUB_API_URL``, ``JUPYTERHUB_API_TOKEN``)."""
+    ``JUPYTERHUB_SERVICE_PREFIX``, ``JUPYTERHUB_API_URL``, ``JUPYTERHUB_API_TOKEN``).
+
+    One server: the hub starts it on a loopback URL (:func:`hub_services`). In a Kubernetes pod
+    (classroom/k8s/class-poll.yaml) it runs with ``--listen-all`` and the URL ``http://0.0.0.0:8080``;
+    without the flag a non-loopback URL is refused (:func:`listen_address`) before anything opens.
+    """
     import asyncio
-    from urllib.parse import urlsplit
 
     p = argparse.ArgumentParser(prog="python -m decodelab.classroom.polls")
     p.add_argument("--db", type=Path, required=True, help="the SQLite file (created mode 0600)")
+    p.add_argument("--listen-all", action="store_true",
+                   help="accept the service URL's host 0.0.0.0 (every interface: a Kubernetes pod); "
+                        "without it only a loopback host")
     args = p.parse_args(argv)
-    url = urlsplit(os.environ.get("JUPYTERHUB_SERVICE_URL", f"http://127.0.0.1:{PORT}"))
-    host = url.hostname or "127.0.0.1"
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        raise SystemExit(f"[decodelab] {SERVICE}는 루프백 주소에서만 받습니다 (받은 주소: {host}).")
+    host, port = listen_address(os.environ.get("JUPYTERHUB_SERVICE_URL", f"http://127.0.0.1:{PORT}"),
+                                listen_all=args.listen_all)
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", f"/services/{SERVICE}/")
     store = PollStore(args.db)
     app = make_app(store, prefix=prefix, hub_api_url=os.environ["JUPYTERHUB_API_URL"].rstrip("/"),
@@ -541,8 +581,8 @@ def main(argv: list[str] | None = None) -> None:
 
     async def serve() -> None:
         # an answer is a few bytes: a bigger body is refused before it is read into memory
-        app.listen(url.port or PORT, host, xheaders=False, max_body_size=MAX_BODY_BYTES)
-        print(f"[decodelab] {SERVICE}: {host}:{url.port or PORT}{prefix} ({args.db})", flush=True)
+        app.listen(port, host, xheaders=False, max_body_size=MAX_BODY_BYTES)
+        print(f"[decodelab] {SERVICE}: {host}:{port}{prefix} ({args.db})", flush=True)
         await asyncio.Event().wait()
 
     asyncio.run(serve())
