@@ -256,3 +256,27 @@ def test_ngshare_manifests_match_the_values_and_run_unprivileged():
     url = f"http://{service['metadata']['name']}:{port['port']}/services/ngshare"
     code = lambda text: [line for line in text.splitlines() if line and not line.startswith("#")]  # noqa: E731
     assert code(mounted["stringData"]) == code(student_config_text("decodelab", url))
+
+
+def test_the_one_server_templates_lti_lines_let_the_lms_launches_in():
+    """The commented LTI 1.3 lines of the one-server ``jupyterhub_config.py`` (decodelab/classroom/hub.py),
+    uncommented as lecturer/classroom.md §8 says, give an LTI13Authenticator that lets in whom the
+    LMS launches: ``allow_all`` (JupyterHub 5+ lets nobody in without it or a roster, and
+    ltiauthenticator sets neither), as classroom/config-lti.yaml does on the chart."""
+    from traitlets.config import Config
+
+    from decodelab.classroom import hub
+
+    block = hub._CLASS[hub._CLASS.index("# LTI 1.3 launch"):]
+    lines = [line[2:] for line in block.splitlines() if line.startswith("# c.")]
+    assert any("LTI13Authenticator" in line for line in lines), block
+    c = Config()
+    exec("\n".join(lines), {"c": c})  # noqa: S102 (our own template)
+    module, name = c.JupyterHub.authenticator_class.rsplit(".", 1)
+    import importlib
+
+    auth = getattr(importlib.import_module(module), name)(config=c)
+    assert auth.allow_all is True, lines
+    assert auth.check_allowed("a-student-the-lms-launched", None) is True
+    lti = yaml.safe_load((CLASSROOM / "config-lti.yaml").read_text(encoding="utf-8"))["hub"]["config"]["Authenticator"]
+    assert lti["allow_all"] is True
