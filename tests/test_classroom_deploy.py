@@ -34,6 +34,7 @@ import chartkit
 REPO = Path(__file__).resolve().parents[1]
 CLASSROOM = REPO / "classroom"
 GUIDE = REPO / "lecturer" / "classroom.md"
+ENROL = REPO / "decodelab" / "classroom" / "enrol.py"
 
 
 def _dockerfile() -> str:
@@ -128,10 +129,12 @@ def test_every_install_command_pins_the_chart_and_validates_against_its_schema()
         else:  # LTI: no leftover auth.py entry, no NativeAuthenticator section
             assert "decodelab-auth" not in values["hub"]["extraFiles"], cmd.text
             assert "NativeAuthenticator" not in values["hub"]["config"], cmd.text
-    # the schema is the real check: the same values without auth.py's text fail it
+        # every hub (LTI too) gets the enrolment module its hub.extraConfig imports
+        assert values["hub"]["extraFiles"]["decodelab-enrol"]["stringData"] == ENROL.read_text(encoding="utf-8"), cmd.text
+    # the schema is the real check: the same values without auth.py's and enrol.py's text fail it
     broken = chartkit.merged_values(chartkit.HelmCommand("", "4.4.0", ["classroom/config.yaml"]))
-    paths = [list(e.path) for e in validator.iter_errors(broken)]
-    assert paths == [["hub", "extraFiles", "decodelab-auth"]], paths
+    paths = sorted(list(e.path) for e in validator.iter_errors(broken))
+    assert paths == [["hub", "extraFiles", "decodelab-auth"], ["hub", "extraFiles", "decodelab-enrol"]], paths
 
 
 def test_https_egress_and_first_admin_defaults():
@@ -238,7 +241,10 @@ def test_ngshare_manifests_match_the_values_and_run_unprivileged():
     assert env["JUPYTERHUB_SERVICE_URL"]["value"] == f"http://0.0.0.0:{port['port']}"
     assert env["JUPYTERHUB_API_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": "hub.services.ngshare.apiToken"}
     assert env["JUPYTERHUB_SERVICE_PREFIX"]["value"] == "/services/ngshare/"
-    assert any(a == "--admins=" + values["hub"]["config"]["Authenticator"]["admin_users"][0] for a in container["command"])
+    # ngshare's admins: the lecturer and the hub's token-only service that enrols the students
+    # (test_the_chart_hub_enrols_with_the_one_server_code)
+    (admins,) = [a.removeprefix("--admins=").split(",") for a in container["command"] if a.startswith("--admins=")]
+    assert sorted(admins) == sorted([values["hub"]["config"]["Authenticator"]["admin_users"][0], "decodelab-enrol"]), admins
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     claims = {v["name"]: v.get("persistentVolumeClaim", {}).get("claimName") for v in pod["spec"]["volumes"]}
     assert claims["data"] == "ngshare" and mounts["data"] == "/srv/ngshare"
@@ -280,3 +286,38 @@ def test_the_one_server_templates_lti_lines_let_the_lms_launches_in():
     assert auth.check_allowed("a-student-the-lms-launched", None) is True
     lti = yaml.safe_load((CLASSROOM / "config-lti.yaml").read_text(encoding="utf-8"))["hub"]["config"]["Authenticator"]
     assert lti["allow_all"] is True
+
+
+def test_the_chart_hub_enrols_with_the_one_server_code():
+    """The chart's hub enrols each student in ngshare at spawn with the one-server hub's code:
+    config.yaml's hub.extraConfig imports the module mounted from decodelab/classroom/enrol.py
+    (which decodelab.classroom.exchange.pre_spawn_hook calls on one server) and passes it the token
+    of a token-only hub service (no URL, no command: nothing runs) that ngshare.yaml names among
+    ngshare's admins, a name no student can take (the sign-up form refuses it, config-lti.yaml
+    blocks it). enrol.py, like auth.py, runs without decodelab: the standard library and tornado
+    (JupyterHub's own dependency) only, no relative import. The hook runs at spawn in the chart's
+    hub: tests/test_classroom_chart_hub.py."""
+    from decodelab.classroom import auth, exchange
+
+    values = yaml.safe_load((CLASSROOM / "config.yaml").read_text(encoding="utf-8"))
+    hub = values["hub"]
+    mount = Path(hub["extraFiles"]["decodelab-enrol"]["mountPath"])
+    assert mount.parent == Path("/usr/local/etc/jupyterhub")
+    snippet = hub["extraConfig"]["decodelab-enrol"]
+    assert f"import {mount.stem}\n" in snippet and "pre_spawn_hook" in snippet
+    (service,) = [name for name, s in hub["services"].items() if not s]  # `{}`: the chart makes its token
+    assert f'_services["{service}"]["api_token"]' in snippet and '_services["ngshare"]["url"]' in snippet
+    assert auth.reserved_name(service)
+    lti = yaml.safe_load((CLASSROOM / "config-lti.yaml").read_text(encoding="utf-8"))
+    assert service in lti["hub"]["config"]["Authenticator"]["blocked_users"]
+    docs = list(yaml.safe_load_all((CLASSROOM / "k8s" / "ngshare.yaml").read_text(encoding="utf-8")))
+    (container,) = [d for d in docs if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]["containers"]
+    assert any(a.startswith("--admins=") and service in a.split("=", 1)[1].split(",") for a in container["command"])
+
+    source = ENROL.read_text(encoding="utf-8")
+    imports = set(re.findall(r"^\s*(?:from|import) (\S+)", source, re.MULTILINE))
+    assert not any(name.startswith(".") for name in imports), imports
+    outside = {name.split(".")[0] for name in imports} - set(sys.stdlib_module_names) - {"__future__", "tornado"}
+    assert outside == set(), outside
+    # one home: the one-server hook enrols through the same function
+    assert exchange.enrol.__module__ == "decodelab.classroom.enrol"
