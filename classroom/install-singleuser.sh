@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The install steps of the single-user image (classroom/Dockerfile runs this script; so does
-# tests/test_classroom_hub.py, into a plain virtualenv its hub then spawns the students' servers
-# from; lecturer/classroom.md uses it for the students' environment on one server): the decodelab
+# The install steps of the single-user image (classroom/Dockerfile runs this script; so do
+# tests/test_classroom_deploy.py with the image's singleuser extra, and tests/test_classroom_hub.py,
+# into a plain virtualenv its hub then spawns the students' servers from; lecturer/classroom.md uses
+# it for the students' environment on one server): the decodelab
 # wheel with its classroom extra (JupyterLab, the hub's single-user server, nbgrader), ngshare-exchange, then the
 # course notebooks copied out of the installed package.
 #

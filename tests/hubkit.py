@@ -395,7 +395,7 @@ def build_wheel(tmp: Path) -> Path:
     *.egg-info, which must not land in the checkout)."""
     src = tmp / "src"
     shutil.copytree(REPO, src, symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "artifacts", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints"))
+        ".git", ".venv", ".venv-*", "artifacts", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ipynb_checkpoints"))
     out = tmp / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(src)],
                    check=True, capture_output=True, timeout=600)
@@ -403,11 +403,16 @@ def build_wheel(tmp: Path) -> Path:
     return wheel
 
 
-def singleuser_env(tmp: Path) -> SingleUserEnv:
-    """Run the single-user image's install steps (``classroom/install-singleuser.sh``) into a plain
-    virtualenv, offline: ``PIP_NO_INDEX`` and no torch step, with this Python's packages visible
-    after the virtualenv's own (a ``.pth`` line; their Jupyter data/config folders linked in), so every dependency the wheel declares must be
-    there already and nothing downloads. decodelab itself is the wheel's copy, in the virtualenv.
+def singleuser_env(tmp: Path, extra: str = "classroom") -> SingleUserEnv:
+    """Run the single-user image's install steps (``classroom/install-singleuser.sh``) with the
+    wheel's ``extra`` (``DECODELAB_EXTRA``) into a plain virtualenv, without the torch step, with
+    this Python's packages visible after the virtualenv's own (a ``.pth`` line; their Jupyter
+    data/config folders linked in). ``classroom`` (one server's): offline, ``PIP_NO_INDEX``, so
+    every dependency the wheel declares must be there already and nothing downloads.
+    ``singleuser`` (classroom/Dockerfile's): pip may use the package index this machine's pip is
+    set up with, for what this Python lacks (JupyterHub 5, the chart's major, where this Python has
+    one server's 6), installed into the virtualenv ahead of this Python's. decodelab itself is the
+    wheel's copy, in the virtualenv.
 
     Raises:
         RuntimeError: the script failed (its output in the message).
@@ -423,7 +428,9 @@ def singleuser_env(tmp: Path) -> SingleUserEnv:
     py = venv / "bin" / "python"
     dest = venv.parent / "srv" / "notebooks"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")}
-    env.update(DECODELAB_TORCH="", PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.update(DECODELAB_TORCH="", DECODELAB_EXTRA=extra, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    if extra == "classroom":
+        env["PIP_NO_INDEX"] = "1"
     proc = subprocess.run(["bash", str(REPO / "classroom" / "install-singleuser.sh"), str(py), str(wheel), str(dest)],
                           env=env, capture_output=True, text=True, timeout=900, cwd=REPO)  # from the checkout, as the guide runs it
     if proc.returncode != 0:

@@ -354,9 +354,9 @@ def _ng(method: str, url: str, token: str | None, **data) -> tuple[int, dict]:
 def test_ngshare_pod_round_trip_through_the_charts_hub(chart_hub):
     """ngshare's container (classroom/k8s/ngshare.yaml: its command, environment and the Secret's
     token) behind the chart's JupyterHub 5.5, registered as config.yaml's URL-only service: the
-    hub lists it and proxies /services/ngshare/; the lecturer (ngshare's admin) makes the course,
-    enrols a student and releases an assignment through the hub's public URL (as from the grading
-    machine); the student, with their own server's token, lists and submits over the direct URL
+    hub lists it and proxies /services/ngshare/; the student's spawn enrols them (config.yaml's
+    hub.extraConfig, no hand enrolment); the lecturer (ngshare's admin) releases an assignment
+    through the hub's public URL (as from the grading machine); the student, with their own server's token, lists and submits over the direct URL
     (as a pod reaches http://ngshare:8080); ngshare names the submitter from the token and stamps
     the time; a student can neither make a course nor see others' submissions; no token, no answer."""
     import base64
@@ -377,10 +377,9 @@ def test_ngshare_pod_round_trip_through_the_charts_hub(chart_hub):
     assert student.logged_in
     student_token = student.token()
 
-    assert _ng("POST", f"{public}/course/decodelab", prof_token, instructors=json.dumps(["lecturer"]))[1]["success"]
-    status, answer = _ng("POST", f"{public}/student/decodelab/{name}", prof_token, first_name="-", last_name="-",
-                         email="-")
-    assert answer["success"], (status, answer)
+    # no hand enrolment: the spawn makes the course (when missing) and enrols the student
+    assert student.spawn().status_code in (201, 202)
+    student.wait_ready(120)
     notebook = base64.encodebytes(b'{"cells": []}').decode()
     files = json.dumps([{"path": "a1.ipynb", "content": notebook}])
     assert _ng("POST", f"{public}/assignment/decodelab/a1", prof_token, files=files)[1]["success"]
@@ -450,13 +449,14 @@ def test_the_grading_machine_walk_release_collect_autograde_feedback_and_practic
     prof = _lecturer(chart_hub)
     prof_token = prof.token()
     public = f"{chart_hub.url}/services/ngshare"
-    _ng("POST", f"{public}/course/decodelab", prof_token, instructors=json.dumps(["lecturer"]))  # 409 when there
+    _ng("POST", f"{public}/course/decodelab", prof_token)  # as a spawn makes it (no instructors); 409 when there
     name, victim = f"grade{secrets.token_hex(2)}", f"victim{secrets.token_hex(2)}"
     student = hubkit.Student(chart_hub, name)
     student.signup(STUDENT_PW)
     prof.client.get(f"/hub/authorize/{name}")
     student.login(STUDENT_PW, spawn=False)
     assert student.logged_in
+    # by hand here, as the spawn hook does (test_a_students_spawn_enrols_them_in_ngshares_course)
     assert _ng("POST", f"{public}/student/decodelab/{name}", prof_token, first_name="-", last_name="-", email="-")[1]["success"]
 
     base = hubkit.open_tmp("grading-vm")
@@ -636,3 +636,70 @@ def test_class_poll_pod_through_the_charts_hub(chart_hub):
     status, room = _poll("GET", f"{direct}/items/{item}?names=1", prof_token)
     assert room["names"] == {names[0]: 4.0, names[1]: 20.0}, room  # the refused posts changed nothing
     students[0].hub_api("DELETE", f"/users/{names[0]}/server")
+
+
+def _enrolled(ngshare: str, name: str, token: str) -> bool:
+    """Whether ngshare's course ``decodelab`` lists ``name`` as a student (asked with ``name``'s own
+    token: ngshare answers a student about themself only when enrolled)."""
+    status, answer = _ng("GET", f"{ngshare}/student/decodelab/{name}", token)
+    return bool(answer.get("success")) and answer.get("username") == name
+
+
+def test_a_students_spawn_enrols_them_in_ngshares_course(chart_hub):
+    """lecturer/classroom.md 7.5 has no hand enrolment: a student whose server spawns is a student of
+    ngshare's course ``decodelab`` (made on first use), enrolled by config.yaml's hub.extraConfig
+    with the one-server code (decodelab/classroom/enrol.py, mounted by --set-file) and the token of
+    the token-only service ``decodelab-enrol``, ngshare's admin; not before the spawn. The lecturer
+    (ngshare's admin) sees them in the course's list."""
+    prof = _lecturer(chart_hub)
+    name = f"enrol{secrets.token_hex(2)}"
+    student = hubkit.Student(chart_hub, name)
+    assert "has been sent to the admin" in student.signup(STUDENT_PW)
+    assert prof.client.get(f"/hub/authorize/{name}").status_code == 200
+    student.login(STUDENT_PW, spawn=False)
+    assert student.logged_in
+    token = student.token()
+    assert not _enrolled(chart_hub.ngshare, name, token)  # logged in, no server yet: not enrolled
+
+    assert student.spawn().status_code in (201, 202)
+    student.wait_ready(120)
+    assert _enrolled(chart_hub.ngshare, name, token), chart_hub.log_text()[-3000:]
+    status, answer = _ng("GET", f"{chart_hub.url}/services/ngshare/students/decodelab", prof.token())
+    assert answer["success"] and name in [s["username"] for s in answer["students"]], (status, answer)
+    assert f"{name} is not enrolled" not in chart_hub.log_text()
+
+
+def test_with_the_lti_overlay_a_spawn_enrols_a_name_from_the_lms():
+    """The guide's LTI install (config.yaml + config-lti.yaml + enrol.py's --set-file) on the chart's
+    hub with ngshare's pod beside it: a user the LTI authenticator let in, under a name other than
+    ``lecturer`` (made here through the hub's API by a test-only admin service: no LMS signs
+    launches on this machine), is enrolled in ngshare's course when their server spawns."""
+    import time
+
+    import httpx
+
+    (cmd,) = [c for c in chartkit.helm_commands(chartkit.guide_section(7)) if "classroom/config-lti.yaml" in c.values]
+    values = chartkit.merged_values(cmd)
+    assert values["hub"]["config"]["JupyterHub"]["authenticator_class"].endswith("LTI13Authenticator")
+    admin_token = secrets.token_hex(32)
+    values["hub"]["services"]["test-admin"] = {}
+    values["hub"]["extraConfig"]["zz-test-admin"] = (  # after the course's snippets (sorted keys)
+        f"[s for s in c.JupyterHub.services if s['name'] == 'test-admin'][0]['api_token'] = {admin_token!r}\n"
+        "c.JupyterHub.load_roles += [{'name': 'test-admin', 'services': ['test-admin'],\n"
+        "                             'scopes': ['admin:users', 'admin:servers', 'tokens']}]\n")
+    hub = _start(values, "chart-hub-lti", ngshare=True)
+    try:
+        assert "Using Authenticator: ltiauthenticator.lti13.auth.LTI13Authenticator" in hub.log_text()[:8000]
+        api = httpx.Client(base_url=f"{hub.url}/hub/api", headers={"Authorization": f"token {admin_token}"}, timeout=60)
+        name = f"lms-{secrets.token_hex(3)}"
+        assert api.post(f"/users/{name}").status_code == 201
+        token = api.post(f"/users/{name}/tokens", json={"note": "decodelab test", "expires_in": 600}).json()["token"]
+        assert not _enrolled(hub.ngshare, name, token)
+        assert api.post(f"/users/{name}/server").status_code in (201, 202)
+        deadline = time.monotonic() + 120
+        while not ((api.get(f"/users/{name}").json().get("servers") or {}).get("", {}).get("ready")):
+            assert time.monotonic() < deadline, hub.log_text()[-3000:]
+            time.sleep(0.5)
+        assert _enrolled(hub.ngshare, name, token), hub.log_text()[-3000:]
+    finally:
+        _stop(hub)

@@ -10,7 +10,9 @@ Neither Kubernetes nor image builds run on these machines, so what can be checke
   makes the one-server copy of the notebooks, it opens a notebook that exists, and sizes each
   student as the lecturer guide says;
 - the image takes the hub's JupyterHub major version from a dated base tag, with a build context
-  of the wheel and the install script only;
+  of the wheel and the install script only (every COPY source among them); its install steps with
+  the image's ``singleuser`` extra give that major version, the single-user server, nbgrader,
+  ngshare-exchange and the notebooks (slow: a wheel build and a pip install);
 - the hub module the chart's hub pod mounts imports only the standard library and
   nativeauthenticator (never decodelab), and the LTI 1.3 class the configs name exists with the
   options they set.
@@ -29,6 +31,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 import chartkit
@@ -36,6 +39,7 @@ import chartkit
 REPO = Path(__file__).resolve().parents[1]
 CLASSROOM = REPO / "classroom"
 GUIDE = REPO / "lecturer" / "classroom.md"
+ENROL = REPO / "decodelab" / "classroom" / "enrol.py"
 
 
 def _dockerfile() -> str:
@@ -130,10 +134,12 @@ def test_every_install_command_pins_the_chart_and_validates_against_its_schema()
         else:  # LTI: no leftover auth.py entry, no NativeAuthenticator section
             assert "decodelab-auth" not in values["hub"]["extraFiles"], cmd.text
             assert "NativeAuthenticator" not in values["hub"]["config"], cmd.text
-    # the schema is the real check: the same values without auth.py's text fail it
+        # every hub (LTI too) gets the enrolment module its hub.extraConfig imports
+        assert values["hub"]["extraFiles"]["decodelab-enrol"]["stringData"] == ENROL.read_text(encoding="utf-8"), cmd.text
+    # the schema is the real check: the same values without auth.py's and enrol.py's text fail it
     broken = chartkit.merged_values(chartkit.HelmCommand("", "4.4.0", ["classroom/config.yaml"]))
-    paths = [list(e.path) for e in validator.iter_errors(broken)]
-    assert paths == [["hub", "extraFiles", "decodelab-auth"]], paths
+    paths = sorted(list(e.path) for e in validator.iter_errors(broken))
+    assert paths == [["hub", "extraFiles", "decodelab-auth"], ["hub", "extraFiles", "decodelab-enrol"]], paths
 
 
 def test_https_egress_and_first_admin_defaults():
@@ -248,7 +254,10 @@ def test_ngshare_manifests_match_the_values_and_run_unprivileged():
     assert env["JUPYTERHUB_SERVICE_URL"]["value"] == f"http://0.0.0.0:{port['port']}"
     assert env["JUPYTERHUB_API_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": "hub.services.ngshare.apiToken"}
     assert env["JUPYTERHUB_SERVICE_PREFIX"]["value"] == "/services/ngshare/"
-    assert any(a == "--admins=" + values["hub"]["config"]["Authenticator"]["admin_users"][0] for a in container["command"])
+    # ngshare's admins: the lecturer and the hub's token-only service that enrols the students
+    # (test_the_chart_hub_enrols_with_the_one_server_code)
+    (admins,) = [a.removeprefix("--admins=").split(",") for a in container["command"] if a.startswith("--admins=")]
+    assert sorted(admins) == sorted([values["hub"]["config"]["Authenticator"]["admin_users"][0], "decodelab-enrol"]), admins
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     claims = {v["name"]: v.get("persistentVolumeClaim", {}).get("claimName") for v in pod["spec"]["volumes"]}
     assert claims["data"] == "ngshare" and mounts["data"] == "/srv/ngshare"
@@ -336,3 +345,165 @@ def test_class_poll_manifests_match_the_values_and_run_unprivileged():
     guide = chartkit.guide_section(7)
     assert f"`{' '.join(container['command'])}`" in guide
     assert f"`{base}`" in guide and f"`{url}`" in guide and f"`hub.services.{SERVICE}.apiToken`" in guide
+
+
+def test_the_one_server_templates_lti_lines_let_the_lms_launches_in():
+    """The commented LTI 1.3 lines of the one-server ``jupyterhub_config.py`` (decodelab/classroom/hub.py),
+    uncommented as lecturer/classroom.md §8 says, give an LTI13Authenticator that lets in whom the
+    LMS launches: ``allow_all`` (JupyterHub 5+ lets nobody in without it or a roster, and
+    ltiauthenticator sets neither), as classroom/config-lti.yaml does on the chart."""
+    from traitlets.config import Config
+
+    from decodelab.classroom import hub
+
+    block = hub._CLASS[hub._CLASS.index("# LTI 1.3 launch"):]
+    lines = [line[2:] for line in block.splitlines() if line.startswith("# c.")]
+    assert any("LTI13Authenticator" in line for line in lines), block
+    c = Config()
+    exec("\n".join(lines), {"c": c})  # noqa: S102 (our own template)
+    module, name = c.JupyterHub.authenticator_class.rsplit(".", 1)
+    import importlib
+
+    auth = getattr(importlib.import_module(module), name)(config=c)
+    assert auth.allow_all is True, lines
+    assert auth.check_allowed("a-student-the-lms-launched", None) is True
+    lti = yaml.safe_load((CLASSROOM / "config-lti.yaml").read_text(encoding="utf-8"))["hub"]["config"]["Authenticator"]
+    assert lti["allow_all"] is True
+
+
+def test_the_chart_hub_enrols_with_the_one_server_code():
+    """The chart's hub enrols each student in ngshare at spawn with the one-server hub's code:
+    config.yaml's hub.extraConfig imports the module mounted from decodelab/classroom/enrol.py
+    (which decodelab.classroom.exchange.pre_spawn_hook calls on one server) and passes it the token
+    of a token-only hub service (no URL, no command: nothing runs) that ngshare.yaml names among
+    ngshare's admins, a name no student can take (the sign-up form refuses it, config-lti.yaml
+    blocks it). enrol.py, like auth.py, runs without decodelab: the standard library and tornado
+    (JupyterHub's own dependency) only, no relative import. The hook runs at spawn in the chart's
+    hub: tests/test_classroom_chart_hub.py."""
+    from decodelab.classroom import auth, exchange
+
+    values = yaml.safe_load((CLASSROOM / "config.yaml").read_text(encoding="utf-8"))
+    hub = values["hub"]
+    mount = Path(hub["extraFiles"]["decodelab-enrol"]["mountPath"])
+    assert mount.parent == Path("/usr/local/etc/jupyterhub")
+    snippet = hub["extraConfig"]["decodelab-enrol"]
+    assert f"import {mount.stem}\n" in snippet and "pre_spawn_hook" in snippet
+    (service,) = [name for name, s in hub["services"].items() if not s]  # `{}`: the chart makes its token
+    assert f'_services["{service}"]["api_token"]' in snippet and '_services["ngshare"]["url"]' in snippet
+    assert auth.reserved_name(service)
+    lti = yaml.safe_load((CLASSROOM / "config-lti.yaml").read_text(encoding="utf-8"))
+    assert service in lti["hub"]["config"]["Authenticator"]["blocked_users"]
+    docs = list(yaml.safe_load_all((CLASSROOM / "k8s" / "ngshare.yaml").read_text(encoding="utf-8")))
+    (container,) = [d for d in docs if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]["containers"]
+    assert any(a.startswith("--admins=") and service in a.split("=", 1)[1].split(",") for a in container["command"])
+
+    source = ENROL.read_text(encoding="utf-8")
+    imports = set(re.findall(r"^\s*(?:from|import) (\S+)", source, re.MULTILINE))
+    assert not any(name.startswith(".") for name in imports), imports
+    outside = {name.split(".")[0] for name in imports} - set(sys.stdlib_module_names) - {"__future__", "tornado"}
+    assert outside == set(), outside
+    # one home: the one-server hook enrols through the same function
+    assert exchange.enrol.__module__ == "decodelab.classroom.enrol"
+
+
+IMAGE_PROBE = """
+import json, decodelab, decodelab.classroom.exchange_plugin, jupyterhub, nbgrader, ngshare_exchange
+print(json.dumps({"jupyterhub": jupyterhub.__version__, "jupyterhub_file": jupyterhub.__file__,
+                  "decodelab": decodelab.__file__, "nbgrader": nbgrader.__version__}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.classroom
+@pytest.mark.xdist_group("classroom_image")
+def test_the_images_install_steps_with_the_singleuser_extra(tmp_path):
+    """classroom/Dockerfile's install step as it runs it (``DECODELAB_EXTRA=singleuser``), on a
+    freshly built wheel into a plain virtualenv (no image builds here: hubkit.singleuser_env; torch
+    is this Python's): the virtualenv runs JupyterHub of the chart hub's major version
+    (tests/fixtures/z2jh-4.4.0/requirements.txt), its ``jupyterhub-singleuser --version`` runs,
+    nbgrader, ngshare-exchange and the wheel's own decodelab exchange plugin import from it, the
+    notebooks with figures/*.svg and rise.css are where the image keeps them, and the wheel holds no
+    file of classroom/ (the graded exam bank)."""
+    import json
+    import subprocess
+    import zipfile
+
+    import hubkit
+    from packaging.version import Version
+
+    (dest,) = re.findall(r"DECODELAB_EXTRA=singleuser bash /tmp/install-singleuser\.sh python \S+ (\S+)", _dockerfile())
+    try:
+        env = hubkit.singleuser_env(tmp_path, extra="singleuser")
+    except RuntimeError as e:
+        if "Could not find a version that satisfies" in str(e) or "No matching distribution" in str(e):
+            hubkit.unavailable("the singleuser install", f"the package index has no JupyterHub 5 here: {str(e)[-500:]}")
+        raise
+    hub = Version(next(line.split("==")[1].strip() for line in (chartkit.CHART / "requirements.txt").read_text().splitlines()
+                       if line.startswith("jupyterhub==")))
+    clean = {"PATH": f"{env.python.parent}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    r = subprocess.run([str(env.python), "-I", "-c", IMAGE_PROBE], cwd="/", env=clean, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert Version(got["jupyterhub"]).major == hub.major, (got, str(hub))
+    assert Path(got["jupyterhub_file"]).is_relative_to(env.purelib), got  # the virtualenv's own, not this Python's 6
+    assert Path(got["decodelab"]).is_relative_to(env.purelib), got  # the wheel's, not this checkout
+    r = subprocess.run([str(env.python.parent / "jupyterhub-singleuser"), "--version"], cwd="/", env=clean,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == got["jupyterhub"], (r.stdout[-2000:], r.stderr[-3000:])
+
+    assert dest == "/srv/decodelab/notebooks"  # where config.yaml's postStart copies from
+    notebooks = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
+    assert len(notebooks) >= 7 and sorted(p.name for p in env.notebooks.glob("*.ipynb")) == notebooks
+    svgs = sorted(p.name for p in (REPO / "notebooks" / "figures").glob("*.svg"))
+    assert svgs and sorted(p.name for p in (env.notebooks / "figures").glob("*.svg")) == svgs
+    assert (env.notebooks / "rise.css").read_bytes() == (REPO / "notebooks" / "rise.css").read_bytes()
+    assert not (env.notebooks / "src").exists()
+    with zipfile.ZipFile(env.wheel) as z:
+        names = z.namelist()
+    assert any(n.startswith("decodelab/") for n in names)
+    assert not [n for n in names if n.startswith("classroom/") or "/exam/" in n or n.endswith("/exam")], names[:20]
+
+
+def _dockerignore_sends(path: str, rules: list[str]) -> bool:
+    """Whether Docker's build context holds ``path`` under ``.dockerignore``'s ``rules`` (moby's
+    patternmatcher: a rule matches a path or a folder above it, ``*``/``?`` never cross ``/``, a
+    ``!`` rule takes back what earlier rules left out; the last matching rule wins)."""
+    def matches(rule: str) -> bool:
+        regex = "".join("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch) for ch in rule.strip("/"))
+        parts = path.split("/")
+        return any(re.fullmatch(regex, "/".join(parts[:i])) for i in range(1, len(parts) + 1))
+
+    sent = True
+    for rule in rules:
+        if matches(rule.lstrip("!")):
+            sent = rule.startswith("!")
+    return sent
+
+
+def test_every_copy_source_of_the_dockerfile_is_in_the_build_context():
+    """Each COPY source of classroom/Dockerfile (its ARG defaults filled in) is a path .dockerignore
+    lets into the build context (else ``docker build`` fails: "not found"), and the default wheel
+    name is the one ``pip wheel .`` makes of this checkout's version (the guide's 7.1 build line)."""
+    import tomllib
+
+    text = _dockerfile()
+    args = dict(re.findall(r"^ARG (\w+)=(\S+)", text, re.MULTILINE))
+    version = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert args["WHEEL"] == f"decodelab-{version}-py3-none-any.whl", args
+    assert f"--build-arg WHEEL={args['WHEEL']}" in text and f"--build-arg WHEEL={args['WHEEL']}" in GUIDE.read_text(encoding="utf-8")
+    rules = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    copies = re.findall(r"^(?:COPY|ADD)\s+(.+)$", text, re.MULTILINE)
+    assert copies, text
+    for line in copies:
+        words = [w for w in line.split() if not w.startswith("--")]
+        assert not any(w.startswith("--from") for w in line.split()), line
+        for source in words[:-1]:
+            path = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: args[m[1] or m[2]], source)
+            assert _dockerignore_sends(path, rules), (line, path, rules)
+            if not path.startswith("dist/"):  # the wheel is built first (7.1)
+                assert (REPO / path).is_file(), path
+    # the matcher itself: what the context must not hold is left out
+    for path in (".git/config", ".venv/bin/python", "classroom/exam/items.yaml", "classroom/config.yaml", "dist/other.tar.gz"):
+        assert not _dockerignore_sends(path, rules), path

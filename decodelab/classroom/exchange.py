@@ -10,7 +10,8 @@ grader service, due dates and the late policy. Used by the ``jupyterhub_config.p
   so ``nbgrader submit --student OTHER`` is refused and an edited ``~/.jupyter/nbgrader_config.py``
   cannot change whose submission it is; the submission's time is ngshare's clock (UTC) when it
   receives it, and :mod:`.exchange_plugin` drops any ``timestamp.txt`` the student adds.
-  Students are enrolled in ngshare's course by the spawn hook (:func:`pre_spawn_hook`).
+  Students are enrolled in ngshare's course by the spawn hook (:func:`pre_spawn_hook`, with
+  :func:`.enrol.enrol`).
 - **formgrader**: ``jupyterhub-singleuser`` as a JupyterHub service (nbgrader's documented
   "shared grader account" set-up) in the course folder, at ``/services/formgrader/formgrader``.
   Only the lecturer (and hub admins) may open it. When the hub runs as root it runs as the system
@@ -40,6 +41,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
+from .enrol import enrol
 from .homes import write_home
 
 __all__ = ["FORMGRADER", "FORMGRADER_USER", "NGSHARE", "course_config_block", "due_options", "hub_config_block", "hub_services", "lecturer_side",
@@ -360,34 +362,10 @@ def student_config_text(course_id: str, ngshare_url: str) -> str:
     return STUDENT_CONFIG.format(course_id=course_id, url=ngshare_url)
 
 
-async def _ngshare_post(url: str, token: str, log, **fields: str) -> bool:
-    """POST ``fields`` (form-encoded) to ngshare's ``url`` with the grader ``token``; True when ngshare
-    says ``success`` (False, logged, otherwise: also for a course that already exists)."""
-    from urllib.parse import urlencode
-
-    from tornado.httpclient import AsyncHTTPClient, HTTPClientError
-
-    try:
-        r = await AsyncHTTPClient().fetch(url, method="POST", body=urlencode(fields),
-                                          headers={"Authorization": f"token {token}",
-                                                   "Content-Type": "application/x-www-form-urlencoded"},
-                                          raise_error=False, request_timeout=30)
-    except (OSError, HTTPClientError) as e:
-        log.error("decodelab: ngshare %s: %s", url, e)
-        return False
-    try:
-        answer = json.loads(r.body or b"{}")
-    except ValueError:
-        log.error("decodelab: ngshare %s answered %s", url, r.code)
-        return False
-    if not answer.get("success") and r.code != 409:  # 409: the course is there already
-        log.error("decodelab: ngshare %s answered %s: %s", url, r.code, answer.get("message"))
-    return bool(answer.get("success"))
-
-
 def pre_spawn_hook(inner: Callable, services: dict, *, system_users: bool, course_id: str = "decodelab") -> Callable:
     """Wrap the course's spawn hook (:func:`decodelab.classroom.hub.pre_spawn_hook`): after it,
-    enroll the student in ngshare's course (made on first use; failures are logged) and write
+    enrol the student in ngshare's course with the grader token (:func:`.enrol.enrol`, which the
+    Kubernetes chart's hub runs too; the course is made on first use; failures are logged) and write
     :func:`student_config_text` into the student's home, replacing the file-exchange config."""
     url, token = services["ngshare_url"], services["token"]
 
@@ -407,12 +385,7 @@ def pre_spawn_hook(inner: Callable, services: dict, *, system_users: bool, cours
 
                 pw = pwd.getpwnam(run_as)
                 owner = (pw.pw_uid, pw.pw_gid)
-        await _ngshare_post(f"{url}/course/{course_id}", token, spawner.log)  # False once it exists
-        # ngshare 0.6 refuses an enrollment without these three fields (HTTP 400); the hub knows none
-        if not await _ngshare_post(f"{url}/student/{course_id}/{name}", token, spawner.log,
-                                   first_name="", last_name="", email=""):
-            spawner.log.error("decodelab: %s is not enrolled in ngshare's course %s: fetch and submit will fail",
-                              name, course_id)
+        await enrol(url, token, course_id, name, spawner.log)  # failures logged (the chart's hub runs the same)
         # as the student, never as root: the home may hold links the student planted (.homes)
         write_home(home, owner, files={".jupyter/nbgrader_config.py": student_config_text(course_id, url)},
                    log=spawner.log)

@@ -481,6 +481,9 @@ c.Spawner.pre_spawn_hook = decodelab_hub.pre_spawn_hook(COURSE / "notebooks", sy
 # c.LTI13Authenticator.jwks_endpoint = "https://moodle.example.ac.kr/mod/lti/certs.php"
 # c.LTI13Authenticator.client_id = ["<client id from the LMS>"]
 # c.LTI13Authenticator.username_key = "sub"
+# JupyterHub 5+ lets nobody in without a roster or allow_all, and LTI13Authenticator 1.6 sets
+# neither: the LMS decides who may launch the tool (the course's members), so all it launches get in
+# c.Authenticator.allow_all = True
 '''
 
 _COMMON = '''
