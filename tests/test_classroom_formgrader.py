@@ -18,7 +18,14 @@ formgrader runs here on this test's Python, not as the hub's service: the hub's 
 students' servers run on a Python an unprivileged user can execute (tests/hubkit.py), on this
 machine Debian's 3.11.2, where soupsieve 4.1 cannot compile the selector ``img:not([alt])`` that
 nbconvert's HTML exporter applies to every page (SelectorSyntaxError: formgrader answers 500 for
-every submission). The page, the template, the cookie session and the API are formgrader's own.
+every submission). The page, the template, the cookie session and the API are formgrader's own;
+the server's options are the grader service's (``FORMGRADER_ARGS``).
+
+mallory also leaves ``evil.html`` and ``evil.svg`` (a script that marks its page and sets every grade
+to full marks through formgrader's API) and ``plot.png`` next to her notebook; collect and autograde
+copy them along and formgrader serves them at ``/formgrader/submissions/<id>/<file>``, its own
+origin. The lecturer opens them there: no script runs (CSP ``sandbox``, ``nosniff``), the PNG still
+loads in the submission page.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 import browserkit  # noqa: E402
 from decodelab.classroom.assignments import write_course  # noqa: E402
 from decodelab.classroom.cli import autograde_command  # noqa: E402
+from decodelab.classroom.exchange import FORMGRADER_ARGS  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("classroom_formgrader")]
 
@@ -86,17 +94,27 @@ class Bundle:
                 {{"image/png": {{"width": "1 onload=alert(40) x"}}}})
 display(Bundle())
 """
+#: files mallory leaves next to her notebook, opened by the lecturer from formgrader's own address
+#: (``/formgrader/submissions/<id>/<file>``): each marks the page it runs in and sets every grade of
+#: exam-02 to full marks through formgrader's API with the lecturer's session
+MARK = "document.documentElement.setAttribute('data-ran','1');"
+FILES = {
+    "evil.html": f"<!doctype html><title>evil</title><p>학생 파일</p><script>{MARK}{GRADE_JS}</script>",
+    "evil.svg": ("<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'>"
+                 f"<script><![CDATA[{MARK}{GRADE_JS}]]></script></svg>"),
+}
 
 
 def _server(course: Path, base: Path):
-    """nbgrader's formgrader (its server extension) on a Jupyter server in the course folder, token
-    login: (url, token, process, log)."""
+    """nbgrader's formgrader (its server extension) on a Jupyter server in the course folder, with the
+    grader service's options (``FORMGRADER_ARGS``: decodelab's extension too), token login:
+    (url, token, process, log)."""
     token = secrets.token_hex(16)
     runtime, log = base / "runtime", base / "formgrader.log"
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTER_CONFIG_DIR": str(base / "jconfig")}
     cmd = [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
            "--ServerApp.port=0", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={course}", "--KernelManager.transport=ipc"]
+           f"--ServerApp.root_dir={course}", *FORMGRADER_ARGS]
     with open(log, "wb") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=course)
     port = browserkit._bound_port(runtime, proc, time.monotonic() + 120, log)
@@ -157,6 +175,10 @@ def graded(tmp_path_factory):
             folder = course / "submitted" / sid / A
             folder.mkdir(parents=True)
             nbformat.write(nb, folder / f"{A}.ipynb")
+            if sid == "mallory":  # files next to her notebook: collect and autograde copy them along
+                for name, text in FILES.items():
+                    (folder / name).write_text(text, encoding="utf-8")
+                (folder / "plot.png").write_bytes(base64.b64decode(PNG))
             (folder / "timestamp.txt").write_text("2026-12-07 01:00:00.000000 UTC")
         for sid in ("alice", "mallory"):
             assert autograde_command([str(course), A, f"--student={sid}"]) == 0
@@ -225,3 +247,71 @@ def test_formgrader_runs_no_student_script_and_no_grade_changes(graded):
     # the page showed mallory's answer from the autograded copy (not a blank or error page)
     assert "배치가 커지면" in shown["mallory"] and "e (javascript:alert(5))" in shown["mallory"], shown["mallory"][:2000]
     assert "f (javascript:alert(6))" in shown["mallory"] and shown["mallory-img120"] == 1
+
+
+def test_formgrader_serves_a_students_files_sandboxed(graded):
+    """mallory's HTML and SVG files, opened by the lecturer at formgrader's own address (where the
+    lecturer's session is valid), run no script: no marker, no dialog, no grade change; their
+    responses carry the CSP ``sandbox`` and ``nosniff``. Her PNG still loads in the submission page
+    (an image the page itself fetches from that route), whose own scripts are not sandboxed."""
+    from playwright.sync_api import sync_playwright
+
+    course, base = graded["course"], graded["base"]
+    folder = course / "autograded" / "mallory" / A
+    assert all((folder / name).read_text(encoding="utf-8") == text for name, text in FILES.items())
+    before = _grades(course)
+    url, token, proc, log = _server(course, base)
+    dialogs, seen = [], {}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=browserkit.CHROMIUM, headless=True,
+                                         args=browserkit.CHROMIUM_ARGS)
+            try:
+                page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+                page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+                page.goto(f"{url}/formgrader?token={token}")  # the lecturer's session (cookie)
+                files = f"{url}/formgrader/submissions/{graded['ids']['mallory']}"
+                for name in (*FILES, "plot.png"):
+                    response = page.goto(f"{files}/{name}")
+                    page.wait_for_timeout(1500)  # the script's fetches, had it run
+                    seen[name] = (response.status, response.headers.get("content-type"),
+                                  response.headers.get("content-security-policy", ""),
+                                  response.headers.get("x-content-type-options"),
+                                  page.evaluate("document.documentElement.getAttribute('data-ran')"))
+                response = page.goto(f"{files}/?index=0")
+                page.wait_for_load_state("networkidle")
+                seen["page"] = response.headers.get("content-security-policy", "")
+                seen["png"] = page.evaluate("""() => new Promise(done => {
+                    const img = new Image();
+                    img.onload = () => done(img.naturalWidth); img.onerror = () => done(-1);
+                    img.src = 'plot.png'; document.body.append(img); })""")
+                seen["scripts"] = page.evaluate("typeof window.jQuery")  # formgrader's own page scripts ran
+            finally:
+                browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    after = _grades(course)
+    changed = {k: (before[k], after.get(k)) for k in before if after.get(k) != before[k]}
+    assert (dialogs, changed) == ([], {}), f"a student's file ran script: dialogs {dialogs}; grades changed: {changed}"
+    for name, kind in (("evil.html", "text/html"), ("evil.svg", "image/svg+xml"), ("plot.png", "image/png")):
+        status, ctype, csp, nosniff, ran = seen[name]
+        directives = [d.strip() for d in csp.split(";")]
+        assert (status, ctype.split(";")[0], "sandbox" in directives, nosniff, ran) == (200, kind, True, "nosniff", None), \
+            (name, seen[name])
+    assert "sandbox" not in seen["page"] and seen["scripts"] == "function", seen
+    assert seen["png"] == 1, seen
+
+
+def test_the_hubs_formgrader_service_has_the_options_tested_here(tmp_path):
+    """The grader service the hub starts (``hub_services``) runs jupyterhub-singleuser with
+    ``FORMGRADER_ARGS``, the options the formgrader server of this module runs with."""
+    from decodelab.classroom.exchange import FORMGRADER, hub_services
+
+    course = tmp_path / "course"
+    course.mkdir()
+    got = hub_services(course, python=sys.executable, lecturer="prof", grader_user=None)
+    command = next(s for s in got["services"] if s["name"] == FORMGRADER)["command"]
+    assert command[:4] == [sys.executable, "-m", "jupyterhub.singleuser", f"--ServerApp.root_dir={course.resolve()}"]
+    assert command[4:4 + len(FORMGRADER_ARGS)] == list(FORMGRADER_ARGS), command
+    assert "--ServerApp.jpserver_extensions=decodelab.classroom.exchange=True" in FORMGRADER_ARGS

@@ -1,7 +1,7 @@
 """Who submitted and when, decided by the hub: ngshare as a JupyterHub service, formgrader as a
-grader service, due dates and the late policy. Used by the ``jupyterhub_config.py`` and the course
-``nbgrader_config.py`` that ``decodelab classroom init`` writes (lecturer/grading.md,
-"누가, 언제 냈는가").
+grader service (and how it serves students' files), due dates and the late policy. Used by the
+``jupyterhub_config.py`` and the course ``nbgrader_config.py`` that ``decodelab classroom init``
+writes (lecturer/grading.md, "누가, 언제 냈는가").
 
 - **ngshare** (0.6.0, a JupyterHub service that stores nbgrader's exchange; managed by the hub,
   its database and files in ``DIR/state/``, the hub's only; run through
@@ -28,6 +28,16 @@ grader service, due dates and the late policy. Used by the ``jupyterhub_config.p
   per started day = nbgrader's ``zero``) is :class:`.exchange_plugin.LatePenalty`; a resubmission
   after the due date never replaces an on-time one (``ExchangeCollect.before_duedate = True``; the
   ignored late one is named in collect's output).
+- **students' files in formgrader**: formgrader serves every file of a submission's autograded copy
+  (``autograded/<student>/<assignment>/``, what the student left next to the notebook: collect and
+  autograde copy it along) at ``/formgrader/submissions/<id>/<file>``, its own origin, where the
+  lecturer's session is valid: a script in a student's HTML or SVG file would run there as the
+  lecturer (formgrader's API changes every grade, reads every submission). This module is also a Jupyter server extension,
+  which the grader service loads (:data:`FORMGRADER_ARGS`): each response of that route (nbgrader's
+  ``SubmissionFilesHandler``, found through the server's own routing) gets :data:`FILE_HEADERS`,
+  the CSP ``sandbox`` (no script runs; the page has an opaque origin) and ``nosniff``, as Jupyter's
+  own files handler sandboxes what a student's server serves; images still show. formgrader's pages
+  (their scripts grade) are untouched.
 """
 
 from __future__ import annotations
@@ -44,7 +54,7 @@ from typing import Callable
 from .enrol import enrol
 from .homes import write_home
 
-__all__ = ["FORMGRADER", "FORMGRADER_USER", "NGSHARE", "course_config_block", "due_options", "hub_config_block", "hub_services", "lecturer_side",
+__all__ = ["FILE_HEADERS", "FORMGRADER", "FORMGRADER_ARGS", "FORMGRADER_USER", "NGSHARE", "course_config_block", "due_options", "hub_config_block", "hub_services", "lecturer_side",
            "parse_due", "pre_spawn_hook", "set_due_dates", "student_config_text"]
 
 NGSHARE = "ngshare"
@@ -62,6 +72,17 @@ GRADER_FILES = ("gradebook.db", ".nbgrader.log")
 #: collect, autograde, feedback): root's, mode 0750, group the grader account's, which reads them
 #: (formgrader shows them) but can put no link there for root to follow (:func:`root_outputs`)
 ROOT_DIRS = ("source", "release", "submitted", "autograded", "feedback")
+#: added to every response of formgrader's route for a submission's files (module docstring): CSP
+#: ``sandbox`` without ``allow-scripts`` (appended to the server's own policy; Jupyter's files
+#: handler on a student's server allows scripts in its sandbox, nothing here needs them) and no MIME
+#: sniffing (Jupyter's default on every response, kept here whatever the server's ``headers`` say)
+FILE_HEADERS = {"Content-Security-Policy": "sandbox", "X-Content-Type-Options": "nosniff"}
+#: the grader service's Jupyter server options (after its ``--ServerApp.root_dir``): formgrader's
+#: page first; its kernels (the lecturer running a source notebook with the answers) on Unix sockets
+#: in its own runtime folder, never TCP ports a student could listen to; this module as a server
+#: extension (:data:`FILE_HEADERS`), next to the extensions its configuration enables
+FORMGRADER_ARGS = ("--ServerApp.default_url=/formgrader", "--KernelManager.transport=ipc",
+                   f"--ServerApp.jpserver_extensions={__name__}=True")
 
 
 def _service_url(name: str, port: int) -> str:
@@ -268,11 +289,7 @@ def hub_services(course: str | os.PathLike, *, python: str, lecturer: str, ngsha
     formgrader = {
         "name": FORMGRADER,
         "url": f"http://127.0.0.1:{fg_port}",
-        "command": [python, "-m", "jupyterhub.singleuser", f"--ServerApp.root_dir={course}",
-                    "--ServerApp.default_url=/formgrader",
-                    # its kernels (the lecturer running a source notebook with the answers) on Unix
-                    # sockets in its own runtime folder, never TCP ports a student could listen to
-                    "--KernelManager.transport=ipc"],
+        "command": [python, "-m", "jupyterhub.singleuser", f"--ServerApp.root_dir={course}", *FORMGRADER_ARGS],
         "cwd": str(course),
         "api_token": token,
         "oauth_no_confirm": True,
@@ -493,3 +510,31 @@ def set_due_dates(course: str | os.PathLike, dues: dict[str, datetime], course_i
         for name, when in dues.items():
             gb.update_or_create_assignment(name, duedate=when)
 
+
+# ------------------------------------------------------------------ students' files in formgrader
+
+
+def _load_jupyter_server_extension(serverapp) -> None:
+    """Jupyter server extension of the grader service: :data:`FILE_HEADERS` on every response of
+    nbgrader's ``SubmissionFilesHandler`` (module docstring), through a tornado output transform
+    that asks the server's router which handler the request goes to."""
+    from nbgrader.server_extensions.formgrader.handlers import SubmissionFilesHandler
+    from tornado.web import OutputTransform
+
+    app = serverapp.web_app
+
+    class SandboxSubmissionFiles(OutputTransform):
+        def __init__(self, request):
+            super().__init__(request)
+            handler = getattr(app.find_handler(request), "handler_class", None)
+            self.files = isinstance(handler, type) and issubclass(handler, SubmissionFilesHandler)
+
+        def transform_first_chunk(self, status_code, headers, chunk, finishing):
+            if self.files:
+                for name, value in FILE_HEADERS.items():
+                    old = headers.get(name) if name == "Content-Security-Policy" else None
+                    headers[name] = f"{old}; {value}" if old else value
+            return status_code, headers, chunk
+
+    app.transforms.append(SandboxSubmissionFiles)
+    serverapp.log.info("decodelab: formgrader serves students' files with %s", FILE_HEADERS)

@@ -31,9 +31,9 @@ deprecated in January 2023, while nh3/ammonia are maintained and parse with html
 standard's algorithm, as the browser does). ammonia decodes character references before it checks
 a URL's scheme, so ``java&#115;cript:`` and ``&#106;avascript:`` are the ``javascript:`` they
 are. On top of its defaults: no link to follow (a markdown link is shown as its text and its
-target, ``e (javascript:alert(5))``; an ``<a>`` keeps only an in-page ``#`` anchor): formgrader
-serves every file of ``autograded/<student>/<assignment>/`` at its own origin, so even an
-``https://`` link to the hub could open a student's HTML file with the lecturer's session; images
+target, ``e (javascript:alert(5))``; an ``<a>`` keeps only an in-page ``#`` anchor): even an
+``https://`` link to the hub's own address opens a page there in the lecturer's tab (a student's
+server's files; a student's files in formgrader are served sandboxed, :mod:`.exchange`); images
 only as ``data:image/png|jpeg|gif`` (pasted attachments; no request leaves the lecturer's page);
 ``width`` / ``height`` only as numbers.
 
