@@ -277,6 +277,12 @@ def test_formgrader_through_the_hub_lists_the_submissions(collected):
     for seat in (collected["bob"], collected["carol"]):
         assert listed[seat.name]["submitted"] is True
     assert alice.s.client.get(f"/services/formgrader/formgrader/api/submissions/{A}").status_code in (403, 404)
+    # the hub's formgrader service loads the course's extension (decodelab.classroom.exchange.FORMGRADER_ARGS):
+    # its route for students' files answers sandboxed, its own pages do not
+    r = lecturer.client.get("/services/formgrader/formgrader/submissions/no-such-id/evil.html")
+    assert "sandbox" in r.headers.get("Content-Security-Policy", "").split("; "), (r.status_code, dict(r.headers))
+    assert r.headers.get("X-Content-Type-Options") == "nosniff"
+    assert "sandbox" not in page.headers.get("Content-Security-Policy", "")
 
 
 def test_ngshare_listens_on_loopback_only(klass):
