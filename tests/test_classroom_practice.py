@@ -121,3 +121,69 @@ def test_practice_is_never_a_grade(tmp_path):
     export(course, "canvas", tmp_path / "lms.csv")
     header = next(csv.reader((tmp_path / "lms.csv").open(encoding="utf-8-sig")))
     assert "exam-02" in " ".join(header) and not any(PRACTICE in h for h in header), header
+
+
+# --------------------------------------------------------------------------------------------
+# Attacks by a student who controls what they submit (file names, contents, sizes, links): each
+# builds ``submitted/<student>/practice/`` the way ``nbgrader collect practice`` leaves it and runs
+# ``decodelab classroom practice`` as the lecturer does (root, in the course folder).
+# --------------------------------------------------------------------------------------------
+
+
+def _hostile(student: str, **fields) -> bytes:
+    """A well-formed submission of ``student`` with ``fields`` replaced (the JSON a student can write by hand)."""
+    body = {"format": "decodelab-quiz-submission", "version": 1, "student_id": student, "quiz_set": "course",
+            "exported_at": "2026-12-07T09:00:00+00:00", "answers": {}}
+    body.update(fields)
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def _put(course: Path, student: str, name: str, data: bytes) -> Path:
+    d = course / "submitted" / student / PRACTICE
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_bytes(data)
+    return d / name
+
+
+def _run(tmp_path: Path, course: Path, capsys) -> tuple[int, list[dict], str]:
+    """``decodelab classroom practice course -o tmp/r.csv``: (exit code, report rows, stderr)."""
+    capsys.readouterr()
+    rc = practice_command([str(course), "-o", str(tmp_path / "r.csv")])
+    err = capsys.readouterr().err
+    rows = list(csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8-sig"))) if (tmp_path / "r.csv").exists() else []
+    return rc, rows, err
+
+
+def test_control_characters_in_names_and_json_keys_never_reach_the_lecturers_terminal(tmp_path, monkeypatch, capsys):
+    """A file name (ngshare keeps any name without '/', '.', '..') or a JSON key with escape sequences
+    or a newline would be printed raw to root's terminal: it could erase the lines above, forge a
+    "copied" line, or hide that a file was left out. Every refusal line is printed with them escaped."""
+    course = tmp_path / "course"
+    _collected(course, "minji", _export(tmp_path, "minji", monkeypatch))
+    esc = "\x1b[1A\x1b[2K\x1b]0;owned\x07"
+    forged = "\ndecodelab classroom practice: 뺌: 없음\u202e"
+    _put(course, "eve", f"x{esc}{forged}.json", _hostile("eve"))
+    _put(course, "eve", "decodelab-course-eve.json", _hostile("eve", answers={f"01-x{esc}\n가짜 줄": {"a": 1}},
+                                                              exercises={f"{esc}\n": {"kind": "written"}}))
+    rc, rows, err = _run(tmp_path, course, capsys)
+    assert rc == 1 and [r["student_id"] for r in rows] == ["minji"]
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err, err
+    lines = err.splitlines()
+    assert not any(line.startswith("decodelab classroom practice: 뺌: 없음") for line in lines), err
+    assert sum("eve" in line and "뺌" in line for line in lines) == 2, err  # both files named, one line each
+    assert "\\x1b" in err  # shown, not hidden
+
+
+def test_decodelab_grade_prints_a_hostile_key_escaped(tmp_path, monkeypatch, capsys):
+    """The same for ``decodelab grade`` on files gathered by hand (lecturer/classroom.md §3)."""
+    from decodelab.assess.report import main as grade_main
+
+    folder = tmp_path / "제출"
+    folder.mkdir()
+    (folder / "decodelab-course-minji.json").write_bytes(_export(tmp_path, "minji", monkeypatch).read_bytes())
+    (folder / "decodelab-course-eve.json").write_bytes(_hostile("eve", answers={"01-x\x1b[2K\r가짜": {"a": 1}}))
+    capsys.readouterr()
+    assert grade_main([str(folder), "-o", str(tmp_path / "r.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "decodelab-course-eve.json" in err and "\\x1b[2K\\r" in err
+    assert "\x1b" not in err and "\r" not in err, err

@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .._atomic import atomic_write_bytes, os_reason
-from .._cli import ArgumentParser, check_quizzes_option, error_text
+from .._cli import ArgumentParser, check_quizzes_option, error_text, printable
 from .exercises import Prediction, Written, exercise_kind, load_exercises
 from .quiz.grading import REVIEW, score_response
 from .quiz.loading import QuizError, load_quizzes, select_notebook
@@ -107,7 +107,7 @@ class Problem:
 
     def __str__(self) -> str:
         head = {"skipped": "건너뜀", "ignored": "읽지 않음", "warning": "주의"}[self.kind]
-        return f"{head}: {self.file}: {self.message}"
+        return f"{head}: {printable(self.file)}: {printable(self.message)}"  # a student's name or key, never raw
 
 
 @dataclass

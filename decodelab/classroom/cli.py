@@ -362,7 +362,7 @@ def practice_command(argv: list[str]) -> int:
 
     Returns ``decodelab grade``'s exit code, or 1 when it was 0 but a collected file was left out
     (each named on stderr with the reason); 2 (Korean message) when nothing was collected."""
-    from .._cli import ArgumentParser
+    from .._cli import ArgumentParser, printable
     from ..assess.report import main as grade_main
     from .practice import PRACTICE, gather
 
@@ -378,7 +378,7 @@ def practice_command(argv: list[str]) -> int:
         print(f"decodelab classroom practice: {e}", file=sys.stderr)
         return 2
     for path, why in got.refused:
-        print(f"decodelab classroom practice: 뺌: {path}: {why}", file=sys.stderr)
+        print(f"decodelab classroom practice: 뺌: {printable(str(path))}: {printable(why)}", file=sys.stderr)
     if not got.copied:
         print(f"decodelab classroom practice: 보고서에 넣을 연습 답이 없습니다 ({a.dir / 'submitted'}): "
               f"학생들이 {PRACTICE} 과제를 냈는지, nbgrader collect {PRACTICE} 를 실행했는지 확인하세요.", file=sys.stderr)
