@@ -328,3 +328,56 @@ def test_a_carriage_return_in_an_answer_cannot_forge_a_row(tmp_path, capsys):
     assert rows[1][f"{written} [서술]"] == "'\r=HYPERLINK(\"http://evil.example\")"
     raw = (tmp_path / "r.csv").read_bytes()
     assert raw.count(b"\r\n") == 4 and raw.count(b"\r") == 4 + 2  # 4 rows; the answers' CRs are inside quotes
+
+
+def test_names_a_student_can_hand_in_through_ngshare_and_what_collect_makes_of_them(tmp_path):
+    """What of a name reaches ``submitted/``: ngshare's submit handler (``path_check``) refuses a
+    path that leaves the submission (``..``, absolute, ``.``, empty parts), so ``nbgrader collect``
+    (ngshare-exchange's ``decode_dir``, ``os.path.join(dest, path)``) never writes outside
+    ``submitted/<student>/practice/``; any other name, escape sequences and line breaks included,
+    is kept as it is: which is why ``decodelab classroom practice`` prints names escaped."""
+    import importlib.util
+    import logging
+
+    pytest.importorskip("ngshare")
+    if importlib.util.find_spec("ngshare_exchange") is None:  # never imported here before the plugin (it sets $USER)
+        pytest.skip("ngshare-exchange is not installed (scripts/install_hub.sh)")
+    from ngshare.ngshare import MyHelpers
+
+    from decodelab.classroom.exchange_plugin import ExchangeCollect  # imports ngshare-exchange as nbgrader does
+
+    for path in ("../minji/practice/decodelab-course-minji.json", "/etc/cron.d/x", "./decodelab-course-eve.json",
+                 "sub/../../x", "..", ""):
+        assert not MyHelpers.path_check(None, path), path
+    odd = ["decodelab-course-eve.json\n뺌: x", "x\x1b[2K.json", "decodelab-course-eve.json/decodelab-course-eve.json"]
+    assert all(MyHelpers.path_check(None, p) for p in odd)
+
+    class _Collect:  # what ExchangeCollect.do_copy uses of itself
+        log = logging.getLogger("test")
+        decode_dir = ExchangeCollect.decode_dir
+
+    import base64
+
+    dest = tmp_path / "course" / "submitted" / "eve" / PRACTICE
+    ExchangeCollect.do_copy(_Collect(), [{"path": p, "content": base64.b64encode(b"{}").decode()} for p in odd], str(dest))
+    got = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert got == sorted(f"course/submitted/eve/{PRACTICE}/{p}" for p in odd)
+
+
+def test_a_shuffle_key_naming_another_student_stays_in_the_forgers_row(tmp_path, monkeypatch, capsys):
+    """eve's own file with ``shuffle_key: "minji"`` (on a hub the key is always the login): it only
+    changes the order ``decodelab quiz view`` shows for eve's row; minji's row, file and scores are
+    the same as without eve, and eve's choices are scored by option id, whatever order she claims."""
+    from decodelab.assess.quiz import load_quizzes
+
+    course = tmp_path / "course"
+    _collected(course, "minji", _export(tmp_path, "minji", monkeypatch))
+    rc, alone, _ = _run(tmp_path, course, capsys)
+    assert rc == 0
+    q = next(q for q in load_quizzes() if q.kind == "single")
+    _put(course, "eve", "decodelab-course-eve.json", _hostile("eve", shuffle_key="minji", answers={q.id: q.answer}))
+    rc, rows, err = _run(tmp_path, course, capsys)
+    assert rc == 0, err
+    eve, minji = rows
+    assert (eve["student_id"], eve["shuffle_key"], eve[q.id]) == ("eve", "minji", f"{q.points:g}")
+    assert minji == alone[0]
