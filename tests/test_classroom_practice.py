@@ -381,3 +381,84 @@ def test_a_shuffle_key_naming_another_student_stays_in_the_forgers_row(tmp_path,
     eve, minji = rows
     assert (eve["student_id"], eve["shuffle_key"], eve[q.id]) == ("eve", "minji", f"{q.points:g}")
     assert minji == alone[0]
+
+
+def test_collect_takes_every_file_a_student_can_name_and_never_stops_the_class(tmp_path, monkeypatch, caplog):
+    """ngshare-exchange 0.5.3's ``decode_dir`` looks for a file's folder in the *current* folder, not
+    in the submission's: the lecturer runs ``nbgrader collect`` in the course folder, so a student's
+    file ``source/x`` (any folder name the course folder has) was opened in a folder never made, and
+    ``FileNotFoundError`` ended collect for every student after them (and the same for exam-02). A
+    file and a folder of one name (``a`` and ``a/b``) did the same. Collect now writes what it can,
+    names what it cannot (escaped), and goes on; a path leaving the submission is never written even
+    if an ngshare server let one through."""
+    import base64
+    import importlib.util
+    import logging
+
+    if importlib.util.find_spec("ngshare_exchange") is None:
+        pytest.skip("ngshare-exchange is not installed (scripts/install_hub.sh)")
+    from decodelab.classroom.exchange_plugin import ExchangeCollect
+
+    course = tmp_path / "course"
+    for folder in ("source", "release", "submitted"):
+        (course / folder).mkdir(parents=True)
+    monkeypatch.chdir(course)
+    dest = course / "submitted" / "aaa" / PRACTICE
+    names = ["source/x.json", "release/practice/practice.ipynb", "a", "a/b", "c/d", "c", "../../../outside.json",
+             "/tmp/decodelab-abs.json", "decodelab-course-aaa.json", "x\x1b[2K\n.json", "timestamp.txt"]
+    files = [{"path": p, "content": base64.encodebytes(p.encode()).decode()} for p in names]
+
+    class _Collect:  # what ExchangeCollect.do_copy (0.5.3's or decodelab's) uses of itself
+        log = logging.getLogger("test-collect")
+        decode_dir = ExchangeCollect.decode_dir
+
+    with caplog.at_level(logging.WARNING, logger="test-collect"):
+        ExchangeCollect.do_copy(_Collect(), files, str(dest))
+    written = {str(p.relative_to(dest)): p.read_text() for p in dest.rglob("*") if p.is_file()}
+    for p in ("source/x.json", "release/practice/practice.ipynb", "a", "c/d", "decodelab-course-aaa.json",
+              "x\x1b[2K\n.json", "timestamp.txt"):
+        assert written.pop(p) == p
+    assert written == {}
+    assert not (tmp_path / "outside.json").exists() and not Path("/tmp/decodelab-abs.json").exists()
+    left = [r.getMessage().split(": ", 1)[1] for r in caplog.records]
+    assert sorted(left) == sorted([
+        "제출물의 파일 a/b을(를) 쓰지 못해 뺐습니다 (같은 이름의 파일이 이미 있습니다); 다른 파일과 다른 학생은 계속 걷습니다",
+        "제출물의 파일 c을(를) 쓰지 못해 뺐습니다 (파일이 아니라 폴더입니다); 다른 파일과 다른 학생은 계속 걷습니다",
+        "제출물 밖을 가리키는 파일 이름 ../../../outside.json은(는) 쓰지 않았습니다",
+        "제출물 밖을 가리키는 파일 이름 /tmp/decodelab-abs.json은(는) 쓰지 않았습니다"]), left
+    assert "\x1b" not in caplog.text
+
+
+def test_a_folder_named_timestamp_txt_never_keeps_the_servers_time_out(tmp_path):
+    """A student's files ``timestamp.txt/x``: the folder would take the place of the ``timestamp.txt``
+    collect writes from ngshare's clock (0.5.3: collect stopped there; writing on past the file it
+    cannot write: no timestamp, so a late submission would not count late). The student's folder of
+    that name is dropped like their own ``timestamp.txt``."""
+    import base64
+    import importlib.util
+    import logging
+
+    if importlib.util.find_spec("ngshare_exchange") is None:
+        pytest.skip("ngshare-exchange is not installed (scripts/install_hub.sh)")
+    from decodelab.classroom.exchange_plugin import ExchangeCollect
+
+    def enc(text: str) -> str:
+        return base64.encodebytes(text.encode()).decode()
+
+    server_time = "2026-12-07 09:00:00.000000 UTC"
+
+    class _Collect:
+        log = logging.getLogger("test-collect")
+        decode_dir = ExchangeCollect.decode_dir
+
+        def ngshare_api_get(self, url, params=None):
+            return {"timestamp": server_time, "files": [
+                {"path": "timestamp.txt/x", "content": enc("x")}, {"path": "timestamp.txt", "content": enc("2020-01-01")},
+                {"path": "decodelab-course-eve.json", "content": enc("{}")}]}
+
+    fake = _Collect()
+    sub = ExchangeCollect._get_submission(fake, "decodelab", PRACTICE, "eve")
+    dest = tmp_path / "submitted" / "eve" / PRACTICE
+    ExchangeCollect.do_copy(fake, sub["files"], str(dest))
+    assert (dest / "timestamp.txt").read_text() == server_time
+    assert sorted(p.name for p in dest.iterdir()) == ["decodelab-course-eve.json", "timestamp.txt"]
