@@ -14,8 +14,13 @@ What the adapters change in ngshare-exchange 0.5.3:
   collected, and every newer, late one is reported as a warning, never taken silently. Without an
   on-time submission the newest one is collected (and graded late). The submission is downloaded by
   its server timestamp, so the copy and its ``timestamp.txt`` always match.
-- **timestamp.txt**: a ``timestamp.txt`` the student put into the submitted folder is dropped;
-  the collected one is always ngshare's (the time the server received the submission, UTC).
+- **timestamp.txt**: a ``timestamp.txt`` the student put into the submitted folder (or a folder of
+  that name) is dropped; the collected one is always ngshare's (the time the server received the
+  submission, UTC).
+- **collect writes each file under the submission** (``ExchangeCollect.do_copy``): 0.5.3 looked for
+  a file's folder in the current folder, so a student's ``source/x`` made collect, run in the course
+  folder, stop for every student after; a file that cannot be written is now left out with a
+  warning and collect goes on.
 - **release** creates the course in ngshare first (the grader token is ngshare's admin), and
   **release** and **submit** fail with a non-zero exit when ngshare refuses (0.5.3 logs the error
   and exits 0, so a student could believe a failed submission went in).
