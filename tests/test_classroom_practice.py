@@ -462,3 +462,93 @@ def test_a_folder_named_timestamp_txt_never_keeps_the_servers_time_out(tmp_path)
     ExchangeCollect.do_copy(fake, sub["files"], str(dest))
     assert (dest / "timestamp.txt").read_text() == server_time
     assert sorted(p.name for p in dest.iterdir()) == ["decodelab-course-eve.json", "timestamp.txt"]
+
+
+def _section3_block() -> str:
+    """The bash block of lecturer/classroom.md §3 that gathers the submission files from the homes."""
+    text = (ROOT / "lecturer" / "classroom.md").read_text(encoding="utf-8")
+    section = text.split("## 3. ", 1)[1].split("\n## ", 1)[0]
+    return section.split("제출 파일 모으기", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def _homes_walk(tmp_path: Path, homes: Path, timeout: float = 60) -> tuple[int, list[dict], str]:
+    """Run §3's block as root with ``/home/`` at ``homes``: (exit code of its last command, report rows, stderr)."""
+    import os
+    import subprocess
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    import re
+
+    block = re.sub(r"(?<=\s)/home/?(?=[\s*])", f"{homes}/", _section3_block())
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    r = subprocess.run(["bash", "-c", block], cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+    report = work / "report.csv"
+    rows = list(csv.DictReader(report.open(encoding="utf-8-sig", newline=""))) if report.exists() else []
+    return r.returncode, rows, r.stderr
+
+
+def test_gathering_from_the_homes_takes_only_the_owners_own_file(tmp_path, monkeypatch):
+    """lecturer/classroom.md §3 on one server (root gathers ``/home/<u>/decodelab-course-<u>.json``):
+    eve's file says ``"student_id": "minji"`` and carries ``"student_id": "eve"`` in a field the
+    grader ignores (a ``grep`` for the owner's id matched it); with more answers than minji's, eve's
+    answers became minji's row. Only a file whose own ``student_id`` is the home's owner is taken."""
+    from decodelab.assess.quiz import load_quizzes
+
+    homes = tmp_path / "home"
+    honest = _export(tmp_path, "minji", monkeypatch)
+    (homes / "minji").mkdir(parents=True)
+    (homes / "minji" / honest.name).write_bytes(honest.read_bytes())
+    qs = [q for q in load_quizzes() if q.kind == "single"][:5]
+    forged = json.loads(_hostile("minji", answers={q.id: q.choices[-1].id for q in qs}))
+    forged["note"] = {"student_id": "eve"}
+    (homes / "eve").mkdir()
+    (homes / "eve" / "decodelab-course-eve.json").write_text(json.dumps(forged), encoding="utf-8")
+    rc, rows, err = _homes_walk(tmp_path, homes)
+    assert [r["student_id"] for r in rows] == ["minji"], err
+    assert rows[0]["file"] == "decodelab-course-minji.json", rows[0]["file"]
+
+
+def test_gathering_from_the_homes_never_follows_what_a_student_plants(tmp_path, monkeypatch):
+    """Root reads the homes, which the students own: a link to another student's file or to a file
+    only root may read, a FIFO (a read would wait for ever), a sparse 8 GiB file, a folder named
+    like the file, a file with another student's id, a linked home. Each is left out and named, the
+    run ends, minji's row is hers, and nothing is read through a link."""
+    import os
+
+    homes = tmp_path / "home"
+    honest = _export(tmp_path, "minji", monkeypatch)
+    (homes / "minji").mkdir(parents=True)
+    (homes / "minji" / honest.name).write_bytes(honest.read_bytes())
+    secret = tmp_path / "root-only.json"
+    secret.write_bytes(_hostile("link2"))  # would pass every check if it were read through the link
+    secret.chmod(0o600)
+    plants = {"link1": lambda p: p.symlink_to(homes / "minji" / honest.name), "link2": lambda p: p.symlink_to(secret),
+              "fifo": lambda p: os.mkfifo(p), "big": lambda p: os.truncate(p.open("wb").name, 8 * 1024**3),
+              "folder": lambda p: p.mkdir(), "other": lambda p: p.write_bytes(_hostile("minji"))}
+    for user, plant in plants.items():
+        (homes / user).mkdir()
+        plant(homes / user / f"decodelab-course-{user}.json")
+    (homes / "lecturer").mkdir()  # a home without a file: passed over in silence
+    (homes / "lnhome").symlink_to(homes / "minji")
+    rc, rows, err = _homes_walk(tmp_path, homes)
+    assert rc == 1, err
+    assert [(r["student_id"], r["file"]) for r in rows] == [("minji", "decodelab-course-minji.json")], err
+    refused = [line for line in err.splitlines() if "뺌:" in line]
+    for user, why in (("link1", "심볼릭 링크"), ("link2", "심볼릭 링크"), ("fifo", "일반 파일이 아닙니다"),
+                      ("big", "파일이 너무 큽니다"), ("folder", "일반 파일이 아닙니다"), ("other", "낸 사람 other와 다릅니다")):
+        assert any(f"/{user}/decodelab-course-{user}.json: {why}" in line or
+                   (f"/{user}/decodelab-course-{user}.json: " in line and why in line) for line in refused), (user, err)
+    assert len(refused) == len(plants), err
+    assert sorted(p.name for p in (tmp_path / "work" / "report-files").iterdir()) == ["decodelab-course-minji.json"]
+
+
+def test_practice_takes_a_course_folder_or_homes_not_both(tmp_path, capsys):
+    for argv in ([], [str(tmp_path), "--homes", str(tmp_path)]):
+        with pytest.raises(SystemExit) as e:
+            practice_command([*argv, "-o", str(tmp_path / "r.csv")])
+        assert e.value.code == 2
+        assert "--homes 중 하나만" in capsys.readouterr().err
+    assert practice_command(["--homes", str(tmp_path / "none"), "-o", str(tmp_path / "r.csv")]) == 2
+    assert "학생 홈들이 든 폴더" in capsys.readouterr().err
