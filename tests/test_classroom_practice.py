@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import stat
 from pathlib import Path
 
 import nbformat
@@ -544,6 +545,9 @@ def test_gathering_from_the_homes_never_follows_what_a_student_plants(tmp_path, 
                    (f"/{user}/decodelab-course-{user}.json: " in line and why in line) for line in refused), (user, err)
     assert len(refused) == len(plants), err
     assert sorted(p.name for p in (tmp_path / "work" / "report-files").iterdir()) == ["decodelab-course-minji.json"]
+    # the copies are as private as the answers: another user of the server cannot read them
+    assert stat.S_IMODE((tmp_path / "work" / "report-files").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "work" / "report-files" / "decodelab-course-minji.json").stat().st_mode) == 0o600
 
 
 def test_practice_takes_a_course_folder_or_homes_not_both(tmp_path, capsys):

@@ -13,7 +13,8 @@ Nothing here is graded by nbgrader (no grade cells); the files are data for
 
 :func:`gather` keeps, for each collected student folder, only the file named after that folder's
 student whose ``student_id`` is that name (the same rule as the one-server loop over the homes), so
-a file written under another name never enters the report.
+a file written under another name never enters the report. :func:`gather_homes` applies the same
+rule to the homes on one server (``~<u>/decodelab-course-<u>.json``, lecturer/classroom.md §3).
 """
 
 from __future__ import annotations
@@ -148,9 +149,10 @@ def gather_homes(homes: str | os.PathLike, dest: str | os.PathLike) -> Gathered:
 
 
 def _emptied(dest: str | os.PathLike) -> Path:
-    """``dest`` created, without the ``decodelab-course-*.json`` files of an earlier run."""
+    """``dest`` created (0700: the students' answers are private), without the
+    ``decodelab-course-*.json`` files of an earlier run."""
     dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
+    dest.mkdir(mode=0o700, parents=True, exist_ok=True)
     for old in dest.glob("decodelab-course-*.json"):
         if old.is_symlink() or old.is_file():
             old.unlink()
@@ -160,12 +162,13 @@ def _emptied(dest: str | os.PathLike) -> Path:
 def _take(path: Path, student: str, dest: Path, out: Gathered) -> None:
     """Copy ``path`` to ``dest/decodelab-course-<student>.json`` if it is ``student``'s own submission
     file; else record in ``out.refused`` why not. The bytes are read once (:func:`_read_once`) and the
-    copy is checked, so what is checked is what the report reads."""
+    copy is checked, so what is checked is what the report reads. The copy is new, mode 0600."""
+    from .._atomic import atomic_write_bytes
     from ..assess.quiz import SubmissionError, read_submission
 
     target = dest / f"decodelab-course-{student}.json"
     try:
-        target.write_bytes(_read_once(path))
+        atomic_write_bytes(target, _read_once(path))
         sub = read_submission(target)
     except SubmissionError as e:
         target.unlink(missing_ok=True)
