@@ -166,9 +166,13 @@ def test_control_characters_in_names_and_json_keys_never_reach_the_lecturers_ter
     _put(course, "eve", f"x{esc}{forged}.json", _hostile("eve"))
     _put(course, "eve", "decodelab-course-eve.json", _hostile("eve", answers={f"01-x{esc}\n가짜 줄": {"a": 1}},
                                                               exercises={f"{esc}\n": {"kind": "written"}}))
+    # a valid file: Python 3.11 takes any one character between an ISO date and time, so this
+    # exported_at passes and its future-time warning (from decodelab grade) would carry a raw CR
+    _put(course, "sora", "decodelab-course-sora.json", _hostile("sora", exported_at="2099-12-07\r09:00:00"))
     rc, rows, err = _run(tmp_path, course, capsys)
-    assert rc == 1 and [r["student_id"] for r in rows] == ["minji"]
-    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err, err
+    assert rc == 1 and [r["student_id"] for r in rows] == ["minji", "sora"]
+    assert "exported_at 2099-12-07\\r09:00:00" in err, err
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err and "\r" not in err, err
     lines = err.splitlines()
     assert not any(line.startswith("decodelab classroom practice: 뺌: 없음") for line in lines), err
     assert sum("eve" in line and "뺌" in line for line in lines) == 2, err  # both files named, one line each
