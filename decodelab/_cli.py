@@ -7,7 +7,8 @@ an unknown choice, a value of the wrong type, an unknown or ambiguous option, to
 values, a value given to an option that takes none, options that exclude each other). A usage
 error exits with code 2, as argparse does.
 
-:func:`error_text` is the Korean line a command prints for an error it caught;
+:func:`error_text` is the Korean line a command prints for an error it caught; :func:`printable` is
+text a student wrote (a file name, a JSON key) made safe to print on the lecturer's terminal;
 :func:`check_quizzes_option` checks the ``--quizzes DIR`` option of ``grade`` and ``quiz``.
 """
 
@@ -21,7 +22,7 @@ from typing import Callable, NoReturn
 
 from ._atomic import os_reason
 
-__all__ = ["ArgumentParser", "check_quizzes_option", "error_text", "korean_error", "positive_int"]
+__all__ = ["ArgumentParser", "check_quizzes_option", "error_text", "korean_error", "positive_int", "printable"]
 
 _TYPES = {"int": "정수", "float": "실수(소수)", "Path": "경로"}
 
@@ -142,6 +143,18 @@ def error_text(e: Exception) -> str:
         where = f"{e.filename}: " if e.filename else ""
         return f"{where}{os_reason(e)}: 경로와 권한을 확인하세요."
     return str(e)
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that :meth:`str.isprintable` rejects written as its Python escape
+    (``\\x1b``, ``\\n``, ``\\u202e``, ``\\udcff``): control characters and terminal escape sequences, line
+    breaks, tabs, bidirectional overrides, zero-width characters, undecodable bytes of a file name.
+
+    For text a student controls (a submitted file's name, a key of their JSON) that a command prints
+    to the lecturer's terminal: such text can then neither move the cursor, erase or forge lines,
+    set the window title or the clipboard, nor hide that a file was left out. Hangul and spaces are
+    printed as they are."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii") for c in text)
 
 
 def check_quizzes_option(value: str | None) -> None:

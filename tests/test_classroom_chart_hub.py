@@ -491,6 +491,10 @@ def test_the_grading_machine_walk_release_collect_autograde_feedback_and_practic
     forged = json.loads(mine.read_text(encoding="utf-8"))
     forged["student_id"] = forged["shuffle_key"] = victim
     (home / "practice" / f"decodelab-course-{victim}.json").write_text(json.dumps(forged), encoding="utf-8")
+    # a folder named like one of the course folder's: ngshare-exchange 0.5.3's collect looked for it in
+    # the current folder (the course folder, where source/ exists) and stopped with FileNotFoundError
+    (home / "practice" / "source").mkdir()
+    (home / "practice" / "source" / "x.txt").write_text("x", encoding="utf-8")
     for a in ("exam-02", "practice"):
         _run([*nbgrader, "submit", a], home, env)
 
@@ -498,6 +502,7 @@ def test_the_grading_machine_walk_release_collect_autograde_feedback_and_practic
     for a in ("exam-02", "practice"):
         _run([*nbgrader, "collect", a], course, lecturer)
     assert (course / "submitted" / name / "exam-02" / "exam-02.ipynb").is_file()
+    assert (course / "submitted" / name / "practice" / "source" / "x.txt").read_text(encoding="utf-8") == "x"
     assert "decodelab classroom autograde /srv/decodelab-course exam-02" in section
     _run([sys.executable, "-m", "decodelab", "classroom", "autograde", str(course), "exam-02"], course, lecturer,
          timeout=600)

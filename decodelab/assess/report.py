@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .._atomic import atomic_write_bytes, os_reason
-from .._cli import ArgumentParser, check_quizzes_option, error_text
+from .._cli import ArgumentParser, check_quizzes_option, error_text, printable
 from .exercises import Prediction, Written, exercise_kind, load_exercises
 from .quiz.grading import REVIEW, score_response
 from .quiz.loading import QuizError, load_quizzes, select_notebook
@@ -107,7 +107,7 @@ class Problem:
 
     def __str__(self) -> str:
         head = {"skipped": "건너뜀", "ignored": "읽지 않음", "warning": "주의"}[self.kind]
-        return f"{head}: {self.file}: {self.message}"
+        return f"{head}: {printable(self.file)}: {printable(self.message)}"  # a student's name or key, never raw
 
 
 @dataclass
@@ -390,9 +390,10 @@ def grade_folder(
 
 
 def _cell(text: Any) -> str:
-    """Neutralize spreadsheet formulas in free text."""
+    """Neutralize spreadsheet formulas in free text: a ``'`` before a first character that starts a
+    formula (OWASP's CSV Injection list: ``= + - @``, tab, CR; ASVS 5.0 requirement 1.2.10 adds NUL)."""
     text = "" if text is None else str(text)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r", "\x00") else text
 
 
 def _num(x: float) -> str:
@@ -428,9 +429,13 @@ def _exercise_columns(book: PracticeReport) -> list[tuple[str, str, str]]:
 
 
 def report_csv(book: PracticeReport) -> str:
-    """The practice report as CSV text (see the module docstring for the columns)."""
+    """The practice report as CSV text (see the module docstring for the columns).
+
+    Rows end in CRLF (RFC 4180): the csv writer quotes a field holding any character of the line
+    terminator, so a CR or LF inside a student's answer stays inside its cell (with ``"\\n"`` as the
+    terminator a lone CR would stay unquoted, and spreadsheets start a new row at it)."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv.writer(buf, lineterminator="\r\n")
     shorts = [q.id for q in book.questions if q.kind == "short"]
     ex_cols = _exercise_columns(book)
     nbs = _notebooks(book)

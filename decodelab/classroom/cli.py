@@ -11,7 +11,8 @@ is done by the module named beside it:
 - ``autograde DIR ASSIGNMENT``: nbgrader's autograde with students' code in the sandbox of
   :mod:`.sandbox` (refused, in Korean, where it would run as root unsandboxed).
 - ``practice DIR -o report.csv``: the practice report of the practice answers collected through
-  nbgrader (``nbgrader collect practice``; :mod:`.practice`, then :mod:`decodelab.assess.report`).
+  nbgrader (``nbgrader collect practice``; :mod:`.practice`, then :mod:`decodelab.assess.report`);
+  ``practice --homes /home -o report.csv``: the same from the students' homes on one server.
 - ``export DIR --lms canvas|moodle -o FILE``: LMS grade file from nbgrader's gradebook: the final
   grade under the course's late policy (:mod:`.lms`, the one Canvas/Moodle writer, nbgrader's
   ExportPlugin ``LmsExport``: ``nbgrader export --exporter=decodelab.classroom.lms.LmsExport`` is the same).
@@ -41,7 +42,8 @@ SUBCOMMANDS = {
                   "제출물을 채점합니다: 학생 코드는 격리된 권한 없는 계정으로, 점수는 강의자 쪽에서 (root로 격리 없이는 거부)"),
     "export": ("decodelab.classroom.cli:export_command", "nbgrader 성적을 LMS(Canvas/Moodle) 파일로 내보냅니다"),
     "practice": ("decodelab.classroom.cli:practice_command",
-                 "nbgrader로 걷은 연습 답(과제 practice)으로 연습 보고서 CSV를 만듭니다 (성적이 아님)"),
+                 "nbgrader로 걷은 연습 답(과제 practice)이나 학생 홈의 제출 파일(--homes)로 연습 보고서 CSV를 만듭니다 "
+                 "(성적이 아님)"),
 }
 
 
@@ -356,32 +358,41 @@ def export_command(argv: list[str]) -> int:
 
 
 def practice_command(argv: list[str]) -> int:
-    """``decodelab classroom practice DIR [-o report.csv]``: copy each student's collected practice
-    file (``DIR/submitted/<student>/practice/``, :func:`.practice.gather`) into ``<report>-files/``
-    beside the report and write the practice report of that folder (``decodelab grade``).
+    """``decodelab classroom practice DIR [-o report.csv]`` (or ``--homes HOMES`` instead of ``DIR``):
+    copy each student's own practice file into ``<report>-files/`` beside the report and write the
+    practice report of that folder (``decodelab grade``). From ``DIR/submitted/<student>/practice/``
+    (``nbgrader collect practice``, :func:`.practice.gather`), or on one server from each home
+    ``HOMES/<u>/`` (:func:`.practice.gather_homes`, lecturer/classroom.md §3).
 
-    Returns ``decodelab grade``'s exit code, or 1 when it was 0 but a collected file was left out
-    (each named on stderr with the reason); 2 (Korean message) when nothing was collected."""
-    from .._cli import ArgumentParser
+    Returns ``decodelab grade``'s exit code, or 1 when it was 0 but a file was left out (each named
+    on stderr with the reason); 2 (Korean message) when there was nothing to report."""
+    from .._cli import ArgumentParser, printable
     from ..assess.report import main as grade_main
-    from .practice import PRACTICE, gather
+    from .practice import PRACTICE, gather, gather_homes
 
     ap = ArgumentParser(prog="decodelab classroom practice",
-                        description=f"nbgrader collect {PRACTICE} 로 걷은 연습 답으로 연습 보고서를 만듭니다 (성적이 아님)")
-    ap.add_argument("dir", type=Path, help="강좌 폴더 (decodelab classroom init DIR)")
+                        description=f"nbgrader collect {PRACTICE} 로 걷은 연습 답(또는 서버 한 대에서 학생 홈의 제출 파일)으로 "
+                                    "연습 보고서를 만듭니다 (성적이 아님)")
+    ap.add_argument("dir", type=Path, nargs="?", help="강좌 폴더 (decodelab classroom init DIR)")
+    ap.add_argument("--homes", type=Path, help="강좌 폴더 대신 학생 홈들이 든 폴더 (서버 한 대, 보통 /home): "
+                                               "홈마다 그 주인 이름의 제출 파일만 가져옵니다")
     ap.add_argument("-o", "--output", type=Path, default=Path("report.csv"), help="연습 보고서 CSV (기본 report.csv)")
     a = ap.parse_args(argv)
+    if (a.dir is None) == (a.homes is None):
+        ap.error("강좌 폴더(DIR)와 --homes 중 하나만 주세요")
     files = a.output.with_name(f"{a.output.stem}-files")
     try:
-        got = gather(a.dir, files)
+        got = gather(a.dir, files) if a.homes is None else gather_homes(a.homes, files)
     except NotADirectoryError as e:
         print(f"decodelab classroom practice: {e}", file=sys.stderr)
         return 2
     for path, why in got.refused:
-        print(f"decodelab classroom practice: 뺌: {path}: {why}", file=sys.stderr)
+        print(f"decodelab classroom practice: 뺌: {printable(str(path))}: {printable(why)}", file=sys.stderr)
     if not got.copied:
-        print(f"decodelab classroom practice: 보고서에 넣을 연습 답이 없습니다 ({a.dir / 'submitted'}): "
-              f"학생들이 {PRACTICE} 과제를 냈는지, nbgrader collect {PRACTICE} 를 실행했는지 확인하세요.", file=sys.stderr)
+        hint = (f"학생들이 노트북에서 제출 파일을 내보냈는지 확인하세요 ({a.homes}/<이름>/decodelab-course-<이름>.json)"
+                if a.homes is not None else
+                f"학생들이 {PRACTICE} 과제를 냈는지, nbgrader collect {PRACTICE} 를 실행했는지 확인하세요 ({a.dir / 'submitted'})")
+        print(f"decodelab classroom practice: 보고서에 넣을 연습 답이 없습니다: {hint}.", file=sys.stderr)
         return 2
     print(f"{len(got.copied)}명의 연습 답 -> {files}", file=sys.stderr)
     rc = grade_main([str(files), "-o", str(a.output)])

@@ -14,8 +14,13 @@ What the adapters change in ngshare-exchange 0.5.3:
   collected, and every newer, late one is reported as a warning, never taken silently. Without an
   on-time submission the newest one is collected (and graded late). The submission is downloaded by
   its server timestamp, so the copy and its ``timestamp.txt`` always match.
-- **timestamp.txt**: a ``timestamp.txt`` the student put into the submitted folder is dropped;
-  the collected one is always ngshare's (the time the server received the submission, UTC).
+- **timestamp.txt**: a ``timestamp.txt`` the student put into the submitted folder (or a folder of
+  that name) is dropped; the collected one is always ngshare's (the time the server received the
+  submission, UTC).
+- **collect writes each file under the submission** (``ExchangeCollect.do_copy``): 0.5.3 looked for
+  a file's folder in the current folder, so a student's ``source/x`` made collect, run in the course
+  folder, stop for every student after; a file that cannot be written is now left out with a
+  warning and collect goes on.
 - **release** creates the course in ngshare first (the grader token is ngshare's admin), and
   **release** and **submit** fail with a non-zero exit when ngshare refuses (0.5.3 logs the error
   and exits 0, so a student could believe a failed submission went in).
@@ -63,6 +68,36 @@ TIMESTAMP_FILE = "timestamp.txt"
 class ExchangeCollect(ngshare_exchange.ExchangeCollect):
     """ngshare-exchange's collect with nbgrader's ``before_duedate`` (see the module docstring)."""
 
+    def do_copy(self, src, dest):
+        """Write one downloaded submission (ngshare's ``[{"path", "content"}]``, content base64) under ``dest``.
+
+        0.5.3's ``decode_dir`` looks for a file's folder in the current folder instead of ``dest`` (the
+        lecturer runs collect in the course folder, so a student's ``source/x`` was opened in a folder
+        never made) and stops at the first file it cannot write, which ends collect for every student
+        after that one. Here a file that cannot be written (a file and a folder of one name, a path
+        that is absolute or has ``..``, which ngshare refuses at submit) is left out with a Korean
+        warning naming it (escaped: the student chose the name), and collect goes on."""
+        from pathlib import PurePosixPath
+
+        from .._atomic import os_reason
+        from .._cli import printable
+
+        for f in src:
+            path = f["path"]
+            parts = PurePosixPath(path).parts
+            if not parts or PurePosixPath(path).is_absolute() or ".." in parts:
+                self.log.warning("%s: 제출물 밖을 가리키는 파일 이름 %s은(는) 쓰지 않았습니다", printable(dest), printable(path))
+                continue
+            target = os.path.join(dest, *parts)
+            try:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "wb") as out:
+                    out.write(base64.b64decode(f["content"]))
+            except (OSError, ValueError) as e:  # ValueError: binascii.Error, content that is not base64
+                why = os_reason(e) if isinstance(e, OSError) else "base64가 아닌 내용"
+                self.log.warning("%s: 제출물의 파일 %s을(를) 쓰지 못해 뺐습니다 (%s); 다른 파일과 다른 학생은 계속 걷습니다",
+                                 printable(dest), printable(path), why)
+
     def _due(self):
         from nbgrader.api import Gradebook, MissingEntry
 
@@ -107,7 +142,8 @@ class ExchangeCollect(ngshare_exchange.ExchangeCollect):
             self.log.error("An error occurred downloading a submission.")
             return None
         timestamp = response["timestamp"]
-        files = [f for f in response["files"] if f["path"] != TIMESTAMP_FILE]  # never the student's own
+        # never the student's own timestamp.txt, nor a folder of that name that would keep ngshare's out
+        files = [f for f in response["files"] if f["path"].split("/", 1)[0] != TIMESTAMP_FILE]
         files.append({"path": TIMESTAMP_FILE, "content": base64.encodebytes(timestamp.encode()).decode()})
         return {"timestamp": timestamp, "files": files}
 

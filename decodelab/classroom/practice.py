@@ -13,19 +13,19 @@ Nothing here is graded by nbgrader (no grade cells); the files are data for
 
 :func:`gather` keeps, for each collected student folder, only the file named after that folder's
 student whose ``student_id`` is that name (the same rule as the one-server loop over the homes), so
-a file written under another name never enters the report.
+a file written under another name never enters the report. :func:`gather_homes` applies the same
+rule to the homes on one server (``~<u>/decodelab-course-<u>.json``, lecturer/classroom.md §3).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-__all__ = ["PRACTICE", "Gathered", "gather", "practice_notebook", "write_practice"]
+__all__ = ["PRACTICE", "Gathered", "gather", "gather_homes", "practice_notebook", "write_practice"]
 
 #: the nbgrader assignment (and its one notebook's stem) that carries the practice answers
 PRACTICE = "practice"
@@ -101,16 +101,10 @@ def gather(course_dir: str | os.PathLike, dest: str | os.PathLike) -> Gathered:
     Raises:
         NotADirectoryError: (Korean) nothing collected yet (no ``submitted/`` folder).
     """
-    from ..assess.quiz import SubmissionError, read_submission
-
     submitted = Path(course_dir) / "submitted"
     if not submitted.is_dir():
         raise NotADirectoryError(f"{submitted}이(가) 없습니다: 먼저 강좌 폴더에서 nbgrader collect {PRACTICE} 를 실행하세요.")
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    for old in dest.glob("decodelab-course-*.json"):
-        if old.is_symlink() or old.is_file():
-            old.unlink()
+    dest = _emptied(dest)
     out = Gathered()
     for student_dir in sorted(submitted.iterdir()):
         folder = student_dir / PRACTICE
@@ -122,17 +116,95 @@ def gather(course_dir: str | os.PathLike, dest: str | os.PathLike) -> Gathered:
             if path.name != want:
                 out.refused.append((path, f"{student}의 제출물에 든 다른 이름의 파일입니다 ({want}만 받습니다)"))
                 continue
-            try:
-                sub = read_submission(path)
-            except SubmissionError as e:
-                out.refused.append((path, str(e)))
-                continue
-            if sub.student_id != student:
-                out.refused.append((path, f"파일 안의 학생 id {sub.student_id!r}가 낸 사람 {student}와 다릅니다"))
-                continue
-            target = dest / want
-            shutil.copyfile(path, target, follow_symlinks=False)
-            out.copied[student] = target
+            _take(path, student, dest, out)
         if student not in out.copied and not any(p.parent == folder for p, _ in out.refused):
             out.refused.append((folder, f"{student}의 제출물에 제출 파일({want})이 없습니다"))
     return out
+
+
+def gather_homes(homes: str | os.PathLike, dest: str | os.PathLike) -> Gathered:
+    """Copy each home owner's own submission file into ``dest`` (one server, lecturer/classroom.md §3).
+
+    For every folder ``<homes>/<u>/`` (not a link), ``decodelab-course-<u>.json`` is taken when it is
+    a regular file whose ``student_id`` is ``u``, the same rule as :func:`gather`. Root reads here
+    from folders the students own, so the file is read once (never through a link, never blocking
+    on a FIFO, at most :data:`decodelab.assess.quiz.submission.MAX_BYTES`) and the copy in ``dest``
+    is what is checked: a file swapped while it is read cannot enter. A home without the file (the
+    lecturer's, a student who exported nothing) is passed over in silence.
+
+    Raises:
+        NotADirectoryError: (Korean) ``homes`` is not a folder.
+    """
+    homes = Path(homes)
+    if not homes.is_dir():
+        raise NotADirectoryError(f"{homes}이(가) 폴더가 아닙니다: 학생 홈들이 든 폴더(보통 /home)를 지정하세요.")
+    dest = _emptied(dest)
+    out = Gathered()
+    for home in sorted(homes.iterdir()):
+        path = home / f"decodelab-course-{home.name}.json"
+        if home.is_symlink() or not home.is_dir() or not os.path.lexists(path):
+            continue
+        _take(path, home.name, dest, out)
+    return out
+
+
+def _emptied(dest: str | os.PathLike) -> Path:
+    """``dest`` created (0700: the students' answers are private), without the
+    ``decodelab-course-*.json`` files of an earlier run."""
+    dest = Path(dest)
+    dest.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for old in dest.glob("decodelab-course-*.json"):
+        if old.is_symlink() or old.is_file():
+            old.unlink()
+    return dest
+
+
+def _take(path: Path, student: str, dest: Path, out: Gathered) -> None:
+    """Copy ``path`` to ``dest/decodelab-course-<student>.json`` if it is ``student``'s own submission
+    file; else record in ``out.refused`` why not. The bytes are read once (:func:`_read_once`) and the
+    copy is checked, so what is checked is what the report reads. The copy is new, mode 0600."""
+    from .._atomic import atomic_write_bytes
+    from ..assess.quiz import SubmissionError, read_submission
+
+    target = dest / f"decodelab-course-{student}.json"
+    try:
+        atomic_write_bytes(target, _read_once(path))
+        sub = read_submission(target)
+    except SubmissionError as e:
+        target.unlink(missing_ok=True)
+        out.refused.append((path, str(e)))
+        return
+    if sub.student_id != student:
+        target.unlink()
+        out.refused.append((path, f"파일 안의 학생 id {sub.student_id!r}가 낸 사람 {student}와 다릅니다"))
+        return
+    out.copied[student] = target
+
+
+def _read_once(path: Path) -> bytes:
+    """The bytes of ``path``: never through a symbolic link (``O_NOFOLLOW``), never waiting on a FIFO
+    (``O_NONBLOCK``, then a regular file only), at most ``MAX_BYTES`` read.
+
+    Raises:
+        decodelab.assess.quiz.SubmissionError: (Korean) a link, not a regular file, too big, unreadable.
+    """
+    import errno
+    import stat
+
+    from ..assess.quiz import SubmissionError
+    from ..assess.quiz.submission import MAX_BYTES
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise SubmissionError("심볼릭 링크는 읽지 않습니다 (제출 파일을 직접 넣으세요)") from None
+        raise SubmissionError(f"파일을 열 수 없습니다: {e.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SubmissionError("일반 파일이 아닙니다")
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise SubmissionError(f"파일이 너무 큽니다 (한도 {MAX_BYTES:,}바이트)")
+    return data
