@@ -270,7 +270,8 @@ def test_a_live_widget_in_jupyterlab_deck(browser, lab_server, saved_run):
 
         before = _explorer_output(page, explorer)
         page.evaluate("(i) => window.__nb.content.widgets[i].node.querySelector('.widget-slider .noUi-handle').focus()", explorer)
-        page.keyboard.press("ArrowRight")
+        # down, not up: the saved run left γ one step above its start, at notebook 04's max_gamma
+        page.keyboard.press("ArrowLeft")
         deadline = time.monotonic() + 60
         while _explorer_output(page, explorer) == before:
             assert time.monotonic() < deadline, "moving the explorer's slider in the deck changed nothing"
@@ -321,7 +322,7 @@ def test_a_live_widget_in_the_slideshow(browser, lab_server, saved_run):
         assert state["sliders"] >= 2, f"no live widget on the explorer's slide: {state}\nconsole errors: {console[:5]}"
         before = page.locator(f"{CURRENT} .jp-OutputArea").first.inner_text()
         page.locator(f"{CURRENT} .widget-slider .noUi-handle").first.focus()
-        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowLeft")  # γ down: it may be at notebook 04's max_gamma already
         deadline = time.monotonic() + 60
         while page.locator(f"{CURRENT} .jp-OutputArea").first.inner_text() == before:
             assert time.monotonic() < deadline, "moving the explorer's slider in the slideshow changed nothing"
