@@ -70,20 +70,23 @@ def _manifests(name: str = "ngshare.yaml") -> dict[tuple[str, str], dict]:
     return {(d["kind"], d["metadata"]["name"]): d for d in docs}
 
 
-def _ngshare_process(root: Path, port: int, hub_port: int, token: str) -> subprocess.Popen:
-    """ngshare's container of classroom/k8s/ngshare.yaml (its command and environment) on loopback:
-    the Secret's token given, the hub's API and ngshare's own address on 127.0.0.1, /srv/ngshare
-    under ``root``; on a Python with ngshare and this checkout's decodelab that user nobody runs."""
-    (container,) = _manifests()[("Deployment", "ngshare")]["spec"]["template"]["spec"]["containers"]
-    data = root / "ngshare"
+def _pod_process(manifest: str, service: str, data_dir: str, root: Path, port: int, hub_port: int,
+                 token: str) -> subprocess.Popen:
+    """The container of Deployment ``service`` in classroom/k8s/``manifest`` (its command and
+    environment) on loopback: the chart's Secret's token for ``service`` given, the hub's API and the
+    pod's own address on 127.0.0.1 (the pod's 0.0.0.0 would open this machine's every interface),
+    ``data_dir`` (the volume's mount) under ``root``; on a Python with this checkout's decodelab
+    (and ngshare) that user nobody runs. Its output goes to ``root/<service>.log``."""
+    (container,) = _manifests(manifest)[("Deployment", service)]["spec"]["template"]["spec"]["containers"]
+    data = root / service
     data.mkdir()
-    command = [a.replace("/srv/ngshare", str(data)) for a in container["command"]]
+    command = [a.replace(data_dir, str(data)) for a in container["command"]]
     assert command[0] == "python"
     command[0] = hubkit.student_python()
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": str(chartkit.REPO)}
     for item in container["env"]:
         if "valueFrom" in item:
-            assert item["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": "hub.services.ngshare.apiToken"}, item
+            assert item["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": f"hub.services.{service}.apiToken"}, item
             env[item["name"]] = token
         else:
             env[item["name"]] = item["value"]
@@ -95,45 +98,25 @@ def _ngshare_process(root: Path, port: int, hub_port: int, token: str) -> subpro
     if os.geteuid() == 0:
         os.chown(data, NOBODY, NOBODY)
         as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
-    fh = open(root / "ngshare.log", "wb")
+    fh = open(root / f"{service}.log", "wb")
     proc = subprocess.Popen(command, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True,
                             **as_nobody)
     fh.close()
     return proc
 
 
+def _ngshare_process(root: Path, port: int, hub_port: int, token: str) -> subprocess.Popen:
+    """ngshare's pod (classroom/k8s/ngshare.yaml) on loopback (:func:`_pod_process`)."""
+    return _pod_process("ngshare.yaml", "ngshare", "/srv/ngshare", root, port, hub_port, token)
+
+
 def _poll_process(root: Path, port: int, hub_port: int, token: str) -> subprocess.Popen:
-    """The class poll's container of classroom/k8s/class-poll.yaml (its command, ``--listen-all``
-    included, and environment) on loopback: the Secret's token given, the hub's API and the poll's
-    own address on 127.0.0.1 (the pod's 0.0.0.0 would open this machine's every interface),
-    /srv/polls under ``root``; on a Python with this checkout's decodelab that user nobody runs."""
+    """The class poll's pod (classroom/k8s/class-poll.yaml, its ``--listen-all`` included) on
+    loopback (:func:`_pod_process`)."""
     from decodelab.classroom.polls import SERVICE
 
-    (container,) = _manifests("class-poll.yaml")[("Deployment", SERVICE)]["spec"]["template"]["spec"]["containers"]
-    data = root / "polls"
-    data.mkdir()
-    command = [a.replace("/srv/polls", str(data)) for a in container["command"]]
-    assert command[0] == "python" and "--listen-all" in command
-    command[0] = hubkit.student_python()
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": str(chartkit.REPO)}
-    for item in container["env"]:
-        if "valueFrom" in item:
-            assert item["valueFrom"]["secretKeyRef"] == {"name": "hub", "key": f"hub.services.{SERVICE}.apiToken"}, item
-            env[item["name"]] = token
-        else:
-            env[item["name"]] = item["value"]
-    assert env["JUPYTERHUB_SERVICE_URL"] == "http://0.0.0.0:8080" and env["JUPYTERHUB_API_URL"] == "http://hub:8081/hub/api"
-    env["JUPYTERHUB_SERVICE_URL"] = f"http://127.0.0.1:{port}"
-    env["JUPYTERHUB_API_URL"] = f"http://127.0.0.1:{hub_port}/hub/api"
-    env["HOME"] = str(root)
-    as_nobody = {}
-    if os.geteuid() == 0:
-        os.chown(data, NOBODY, NOBODY)
-        as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
-    fh = open(root / "polls.log", "wb")
-    proc = subprocess.Popen(command, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True,
-                            **as_nobody)
-    fh.close()
+    proc = _pod_process("class-poll.yaml", SERVICE, "/srv/polls", root, port, hub_port, token)
+    assert "--listen-all" in proc.args, proc.args
     return proc
 
 
@@ -217,7 +200,7 @@ def _start(values: dict, tmp_prefix: str, *, ngshare: bool = False, polls: bool 
             _wait_listening(f"{hub.polls}/api/", hub.polls_proc, hubkit.HUB_START_S)
     except Exception as e:
         _stop(hub)
-        extra = "".join((root / log).read_text(errors="replace")[-3000:] for log in ("ngshare.log", "polls.log")
+        extra = "".join((root / log).read_text(errors="replace")[-3000:] for log in ("ngshare.log", f"{SERVICE}.log")
                         if (root / log).exists())
         raise RuntimeError(f"{e}\n{hub.log_text()[-4000:]}\n{extra}") from None
     return hub
@@ -251,6 +234,18 @@ def _lecturer(hub) -> hubkit.Student:
         prof.login(PROF_PW, spawn=False)
     assert prof.logged_in, hub.log_text()[-3000:]
     return prof
+
+
+def _approved(hub, prof: hubkit.Student, prefix: str) -> hubkit.Student:
+    """A new student ``<prefix><4 hex>`` who signed up (waiting for approval), was authorized by the
+    lecturer ``prof`` at /hub/authorize and is logged in (no server yet)."""
+    name = f"{prefix}{secrets.token_hex(2)}"  # the course's name rule: [a-z][a-z0-9_-]* (auth.USERNAME)
+    student = hubkit.Student(hub, name)
+    assert "has been sent to the admin" in student.signup(STUDENT_PW)
+    assert prof.client.get(f"/hub/authorize/{name}").status_code == 200
+    student.login(STUDENT_PW, spawn=False)
+    assert student.logged_in, hub.log_text()[-3000:]
+    return student
 
 
 def test_login_signup_authorize_and_spawn_on_the_charts_jupyterhub(chart_hub):
@@ -369,12 +364,8 @@ def test_ngshare_pod_round_trip_through_the_charts_hub(chart_hub):
     public = f"{chart_hub.url}/services/ngshare"
     direct = chart_hub.ngshare
 
-    name = f"student{secrets.token_hex(2)}"
-    student = hubkit.Student(chart_hub, name)
-    assert "has been sent to the admin" in student.signup(STUDENT_PW)
-    assert prof.client.get(f"/hub/authorize/{name}").status_code == 200
-    student.login(STUDENT_PW, spawn=False)
-    assert student.logged_in
+    student = _approved(chart_hub, prof, "student")
+    name = student.name
     student_token = student.token()
 
     # no hand enrolment: the spawn makes the course (when missing) and enrols the student
@@ -450,12 +441,8 @@ def test_the_grading_machine_walk_release_collect_autograde_feedback_and_practic
     prof_token = prof.token()
     public = f"{chart_hub.url}/services/ngshare"
     _ng("POST", f"{public}/course/decodelab", prof_token)  # as a spawn makes it (no instructors); 409 when there
-    name, victim = f"grade{secrets.token_hex(2)}", f"victim{secrets.token_hex(2)}"
-    student = hubkit.Student(chart_hub, name)
-    student.signup(STUDENT_PW)
-    prof.client.get(f"/hub/authorize/{name}")
-    student.login(STUDENT_PW, spawn=False)
-    assert student.logged_in
+    student = _approved(chart_hub, prof, "grade")
+    name, victim = student.name, f"victim{secrets.token_hex(2)}"
     # by hand here, as the spawn hook does (test_a_students_spawn_enrols_them_in_ngshares_course)
     assert _ng("POST", f"{public}/student/decodelab/{name}", prof_token, first_name="-", last_name="-", email="-")[1]["success"]
 
@@ -577,15 +564,8 @@ def test_class_poll_pod_through_the_charts_hub(chart_hub):
     public = f"{chart_hub.url}/services/{SERVICE}/api"
     direct = f"{chart_hub.polls}/api"
 
-    names = [f"poll{secrets.token_hex(2)}", f"poll{secrets.token_hex(2)}"]
-    students = []
-    for name in names:
-        s = hubkit.Student(chart_hub, name)
-        assert "has been sent to the admin" in s.signup(STUDENT_PW)
-        assert prof.client.get(f"/hub/authorize/{name}").status_code == 200
-        s.login(STUDENT_PW, spawn=False)
-        assert s.logged_in
-        students.append(s)
+    students = [_approved(chart_hub, prof, "poll") for _ in range(2)]
+    names = [s.name for s in students]
 
     # the first student's server, as the hub spawns it with the values: its token and environment
     r = students[0].spawn()
@@ -619,7 +599,7 @@ def test_class_poll_pod_through_the_charts_hub(chart_hub):
     # the lecturer (the hub's admin) reads the room, names only when asked
     prof_token = prof.token()
     status, room = _poll("GET", f"{public}/items/{item}?names=1", prof_token)
-    assert status == 200, (status, room, (chart_hub.course / "polls.log").read_text(errors="replace")[-2000:])
+    assert status == 200, (status, room, (chart_hub.course / f"{SERVICE}.log").read_text(errors="replace")[-2000:])
     assert room["count"] == 2 and room["values"] == [4.0, 20.0] and room["state"] == "open", room
     assert room["names"] == {names[0]: 4.0, names[1]: 20.0}, room
     status, room = _poll("GET", f"{direct}/items/{item}", prof_token)
@@ -657,12 +637,8 @@ def test_a_students_spawn_enrols_them_in_ngshares_course(chart_hub):
     the token-only service ``decodelab-enrol``, ngshare's admin; not before the spawn. The lecturer
     (ngshare's admin) sees them in the course's list."""
     prof = _lecturer(chart_hub)
-    name = f"enrol{secrets.token_hex(2)}"
-    student = hubkit.Student(chart_hub, name)
-    assert "has been sent to the admin" in student.signup(STUDENT_PW)
-    assert prof.client.get(f"/hub/authorize/{name}").status_code == 200
-    student.login(STUDENT_PW, spawn=False)
-    assert student.logged_in
+    student = _approved(chart_hub, prof, "enrol")
+    name = student.name
     token = student.token()
     assert not _enrolled(chart_hub.ngshare, name, token)  # logged in, no server yet: not enrolled
 

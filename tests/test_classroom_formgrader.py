@@ -31,6 +31,7 @@ loads in the submission page.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import secrets
@@ -204,14 +205,15 @@ def test_the_attacks_are_in_the_submission_and_the_autograded_copy_is_clean(grad
     assert not any(k in o.get("data", {}) for o in outputs for k in ("image/svg+xml", "text/markdown", "application/json"))
 
 
-def test_formgrader_runs_no_student_script_and_no_grade_changes(graded):
+@contextlib.contextmanager
+def _lecturer_page(graded):
+    """Formgrader on the course of ``graded`` (:func:`_server`) and, in Chromium, a page holding the
+    lecturer's session (cookie); yields ``(page, url, dialogs)``, ``dialogs`` collecting the
+    message of every dialog a script opened (each dismissed). Stops both."""
     from playwright.sync_api import sync_playwright
 
-    course, base = graded["course"], graded["base"]
-    before = _grades(course)
-    assert before[("alice", WRITTEN)][1] == 1.0 and before[("mallory", WRITTEN)][1] is None
-    url, token, proc, log = _server(course, base)
-    dialogs, shown = [], {}
+    url, token, proc, log = _server(graded["course"], graded["base"])
+    dialogs: list[str] = []
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=browserkit.CHROMIUM, headless=True,
@@ -220,27 +222,36 @@ def test_formgrader_runs_no_student_script_and_no_grade_changes(graded):
                 page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
                 page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
                 page.goto(f"{url}/formgrader?token={token}")  # the lecturer's session (cookie)
-                for sid in ("mallory", "alice"):
-                    page.goto(f"{url}/formgrader/submissions/{graded['ids'][sid]}/?index=0")
-                    page.wait_for_load_state("networkidle")
-                    page.wait_for_timeout(1500)  # onload / onerror handlers, and any fetch they start
-                    shown[sid] = page.inner_text("body")
-                    shown[f"{sid}-img120"] = page.locator('img[width="120"]').count()
-                    links = page.locator(".text_cell_render a, .output_area a, .rendered_html a")
-                    for i in range(links.count()):
-                        try:
-                            links.nth(i).click(timeout=2000, force=True)
-                        except Exception:  # noqa: BLE001 - a link that cannot be clicked runs nothing either
-                            pass
-                        page.wait_for_timeout(300)
-                        if f"/submissions/{graded['ids'][sid]}" not in page.url:
-                            page.goto(f"{url}/formgrader/submissions/{graded['ids'][sid]}/?index=0")
-                    page.wait_for_timeout(1000)
+                yield page, url, dialogs
             finally:
                 browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_formgrader_runs_no_student_script_and_no_grade_changes(graded):
+    course = graded["course"]
+    before = _grades(course)
+    assert before[("alice", WRITTEN)][1] == 1.0 and before[("mallory", WRITTEN)][1] is None
+    shown = {}
+    with _lecturer_page(graded) as (page, url, dialogs):
+        for sid in ("mallory", "alice"):
+            page.goto(f"{url}/formgrader/submissions/{graded['ids'][sid]}/?index=0")
+            page.wait_for_load_state("networkidle")
+            page.wait_for_timeout(1500)  # onload / onerror handlers, and any fetch they start
+            shown[sid] = page.inner_text("body")
+            shown[f"{sid}-img120"] = page.locator('img[width="120"]').count()
+            links = page.locator(".text_cell_render a, .output_area a, .rendered_html a")
+            for i in range(links.count()):
+                try:
+                    links.nth(i).click(timeout=2000, force=True)
+                except Exception:  # noqa: BLE001 - a link that cannot be clicked runs nothing either
+                    pass
+                page.wait_for_timeout(300)
+                if f"/submissions/{graded['ids'][sid]}" not in page.url:
+                    page.goto(f"{url}/formgrader/submissions/{graded['ids'][sid]}/?index=0")
+            page.wait_for_timeout(1000)
     after = _grades(course)
     changed = {k: (before[k], after.get(k)) for k in before if after.get(k) != before[k]}
     assert (dialogs, changed) == ([], {}), f"dialogs fired in formgrader: {dialogs}; grades changed: {changed}"
@@ -254,43 +265,28 @@ def test_formgrader_serves_a_students_files_sandboxed(graded):
     lecturer's session is valid), run no script: no marker, no dialog, no grade change; their
     responses carry the CSP ``sandbox`` and ``nosniff``. Her PNG still loads in the submission page
     (an image the page itself fetches from that route), whose own scripts are not sandboxed."""
-    from playwright.sync_api import sync_playwright
-
-    course, base = graded["course"], graded["base"]
+    course = graded["course"]
     folder = course / "autograded" / "mallory" / A
     assert all((folder / name).read_text(encoding="utf-8") == text for name, text in FILES.items())
     before = _grades(course)
-    url, token, proc, log = _server(course, base)
-    dialogs, seen = [], {}
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=browserkit.CHROMIUM, headless=True,
-                                         args=browserkit.CHROMIUM_ARGS)
-            try:
-                page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-                page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-                page.goto(f"{url}/formgrader?token={token}")  # the lecturer's session (cookie)
-                files = f"{url}/formgrader/submissions/{graded['ids']['mallory']}"
-                for name in (*FILES, "plot.png"):
-                    response = page.goto(f"{files}/{name}")
-                    page.wait_for_timeout(1500)  # the script's fetches, had it run
-                    seen[name] = (response.status, response.headers.get("content-type"),
-                                  response.headers.get("content-security-policy", ""),
-                                  response.headers.get("x-content-type-options"),
-                                  page.evaluate("document.documentElement.getAttribute('data-ran')"))
-                response = page.goto(f"{files}/?index=0")
-                page.wait_for_load_state("networkidle")
-                seen["page"] = response.headers.get("content-security-policy", "")
-                seen["png"] = page.evaluate("""() => new Promise(done => {
-                    const img = new Image();
-                    img.onload = () => done(img.naturalWidth); img.onerror = () => done(-1);
-                    img.src = 'plot.png'; document.body.append(img); })""")
-                seen["scripts"] = page.evaluate("typeof window.jQuery")  # formgrader's own page scripts ran
-            finally:
-                browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    seen = {}
+    with _lecturer_page(graded) as (page, url, dialogs):
+        files = f"{url}/formgrader/submissions/{graded['ids']['mallory']}"
+        for name in (*FILES, "plot.png"):
+            response = page.goto(f"{files}/{name}")
+            page.wait_for_timeout(1500)  # the script's fetches, had it run
+            seen[name] = (response.status, response.headers.get("content-type"),
+                          response.headers.get("content-security-policy", ""),
+                          response.headers.get("x-content-type-options"),
+                          page.evaluate("document.documentElement.getAttribute('data-ran')"))
+        response = page.goto(f"{files}/?index=0")
+        page.wait_for_load_state("networkidle")
+        seen["page"] = response.headers.get("content-security-policy", "")
+        seen["png"] = page.evaluate("""() => new Promise(done => {
+            const img = new Image();
+            img.onload = () => done(img.naturalWidth); img.onerror = () => done(-1);
+            img.src = 'plot.png'; document.body.append(img); })""")
+        seen["scripts"] = page.evaluate("typeof window.jQuery")  # formgrader's own page scripts ran
     after = _grades(course)
     changed = {k: (before[k], after.get(k)) for k in before if after.get(k) != before[k]}
     assert (dialogs, changed) == ([], {}), f"a student's file ran script: dialogs {dialogs}; grades changed: {changed}"
