@@ -261,6 +261,20 @@ def test_card_folder_not_made_by_train_is_a_clear_error(tmp_path, capsys, make, 
     assert card.check_train_folder(card.MODELS_DIR) == card.MODELS_DIR
 
 
+def test_card_only_shows_the_card_unless_asked_to_write(tmp_path, capsys, monkeypatch):
+    """``decodelab card`` measures and prints; the bundled pair's MODEL_CARD.md (a file of the
+    package) is rewritten only with ``--write``."""
+    from decodelab.tools import card
+
+    calls = []
+    monkeypatch.setattr(card, "write_card", lambda folder, *, write: calls.append((folder, write)) or "# 카드")
+    assert card.main([]) == 0
+    out = capsys.readouterr()
+    assert calls == [(card.MODELS_DIR, False)] and "# 카드" in out.out and "--write" in out.err
+    assert card.main(["--write"]) == 0
+    assert calls[-1] == (card.MODELS_DIR, True) and "썼습니다" in capsys.readouterr().err
+
+
 def test_top_level_help_does_not_call_lab_a_lecturer_command():
     from decodelab.tools.cli import COMMANDS
 

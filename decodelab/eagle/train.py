@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="decodelab train eagle",
         description=("번들 대상 모델(target model)의 은닉 상태(hidden state)를 읽는 EAGLE 초안 머리를 학습합니다. "
                      "학습 데이터는 대상 모델이 직접 만든 글이라 아무것도 내려받지 않습니다 (자기 증류)."),
-        epilog="번들 머리를 바꾸려면: decodelab train eagle --out decodelab/assets/models/eagle 다음에 decodelab card",
+        epilog="번들 머리를 바꾸려면: decodelab train eagle --out decodelab/assets/models/eagle 다음에 decodelab card --write",
     )
     ap.add_argument("--out", type=Path, default=Path("decodelab-models") / "eagle", metavar="DIR",
                     help="머리를 저장할 폴더 (기본: %(default)s; 번들 머리는 건드리지 않습니다)")

@@ -1,4 +1,5 @@
-"""``decodelab card``: measure the bundled pair and write ``assets/models/MODEL_CARD.md``.
+"""``decodelab card``: measure the bundled pair (or a trained folder) and print its model card;
+``--write`` rewrites ``assets/models/MODEL_CARD.md`` (or the folder's).
 
 The card combines what training logged (``train_log.json``: corpus, steps, time, held-out loss)
 with what is measured here: greedy acceptance rate of the draft against the target at
@@ -101,8 +102,8 @@ were identical to target-only decoding in every run.
 """
 
 
-def write_card(folder: Path = MODELS_DIR) -> str:
-    """Measure and write ``MODEL_CARD.md`` in ``folder``; return its text."""
+def write_card(folder: Path = MODELS_DIR, *, write: bool = True) -> str:
+    """Measure and (when ``write``) write ``MODEL_CARD.md`` in ``folder``; return its text."""
     import torch
 
     from .. import generate
@@ -205,9 +206,10 @@ is their prediction of the mean acceptance length from it.
 
 Trained on under a million tokens of help-page and legal Korean: text is locally fluent, globally
 incoherent, and often repeats. No safety tuning; it knows no facts worth quoting. Regenerate this card with
-`decodelab card` after retraining.
+`decodelab card --write` after retraining.
 """
-    atomic_write_text(folder / "MODEL_CARD.md", text)  # a failed run never leaves half a card
+    if write:
+        atomic_write_text(folder / "MODEL_CARD.md", text)  # a failed run never leaves half a card
     return text
 
 
@@ -236,20 +238,29 @@ def check_train_folder(folder: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``decodelab card [--folder DIR]``: re-measure and rewrite the model card.
+    """``decodelab card [--folder DIR] [--write]``: re-measure the model card and print it; with
+    ``--write`` also rewrite ``DIR/MODEL_CARD.md`` (the bundled pair's card is a file of the package:
+    it changes only when asked, after retraining).
 
     Returns:
-        0 written; 2 (Korean message on stderr) when ``--folder`` is not a folder made by
-        ``decodelab train`` (:func:`check_train_folder`) or for bad arguments.
+        0 measured (and written); 2 (Korean message on stderr) when ``--folder`` is not a folder made
+        by ``decodelab train`` (:func:`check_train_folder`) or for bad arguments.
     """
-    ap = ArgumentParser(prog="decodelab card", description="모델 쌍 폴더의 MODEL_CARD.md를 측정해 다시 씁니다.")
+    ap = ArgumentParser(prog="decodelab card",
+                        description="모델 쌍 폴더의 모델 카드(MODEL_CARD.md)를 이 컴퓨터에서 다시 측정해 보여 줍니다 "
+                                    "(--write 를 주면 그 파일에 씁니다).")
     ap.add_argument("--folder", type=Path, default=MODELS_DIR, metavar="DIR",
                     help="`decodelab train`이 만든 모델 쌍 폴더 (train_log.json, target/, draft/; 기본: 번들 모델)")
+    ap.add_argument("--write", action="store_true",
+                    help="측정한 카드를 DIR/MODEL_CARD.md에 씁니다 (번들 모델이면 패키지의 파일이 바뀝니다: 다시 학습한 뒤에만)")
     args = ap.parse_args(argv)
     try:
         folder = check_train_folder(args.folder)
     except FileNotFoundError as e:
         print(f"decodelab card: 오류: {e}", file=sys.stderr)
         return 2
-    print(write_card(folder))
+    print(write_card(folder, write=args.write))
+    where = folder / "MODEL_CARD.md"
+    print(f"decodelab card: {where}에 썼습니다." if args.write else
+          f"decodelab card: 화면에만 보였습니다 ({where}는 그대로). 파일에 쓰려면 --write 를 붙이세요.", file=sys.stderr)
     return 0

@@ -18,7 +18,7 @@ COMMANDS = {
     "bench": ("decodelab.tools.bench:main", "저장소의 벤치마크를 실행합니다 (decodelab bench --help: 목록)"),
     "train": ("decodelab.tools.train:main", "대상/초안 모델 쌍을 다시 학습합니다 (기본 저장 폴더 ./decodelab-models; beautifulsoup4와 apt-get 필요). decodelab train eagle: EAGLE 초안 머리 (내려받기 없음)"),
     "classroom": ("decodelab.classroom.cli:main", "수업용: JupyterHub와 nbgrader로 강좌를 엽니다 (decodelab classroom init DIR)"),
-    "card": ("decodelab.tools.card:main", "모델 카드(MODEL_CARD.md)를 다시 측정해 씁니다 (번들 모델, 또는 --folder: decodelab train이 만든 폴더)"),
+    "card": ("decodelab.tools.card:main", "모델 카드(MODEL_CARD.md)를 다시 측정해 보여 줍니다 (번들 모델, 또는 --folder: decodelab train이 만든 폴더; --write: 파일에 씀)"),
 }
 
 

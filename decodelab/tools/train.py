@@ -4,7 +4,7 @@ Run with ``decodelab train`` (or ``python -m decodelab.tools.train``). Needs the
 (``pip install "decodelab[train]"``; in a checkout of the repository ``pip install -e ".[train]"``),
 ``apt-get`` and ``dpkg-deb`` (Debian/Ubuntu) and ``pip`` reaching their registries; :func:`check_requirements` checks all of this before anything is downloaded.
 The pair is written to ``./decodelab-models`` by default; ``--out decodelab/assets/models``
-replaces the bundled pair (then rewrite its card with ``decodelab card --folder ...``).
+replaces the bundled pair (then rewrite its card with ``decodelab card --folder ... --write``).
 
 Pipeline (every step seeded, losses logged to ``train_log.json`` beside the weights):
 
@@ -465,7 +465,7 @@ def _parser() -> ArgumentParser:
         ),
         epilog=(
             "번들 모델 쌍을 바꾸려면 (저장소 폴더에서): decodelab train --out decodelab/assets/models "
-            "다음에 decodelab card --folder decodelab/assets/models. "
+            "다음에 decodelab card --folder decodelab/assets/models --write. "
             "두 번째 단계 decodelab train eagle 은 대상 모델의 은닉 상태를 읽는 EAGLE 초안 머리를 "
             "내려받기 없이 학습합니다 (decodelab train eagle --help)"
         ),
