@@ -53,11 +53,21 @@ install_torch() {  # $1: the virtualenv's python
 setup() {  # $1: the extra to install: lab or test (default)
   local extra=${1:-test}
   if [ ! -x "$VENV/bin/python" ]; then
+    # the Python checked before the virtualenv is made from it: a too old one leaves no .venv behind
+    if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; then
+      echo "[decodelab] 오류: $PY ($("$PY" --version 2>&1 || echo '실행할 수 없음'))로는 설치할 수 없습니다: Python 3.10 이상이 필요합니다." >&2
+      echo "[decodelab] 3.10 이상의 Python을 PYTHON으로 알려 주세요. 예: PYTHON=python3.12 bash course.sh ${cmd:-lab}" >&2
+      exit 2
+    fi
     echo "[decodelab] 가상환경을 만듭니다: $VENV"
     "$PY" -m venv "$VENV"
   fi
   local vpy="$VENV/bin/python"
-  "$vpy" -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10 이상이 필요합니다"'
+  if ! "$vpy" -c 'import sys; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; then
+    echo "[decodelab] 오류: $VENV 의 Python($("$vpy" --version 2>&1))은 3.10보다 낮습니다: 그 폴더를 지우고" \
+         "3.10 이상의 Python으로 다시 만드세요. 예: rm -rf $VENV && PYTHON=python3.12 bash course.sh ${cmd:-lab}" >&2
+    exit 2
+  fi
   if ! "$vpy" -c 'import torch' >/dev/null 2>&1; then
     install_torch "$vpy"
   fi

@@ -137,3 +137,37 @@ def test_an_unknown_command_shows_the_three_commands_in_korean(args):
     proc = subprocess.run(["bash", str(REPO / "course.sh"), *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("사용법: bash course.sh lab | test [--quick] | setup") and "강좌 열기" in proc.stderr
+
+
+OLD_PY = textwrap.dedent("""\
+    #!/usr/bin/env bash
+    if [ "$1" = --version ]; then echo "Python 3.9.18"; exit 0; fi
+    if [ "$1" = -c ]; then exit 1; fi  # the version check: sys.version_info < (3, 10)
+    echo "$*" >> "$STUB_LOG"
+    mkdir -p "$3/bin"
+    exit 0
+    """)
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_a_python_older_than_3_10_is_refused_in_korean_and_leaves_no_venv(tmp_path, made):
+    """A Python below 3.10 (PYTHON=..., or the one a .venv was made with) stops course.sh with a
+    Korean line that says what to do (name another Python with PYTHON; remove the old .venv), exit 2,
+    and no virtualenv is made from it."""
+    old = tmp_path / "python3.9"
+    old.write_text(OLD_PY)
+    old.chmod(0o755)
+    venv, log = tmp_path / "venv", tmp_path / "calls.log"
+    if made:  # a .venv made earlier with that Python
+        (venv / "bin").mkdir(parents=True)
+        shutil.copy(old, venv / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k not in ("DECODELAB_TORCH", "CI", "DECODELAB_INSTALL_SYSTEM")}
+    env.update(PYTHON=str(old), DECODELAB_VENV=str(venv), STUB_LOG=str(log))
+    proc = subprocess.run(["bash", str(REPO / "course.sh"), "lab"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "Python 3.10 이상" in proc.stderr or "3.10보다 낮습니다" in proc.stderr, proc.stderr
+    assert "3.9.18" in proc.stderr and "PYTHON=python3.12 bash course.sh lab" in proc.stderr, proc.stderr
+    if made:
+        assert f"rm -rf {venv}" in proc.stderr
+    else:
+        assert not venv.exists() and not log.exists()  # no virtualenv was made from it
