@@ -23,6 +23,7 @@
 # machines with an NVIDIA GPU get the plain requirement. DECODELAB_TORCH overrides it all
 # (e.g. DECODELAB_TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128").
 set -euo pipefail
+CALLER=$(pwd)  # where the command was typed: relative model paths given to `lab` are read from here
 cd "$(dirname "$0")"
 ROOT=$(pwd)
 VENV=${DECODELAB_VENV:-$ROOT/.venv}
@@ -98,7 +99,26 @@ case "$cmd" in
     ;;
   lab)
     setup lab
-    exec "$VENV/bin/decodelab" lab "$@"
+    # folders given relative to where the command was typed (course.sh runs in the repository)
+    args=()
+    prev=""
+    for arg in "$@"; do
+      given=$arg
+      case "$prev" in
+        --target|--draft|--notebooks-dir) case "$arg" in /*) ;; *) arg="$CALLER/$arg" ;; esac ;;
+      esac
+      case "$arg" in
+        --target=*|--draft=*|--notebooks-dir=*)
+          case "${arg#*=}" in /*) ;; *) arg="${arg%%=*}=$CALLER/${arg#*=}" ;; esac ;;
+      esac
+      args+=("$arg")
+      prev=$given
+    done
+    for var in DECODELAB_TARGET DECODELAB_DRAFT; do
+      val=${!var:-}
+      if [ -n "$val" ] && [ "${val#/}" = "$val" ]; then export "$var=$CALLER/$val"; fi
+    done
+    exec "$VENV/bin/decodelab" lab ${args[@]+"${args[@]}"}
     ;;
   test)
     # pytest-xdist workers: one more than the CPUs (the browser and classroom tests spend much of

@@ -29,7 +29,8 @@ STUB_PY = textwrap.dedent("""\
 
 
 def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: str | None = None,
-         command: str = "setup", args: tuple[str, ...] = (), extra_env: dict[str, str] | None = None):
+         command: str = "setup", args: tuple[str, ...] = (), extra_env: dict[str, str] | None = None,
+         cwd: Path | None = None):
     if shutil.which("bash") is None:
         pytest.skip("bash not available")
     venv, bin_ = tmp_path / "venv", tmp_path / "bin"
@@ -37,7 +38,9 @@ def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: 
     bin_.mkdir()
     py = venv / "bin" / "python"
     py.write_text(STUB_PY)
-    (venv / "bin" / "decodelab").write_text('#!/usr/bin/env bash\necho "decodelab $*" >> "$STUB_LOG"\n')
+    (venv / "bin" / "decodelab").write_text('#!/usr/bin/env bash\necho "decodelab $*" >> "$STUB_LOG"\n'
+                                            'if [ -n "${DECODELAB_TARGET:-}" ]; then\n'
+                                            '  echo "env $DECODELAB_TARGET ${DECODELAB_DRAFT:-}" >> "$STUB_LOG"\nfi\n')
     (venv / "bin" / "decodelab").chmod(0o755)
     (bin_ / "uname").write_text(f"#!/usr/bin/env bash\necho {system}\n")
     if gpu:
@@ -52,7 +55,7 @@ def _run(tmp_path: Path, *, system: str, gpu: bool, cpu_rc: int = 0, torch_env: 
     env.update(extra_env or {})
     # a PATH without the real nvidia-smi (if this machine has one): only the stub counts
     proc = subprocess.run(["bash", str(REPO / "course.sh"), command, *args], env=env, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     return log.read_text().splitlines(), proc.stdout
 
@@ -171,3 +174,17 @@ def test_a_python_older_than_3_10_is_refused_in_korean_and_leaves_no_venv(tmp_pa
         assert f"rm -rf {venv}" in proc.stderr
     else:
         assert not venv.exists() and not log.exists()  # no virtualenv was made from it
+
+
+def test_lab_reads_relative_model_folders_from_where_the_command_was_typed(tmp_path):
+    """course.sh runs in the repository; ``--target``/``--draft``/``--notebooks-dir`` (both spellings)
+    and ``$DECODELAB_TARGET``/``$DECODELAB_DRAFT`` given relative to the folder the command was typed
+    in reach ``decodelab lab`` as that folder's paths; absolute ones and other arguments unchanged."""
+    here = tmp_path / "here"
+    here.mkdir()
+    calls, _ = _run(tmp_path, system="Linux", gpu=False, command="lab", cwd=here,
+                    args=("--target", "models/t", "--draft=models/d", "--notebooks-dir", "/abs/nb", "--port", "8890"),
+                    extra_env={"DECODELAB_TARGET": "env/t", "DECODELAB_DRAFT": "/abs/d"})
+    (lab,) = [c for c in calls if c.startswith("decodelab lab")]
+    assert lab == f"decodelab lab --target {here}/models/t --draft={here}/models/d --notebooks-dir /abs/nb --port 8890"
+    assert f"env {here}/env/t /abs/d" in calls

@@ -335,6 +335,16 @@ def test_bad_target_or_draft_is_a_usage_error(tmp_path, capsys, monkeypatch):
     assert "config.json" in capsys.readouterr().err
     assert lab.main(args + ["--draft", str(_model_folder(tmp_path / "d"))]) == 2
     assert "--target" in capsys.readouterr().err
+    # the same pair named by the environment (README: the two ways say the same) is checked before the start too
+    monkeypatch.setenv("DECODELAB_TARGET", str(tmp_path / "missing"))
+    assert lab.main(args) == 2
+    assert "환경 변수 DECODELAB_TARGET에 적은 대상(target) 모델 폴더를 찾을 수 없습니다" in capsys.readouterr().err
+    monkeypatch.setenv("DECODELAB_TARGET", str(_model_folder(tmp_path / "t")))
+    monkeypatch.setenv("DECODELAB_DRAFT", str(tmp_path))
+    assert lab.main(args) == 2
+    assert "config.json" in capsys.readouterr().err
+    monkeypatch.setenv("DECODELAB_DRAFT", str(_model_folder(tmp_path / "d2")))
+    assert lab.main(args) == 0
 
 
 def _notebook(path: Path, *code: str) -> None:

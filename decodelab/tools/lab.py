@@ -415,7 +415,8 @@ def pair_env(target: Path | None, draft: Path | None) -> dict[str, str]:
 
     Returns:
         ``{"DECODELAB_TARGET": abs path, "DECODELAB_DRAFT": abs path}`` (draft only when given),
-        or ``{}`` when neither is given (the notebooks use the bundled pair).
+        or ``{}`` when neither is given (the notebooks use the pair of ``$DECODELAB_TARGET`` /
+        ``$DECODELAB_DRAFT``, checked here too, else the bundled pair).
 
     Raises:
         ValueError: ``--draft`` without ``--target``.
@@ -426,6 +427,11 @@ def pair_env(target: Path | None, draft: Path | None) -> dict[str, str]:
     if target is None:
         if draft is not None:
             raise ValueError("--draft만 주었습니다: 초안 모델은 대상 모델과 함께 쓰니 --target 폴더도 주세요.")
+        # the same pair named by the environment instead (README: the two ways say the same): checked
+        # here too, so that a wrong folder is said before JupyterLab starts, not in a notebook's cell 1
+        for var, role in ((ENV_TARGET, "대상(target)"), (ENV_DRAFT, "초안(draft)")):
+            if os.environ.get(var):
+                check_folder(Path(os.environ[var]), f"환경 변수 {var}에 적은 {role}")
         return {}
     env = {ENV_TARGET: str(check_folder(target, "대상(target)").resolve())}
     if draft is not None:
