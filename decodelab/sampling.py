@@ -59,7 +59,7 @@ class SamplingConfig:
                 raise TypeError(f"알 수 없는 설정 이름 '{key}'입니다.{guess} 쓸 수 있는 이름은 "
                                 f"{', '.join(names)}입니다 (예: dict(temperature=2.0, top_k=50, top_p=0.9)).")
             if key in given:
-                raise TypeError(f"설정 '{key}'를 두 번 주었습니다: 한 번만 주세요.")
+                raise TypeError(f"설정 '{key}'을(를) 두 번 주었습니다: 한 번만 주세요.")
             given[key] = value
         for f in fields(self):
             object.__setattr__(self, f.name, given.get(f.name, f.default))

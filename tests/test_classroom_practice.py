@@ -79,6 +79,7 @@ def test_gather_keeps_only_each_submitters_own_file(tmp_path, monkeypatch):
 
 def test_practice_command_writes_the_report_and_names_what_it_left_out(tmp_path, monkeypatch, capsys):
     course = tmp_path / "course"
+    course.mkdir()  # a course folder, nothing collected yet
     assert practice_command([str(course), "-o", str(tmp_path / "r.csv")]) == 2
     assert "nbgrader collect practice" in capsys.readouterr().err
     minji = _export(tmp_path, "minji", monkeypatch)
@@ -555,10 +556,15 @@ def test_gathering_from_the_homes_never_follows_what_a_student_plants(tmp_path, 
 
 
 def test_practice_takes_a_course_folder_or_homes_not_both(tmp_path, capsys):
-    for argv in ([], [str(tmp_path), "--homes", str(tmp_path)]):
+    """Neither DIR nor --homes names what to give; both are refused; a --homes that is no folder is
+    named; a course folder that does not exist is named as such (not as a missing submitted/)."""
+    for argv, says in (([], "강좌 폴더(DIR)를 주세요"), ([str(tmp_path), "--homes", str(tmp_path)], "--homes 중 하나만")):
         with pytest.raises(SystemExit) as e:
             practice_command([*argv, "-o", str(tmp_path / "r.csv")])
         assert e.value.code == 2
-        assert "--homes 중 하나만" in capsys.readouterr().err
+        assert says in capsys.readouterr().err
     assert practice_command(["--homes", str(tmp_path / "none"), "-o", str(tmp_path / "r.csv")]) == 2
     assert "학생 홈들이 든 폴더" in capsys.readouterr().err
+    assert practice_command([str(tmp_path / "없는폴더")]) == 2
+    err = capsys.readouterr().err
+    assert "강좌 폴더" in err and "없는폴더이(가) 없습니다" in err and "submitted" not in err

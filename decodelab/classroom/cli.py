@@ -378,8 +378,14 @@ def practice_command(argv: list[str]) -> int:
                                                "홈마다 그 주인 이름의 제출 파일만 가져옵니다")
     ap.add_argument("-o", "--output", type=Path, default=Path("report.csv"), help="연습 보고서 CSV (기본 report.csv)")
     a = ap.parse_args(argv)
-    if (a.dir is None) == (a.homes is None):
+    if a.dir is None and a.homes is None:
+        ap.error("강좌 폴더(DIR)를 주세요 (서버 한 대에서 학생 홈으로 모으려면 DIR 대신 --homes /home)")
+    if a.dir is not None and a.homes is not None:
         ap.error("강좌 폴더(DIR)와 --homes 중 하나만 주세요")
+    if a.dir is not None and not a.dir.is_dir():
+        print(f"decodelab classroom practice: 강좌 폴더 {a.dir}이(가) 없습니다: decodelab classroom init DIR로 만든 "
+              "강좌 폴더를 주세요.", file=sys.stderr)
+        return 2
     files = a.output.with_name(f"{a.output.stem}-files")
     try:
         got = gather(a.dir, files) if a.homes is None else gather_homes(a.homes, files)

@@ -380,7 +380,7 @@ def get_question(question_id: str, path: str | os.PathLike | None = None):
     for q in load_quizzes(path):
         if q.id == question_id:
             return q
-    raise KeyError(f"문항 id {question_id!r}를 찾을 수 없습니다.")
+    raise KeyError(f"문항 id {question_id!r}을(를) 찾을 수 없습니다.")
 
 
 # --------------------------------------------------------------------------------------------
