@@ -170,6 +170,7 @@ case "$cmd" in
     ;;
   *)
     echo "사용법: bash course.sh lab | test [--quick] | setup  (lab: 강좌 열기, test: 전체 테스트, test --quick: 브라우저·수업용 테스트를 뺀 빠른 테스트, setup: 설치만)" >&2
+    if [ -n "$cmd" ]; then echo "알 수 없는 명령입니다: $cmd" >&2; fi
     exit 2
     ;;
 esac

@@ -140,6 +140,7 @@ def test_an_unknown_command_shows_the_three_commands_in_korean(args):
     proc = subprocess.run(["bash", str(REPO / "course.sh"), *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("사용법: bash course.sh lab | test [--quick] | setup") and "강좌 열기" in proc.stderr
+    assert ("알 수 없는 명령입니다: nope" in proc.stderr) == (args == ["nope"])
 
 
 OLD_PY = textwrap.dedent("""\
