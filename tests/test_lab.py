@@ -118,6 +118,9 @@ def test_lab_missing_notebooks_dir_says_the_folder_is_missing(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "노트북 폴더" in err and "없습니다" in err and "nosuch" in err and "--notebook 으로" not in err
     assert f"저장소 안에서는 ~/{lab.WORK_DIR}" in err
+    (tmp_path / "README.md").write_text("x")
+    assert lab.main(["--notebooks-dir", str(tmp_path / "README.md"), "--dry-run"]) == 2
+    assert "폴더가 아니라 파일입니다" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, korean", [(["--port", "abc"], "대신 정수 값을 주세요"), (["--bogus"], "알 수 없는 인자")])

@@ -481,7 +481,8 @@ def main(argv: list[str] | None = None) -> int:
             folder = args.notebooks_dir.resolve()
             if not folder.is_dir():
                 raise FileNotFoundError(
-                    f"노트북 폴더 {folder} 이(가) 없습니다. --notebooks-dir 에 있는 폴더를 주거나, "
+                    f"노트북 폴더 {folder} 이(가) {'폴더가 아니라 파일입니다' if folder.exists() else '없습니다'}. "
+                    "--notebooks-dir 에 노트북들이 든 폴더를 주거나, "
                     f"이 옵션을 빼면 강좌 노트북의 복사본을 엽니다 (저장소 안에서는 ~/{WORK_DIR}, 밖에서는 ./{STUDENT_DIR})."
                 )
         else:
