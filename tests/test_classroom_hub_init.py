@@ -353,6 +353,8 @@ def test_init_refuses_a_students_python_an_unprivileged_user_cannot_run(tmp_path
         err = capsys.readouterr().err
         assert f"--python {python}: 권한 없는 사용자는 이 Python을 실행할 수 없습니다 ({private}에는 root" in err, err
         assert "/usr/bin/python3 -m venv /opt/decodelab-students" in err and "install-singleuser.sh" in err
+        # the link is named with where it leads (the open virtualenv's python itself is in /tmp)
+        assert f"이 Python은 링크로 {python.resolve()} 을(를) 가리킵니다" in err, err
         assert not (tmp_path / "c").exists()
     private.chmod(0o755)  # the same environment, opened: accepted
     assert classroom(["init", str(tmp_path / "c"), "--demo-users", "a", "--python", str(link)]) == 0

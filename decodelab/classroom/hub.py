@@ -598,6 +598,9 @@ def check_python(python: str) -> None:
     if rc != 0:
         why = (f"{closed}에는 root(또는 그 주인)만 들어갈 수 있습니다" if closed else
                f"nobody 사용자로 실행하면 실패합니다 (종료 코드 {rc}: 설치 폴더를 읽을 수 없음)")
+        real = exe.resolve()
+        if real != exe.absolute():  # a virtualenv's python is a link to the Python it was made from
+            why += f"; 이 Python은 링크로 {real} 을(를) 가리킵니다"
         raise ValueError(
             f"--python {python}: 권한 없는 사용자는 이 Python을 실행할 수 없습니다 ({why}). 학생 서버는 root가 아닌 "
             "사용자로 돌기 때문에, 모두가 들어갈 수 있는 곳의 Python으로 학생용 환경을 만드세요: 예: "
