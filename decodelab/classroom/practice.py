@@ -37,7 +37,7 @@ INTRO = """\
 이 점수는 성적에 들어가지 않습니다: 강사가 반 전체의 이해를 살피는 연습 보고서에만 쓰입니다.
 
 1. 아래 셀을 실행합니다. 이 폴더에 `decodelab-course-<로그인 이름>.json` 이 생깁니다.
-2. 왼쪽 **Assignments** 탭에서 `practice` 의 **Submit** 을 누릅니다.
+2. 위 메뉴 **Nbgrader → Assignment List** 로 여는 **Assignments** 화면에서 `practice` 의 **Submit** 을 누릅니다.
 
 답을 더 하거나 고쳤으면 셀을 다시 실행하고 다시 냅니다(마지막에 낸 것을 걷습니다).
 """
