@@ -213,13 +213,22 @@ def _wait_for(predicate, timeout_s: float, step_s: float = 0.25) -> bool:
     return predicate()
 
 
-def _http_status(port: int, target: str) -> int:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        conn.request("GET", target)
-        return conn.getresponse().status
-    finally:
-        conn.close()
+def _http_status(port: int, target: str, refused_s: float = 15) -> int:
+    """The HTTP status of GET ``target`` on 127.0.0.1:``port``; a refused connection is tried again
+    for ``refused_s`` seconds (a loaded machine: one clean-clone run saw the first connection refused
+    just after JupyterLab printed its address), then raises."""
+    deadline = time.monotonic() + refused_s
+    while True:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            conn.request("GET", target)
+            return conn.getresponse().status
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+        finally:
+            conn.close()
 
 
 def _jupyter_processes(marker: str) -> list:
