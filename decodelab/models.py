@@ -17,7 +17,7 @@ from ._paths import MODELS_DIR
 from ._torch import set_threads
 from .profiles import dtype_key
 
-#: Environment variables that point the whole course at another local pair (see README).
+#: Environment variables that point the whole course at another local pair (see docs/models.md).
 ENV_TARGET, ENV_DRAFT = "DECODELAB_TARGET", "DECODELAB_DRAFT"
 
 
@@ -224,7 +224,7 @@ def load_model(path: str | os.PathLike, *, dtype=None, device: str = "cpu", role
         model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype or torch.float32, local_files_only=True)
     except OSError as exc:  # config.json without weights, or unreadable weight files
         raise fail("path", str(folder), f"{role} 모델 폴더에서 가중치를 읽지 못했습니다 ({exc})",
-                   'model.safetensors(또는 pytorch_model.bin)까지 모두 내려받은 폴더 (README "내 모델로 돌리기")',
+                   'model.safetensors(또는 pytorch_model.bin)까지 모두 내려받은 폴더 (docs/models.md "내 모델로 돌리기")',
                    FileNotFoundError) from exc
     except (ValueError, KeyError) as exc:
         raise fail("path", str(folder), f"{role} 모델 폴더를 인과 언어 모델(causal LM)로 읽지 못했습니다 ({exc})",

@@ -295,8 +295,8 @@ def test_the_contributors_guide_says_how_to_enable_the_browser_test_the_plain_co
     assert "(단위 테스트, 모든 노트북의 nbval, 실제 브라우저 테스트)" not in text
 
 
-def test_readme_gives_measured_notebook_times_and_the_right_train_and_card_wording():
-    text = _readme()
+def test_the_tools_page_gives_measured_notebook_times_and_the_right_train_and_card_wording():
+    text = _readme("docs/tools.md")
     assert "04가 가장 길어 약 1분" not in text and "decodelab bench course" in text
     assert "pip install -e .[train]" not in text and "beautifulsoup4" in text
     assert "card --folder 폴더" not in text and "decodelab train이 만든 폴더" in text

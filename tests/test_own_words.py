@@ -125,7 +125,7 @@ def student_texts() -> list[Text]:
     """Notebooks, quiz and exercise files, README, the contributors' and benchmarks' guides, GLOSSARY and the
     lecturer guide."""
     files = [*sorted((REPO / "quizzes").glob("*.yaml")), *sorted((REPO / "quizzes" / "exercises").glob("*.yaml")),
-             REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "benchmarks" / "README.md", REPO / "GLOSSARY.md",
+             REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "CONTRIBUTING.md", REPO / "benchmarks" / "README.md", REPO / "GLOSSARY.md",
              *sorted((REPO / "lecturer").glob("*.md")),
              *(sorted((REPO / "docs").glob("lecturer*.md")))]
     return notebook_texts() + [Text(_rel(p), p.read_text(encoding="utf-8")) for p in files if p.is_file()]

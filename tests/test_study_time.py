@@ -1,4 +1,4 @@
-"""README "혼자 공부하는 경우" 표가 노트북·문항 파일을 다시 센 값과 맞는지 확인합니다.
+"""docs/study.md "얼마나 걸리나" 표가 노트북·문항 파일을 다시 센 값과 맞는지 확인합니다.
 
 공식과 세는 법은 scripts/study_time.py에 있습니다. 표의 글자 수는 100자 단위, 어림 시간은 5분 단위 반올림입니다.
 작은 글 수정마다 표를 고치지 않도록 글자 수는 5%, 어림 시간은 5분까지의 차이를 허용합니다. 셀·문항 수는 정확히 같아야 합니다.
@@ -18,7 +18,7 @@ _spec.loader.exec_module(study_time)
 
 
 def _table():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "study.md").read_text(encoding="utf-8")
     rows = {}
     for m in re.finditer(r"^\| (0\d[a-z]?) [^|]*\| 약 (\d+)분[^|]*\| ([\d,]+)자 · ([^|]*)\|$", text, re.M):
         nums = [int(x) for x in re.findall(r"(?<![\d~])(\d+)(?![\d~])", m.group(4))]

@@ -427,7 +427,7 @@ def pair_env(target: Path | None, draft: Path | None) -> dict[str, str]:
     if target is None:
         if draft is not None:
             raise ValueError("--draft만 주었습니다: 초안 모델은 대상 모델과 함께 쓰니 --target 폴더도 주세요.")
-        # the same pair named by the environment instead (README: the two ways say the same): checked
+        # the same pair named by the environment instead (docs/models.md: the two ways say the same): checked
         # here too, so that a wrong folder is said before JupyterLab starts, not in a notebook's cell 1
         for var, role in ((ENV_TARGET, "대상(target)"), (ENV_DRAFT, "초안(draft)")):
             if os.environ.get(var):
