@@ -396,3 +396,41 @@ def test_main_refuses_every_interface_without_the_flag_and_serves_there_with_it(
         proc.terminate()
         out = proc.communicate(timeout=20)[0]
     assert f"decodelab-polls: 0.0.0.0:{port}/services/decodelab-polls/" in out, out[-1000:]
+
+
+def test_the_hub_token_goes_through_no_proxy_and_no_redirect(recorder, monkeypatch):
+    """The kernel's hub token reaches the poll's own address only: an ``http_proxy`` in the
+    environment (a school proxy) is not used, and a redirect is not followed with the token."""
+    proxy = _Recorder()
+    try:
+        for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
+            monkeypatch.setenv(var, proxy.url.rsplit("/services", 1)[0])
+        for var in ("no_proxy", "NO_PROXY"):
+            monkeypatch.delenv(var, raising=False)
+        r = classpoll.request("POST", f"answers/{ITEM}", {"value": 1}, endpoint=(recorder.url, "tok-abc"))
+        assert r.status == 200 and [q["auth"] for q in recorder.requests] == ["token tok-abc"]
+        assert proxy.requests == []
+    finally:
+        proxy.close()
+
+    class Redirect(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            self.send_response(307)
+            self.send_header("Location", recorder.url + "/api/stolen")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_a):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    before = len(recorder.requests)
+    try:
+        r = classpoll.request("POST", "answers/x", {"value": 1},
+                              endpoint=(f"http://127.0.0.1:{server.server_address[1]}/services/decodelab-polls", "tok"))
+        assert r.status == 307  # answered as it is, not followed
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(recorder.requests) == before  # the redirect's target never saw the token

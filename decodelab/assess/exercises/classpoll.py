@@ -50,6 +50,19 @@ class SendResult:
         return self.status == 200
 
 
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is answered as the HTTP error it is: never followed with the hub token."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ARG002
+        return None
+
+
+#: the hub token goes to the poll's own address only: no proxy from ``http_proxy``/``HTTP_PROXY``
+#: (urllib would send the ``Authorization`` header there, in clear text) and no redirect
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+
+
 def hub_endpoint(environ: dict | None = None) -> tuple[str, str] | None:
     """``(service_url, token)`` when this kernel runs on the course's hub, else None.
 
@@ -87,7 +100,7 @@ def request(method: str, path: str, body: dict | None = None, *, endpoint: tuple
                                  headers={"Authorization": f"token {token}", "Content-Type": "application/json",
                                           "Accept": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=timeout_s) as r:  # noqa: S310 - http(s) only (hub_endpoint)
+        with _OPENER.open(req, timeout=timeout_s) as r:  # http(s) only (hub_endpoint)
             status, raw = r.status, r.read()
     except urllib.error.HTTPError as e:
         status, raw = e.code, e.read()
