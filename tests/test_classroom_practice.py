@@ -462,10 +462,12 @@ def test_a_folder_named_timestamp_txt_never_keeps_the_servers_time_out(tmp_path)
         def ngshare_api_get(self, url, params=None):
             return {"timestamp": server_time, "files": [
                 {"path": "timestamp.txt/x", "content": enc("x")}, {"path": "timestamp.txt", "content": enc("2020-01-01")},
+                {"path": "./timestamp.txt", "content": enc("2019-01-01")},  # the same file, written by do_copy
                 {"path": "decodelab-course-eve.json", "content": enc("{}")}]}
 
     fake = _Collect()
     sub = ExchangeCollect._get_submission(fake, "decodelab", PRACTICE, "eve")
+    assert [f["path"] for f in sub["files"] if "timestamp" in f["path"]] == ["timestamp.txt"]  # the server's only
     dest = tmp_path / "submitted" / "eve" / PRACTICE
     ExchangeCollect.do_copy(fake, sub["files"], str(dest))
     assert (dest / "timestamp.txt").read_text() == server_time

@@ -35,6 +35,7 @@ import base64
 import getpass
 import math
 import os
+from pathlib import PurePosixPath
 
 from .pins import require  # noqa: E402
 
@@ -77,8 +78,6 @@ class ExchangeCollect(ngshare_exchange.ExchangeCollect):
         after that one. Here a file that cannot be written (a file and a folder of one name, a path
         that is absolute or has ``..``, which ngshare refuses at submit) is left out with a Korean
         warning naming it (escaped: the student chose the name), and collect goes on."""
-        from pathlib import PurePosixPath
-
         from .._atomic import os_reason
         from .._cli import printable
 
@@ -143,7 +142,8 @@ class ExchangeCollect(ngshare_exchange.ExchangeCollect):
             return None
         timestamp = response["timestamp"]
         # never the student's own timestamp.txt, nor a folder of that name that would keep ngshare's out
-        files = [f for f in response["files"] if f["path"].split("/", 1)[0] != TIMESTAMP_FILE]
+        # (read as do_copy writes it: "./timestamp.txt" is the same file)
+        files = [f for f in response["files"] if PurePosixPath(f["path"]).parts[:1] != (TIMESTAMP_FILE,)]
         files.append({"path": TIMESTAMP_FILE, "content": base64.encodebytes(timestamp.encode()).decode()})
         return {"timestamp": timestamp, "files": files}
 
