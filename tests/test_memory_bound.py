@@ -76,7 +76,8 @@ def test_the_cgroup_limit_wins_over_the_machine_in_v2_a_pod(tmp_path):
     proc = tmp_path / "cgroup"
     proc.write_text("0::/\n")
     left = 1536 * 2**20 - (600 - 100) * 2**20  # 1,086,324,736 bytes = 1036 MiB
-    assert mb.cgroup_memory(root, proc) == (left, mb.cgroup_memory(root, proc)[1])
+    got, where = mb.cgroup_memory(root, proc)
+    assert got == left and "cgroup v2" in where and "1.50 GiB" in where, where
     avail, where = mb.available_memory(_meminfo(tmp_path, 20 * 2**20), cgroup_root=root, proc_cgroup=proc)  # 20 GiB free
     assert avail == left == 1_086_324_736 and "cgroup v2" in where and "1.50 GiB" in where
     # the machine has less free than the cgroup allows: the machine's figure
@@ -182,10 +183,10 @@ def test_derived_figures_by_hand():
     assert r.as_dict()["dtypes"]["fp32"]["ratio"] == pytest.approx([1.0, 1.2])
 
 
-def test_time_passes_keeps_the_context_and_checks_k():
+def test_time_passes_gives_one_time_per_k_and_checks_k():
     model = mb.random_model("tiny")
     ms = mb.time_passes(model, (1, 4), context=8, repeats=1, warmup=0)
-    assert len(ms) == 2 and all(0 < v < 60_000 for v in ms)
+    assert len(ms) == 2 and all(math.isfinite(v) and v > 0 for v in ms)  # no bound on time: a benchmark's job
     with pytest.raises(ValueError, match="ks=.*순전파당 토큰 수 목록"):
         mb.time_passes(model, (0, 4))
     with pytest.raises(ValueError, match="ks=.*1을 포함"):
@@ -245,3 +246,22 @@ def test_bench_memory_refuses_a_bad_k_list_in_korean(capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     assert main(["bench", "memory", "--size", "tiny", "--ks", "2,4"]) == 2
     assert "1을 포함" in capsys.readouterr().err
+
+
+def test_the_model_is_built_and_checked_in_the_widest_dtype_asked(monkeypatch):
+    """With bf16 first and fp32 after, the random model is built (and its memory checked) in fp32:
+    built in bf16 it would pass the check and then double its weights past the budget."""
+    seen = []
+
+    class Built(Exception):
+        pass
+
+    def fake(size, *, dtype, seed=0):
+        seen.append(dtype)
+        raise Built
+
+    monkeypatch.setattr(mb, "random_model", fake)
+    for dtypes, widest in ((("bf16", "fp32"), "fp32"), (("bf16",), "bf16")):
+        with pytest.raises(Built):
+            mb.measure_memory_bound("tiny", dtypes=dtypes, ks=(1,))
+        assert seen[-1] == widest
