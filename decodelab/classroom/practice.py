@@ -161,50 +161,26 @@ def _emptied(dest: str | os.PathLike) -> Path:
 
 def _take(path: Path, student: str, dest: Path, out: Gathered) -> None:
     """Copy ``path`` to ``dest/decodelab-course-<student>.json`` if it is ``student``'s own submission
-    file; else record in ``out.refused`` why not. The bytes are read once (:func:`_read_once`) and the
-    copy is checked, so what is checked is what the report reads. The copy is new, mode 0600."""
-    from .._atomic import atomic_write_bytes
-    from ..assess.quiz import SubmissionError, read_submission
+    file; else record in ``out.refused`` why not. The bytes are read once
+    (:func:`~decodelab.assess.quiz.submission.read_submission_bytes`: no link, no FIFO, size-capped),
+    checked, and those same bytes are written (a new file, mode 0600), so what is checked is what the
+    report reads."""
+    from .._atomic import atomic_write_bytes, os_reason
+    from ..assess.quiz.submission import SubmissionError, parse_submission, read_submission_bytes
 
-    target = dest / f"decodelab-course-{student}.json"
     try:
-        atomic_write_bytes(target, _read_once(path))
-        sub = read_submission(target)
+        data = read_submission_bytes(path)
+        sub = parse_submission(data)
     except SubmissionError as e:
-        target.unlink(missing_ok=True)
         out.refused.append((path, str(e)))
         return
     if sub.student_id != student:
-        target.unlink()
         out.refused.append((path, f"파일 안의 학생 id {sub.student_id!r}가 낸 사람 {student}와 다릅니다"))
         return
-    out.copied[student] = target
-
-
-def _read_once(path: Path) -> bytes:
-    """The bytes of ``path``: never through a symbolic link (``O_NOFOLLOW``), never waiting on a FIFO
-    (``O_NONBLOCK``, then a regular file only), at most ``MAX_BYTES`` read.
-
-    Raises:
-        decodelab.assess.quiz.SubmissionError: (Korean) a link, not a regular file, too big, unreadable.
-    """
-    import errno
-    import stat
-
-    from ..assess.quiz import SubmissionError
-    from ..assess.quiz.submission import MAX_BYTES
-
+    target = dest / f"decodelab-course-{student}.json"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        atomic_write_bytes(target, data)
     except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise SubmissionError("심볼릭 링크는 읽지 않습니다 (제출 파일을 직접 넣으세요)") from None
-        raise SubmissionError(f"파일을 열 수 없습니다: {e.strerror}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise SubmissionError("일반 파일이 아닙니다")
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise SubmissionError(f"파일이 너무 큽니다 (한도 {MAX_BYTES:,}바이트)")
-    return data
+        out.refused.append((path, f"사본을 쓰지 못했습니다: {os_reason(e, path=True)}"))
+        return
+    out.copied[student] = target

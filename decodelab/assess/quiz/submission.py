@@ -61,7 +61,9 @@ __all__ = [
     "SubmissionError",
     "answer_problem",
     "make_submission",
+    "parse_submission",
     "read_submission",
+    "read_submission_bytes",
     "validate_student_id",
 ]
 
@@ -347,7 +349,8 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
 
 
 def read_submission(path: str | os.PathLike, *, max_bytes: int = MAX_BYTES) -> Submission:
-    """Read and validate one submission file, treating it strictly as data.
+    """Read and validate one submission file, treating it strictly as data
+    (:func:`read_submission_bytes`, then :func:`parse_submission`).
 
     Args:
         path: the file.
@@ -357,6 +360,16 @@ def read_submission(path: str | os.PathLike, *, max_bytes: int = MAX_BYTES) -> S
         SubmissionError: (Korean) why the file cannot be used: symlink or not a regular file, too big,
             not UTF-8, not JSON (truncated or corrupted), too deeply nested, wrong format/version,
             bad student id, bad answers.
+    """
+    return parse_submission(read_submission_bytes(path, max_bytes=max_bytes))
+
+
+def read_submission_bytes(path: str | os.PathLike, *, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of one submission file, read once: never through a symbolic link, never waiting on a
+    FIFO, at most ``max_bytes`` (the size is checked before reading, and again on what was read).
+
+    Raises:
+        SubmissionError: (Korean) a link, not a regular file, too big, unreadable.
     """
     path = Path(path)
     try:
@@ -380,6 +393,16 @@ def read_submission(path: str | os.PathLike, *, max_bytes: int = MAX_BYTES) -> S
         data = f.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise SubmissionError(f"파일이 너무 큽니다 (한도 {max_bytes:,}바이트)")
+    return data
+
+
+def parse_submission(data: bytes) -> Submission:
+    """Validate the bytes of a submission file (:func:`read_submission_bytes`) as a submission.
+
+    Raises:
+        SubmissionError: (Korean) empty, not UTF-8, not JSON, too deeply nested, wrong format/version,
+            bad student id, bad answers.
+    """
     if not data.strip():
         raise SubmissionError("빈 파일입니다")
     try:
