@@ -18,6 +18,7 @@ import atexit
 import functools
 import json
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -35,6 +36,12 @@ REPO = Path(__file__).resolve().parents[1]
 #: under CI a classroom test that cannot run fails (the set-up installs what it needs); elsewhere it skips
 ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
+
+#: the demo hub's students and lecturer, and their passwords (new for each test run)
+DEMO_STUDENTS = ["alice", "bob", "carol"]
+LECTURER = "lecturer"
+DEMO_PASSWORD = "demo-" + secrets.token_hex(8)
+ADMIN_PASSWORD = "admin-" + secrets.token_hex(20)
 
 def unavailable(what: str, reason: str):
     """Skip the test, saying ``reason``; under CI fail instead (``what``: which test, in the message)."""

@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import time
 import zipfile
 from pathlib import Path
@@ -41,17 +40,14 @@ import httpx
 import pytest
 
 import hubkit
-from browserkit import JS_OPEN
+from browserkit import CHROMIUM, CHROMIUM_ARGS, JS_OPEN
 from decodelab.classroom.hub import demo_homes
 from decodelab.assess.quiz.shuffle import choice_order
 
 pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("classroom_hub")]
 
-STUDENTS = ["alice", "bob", "carol"]
-LECTURER = "lecturer"
-PASSWORD = "demo-" + secrets.token_hex(8)
-ADMIN_PASSWORD = "admin-" + secrets.token_hex(20)
-CHROMIUM = os.environ.get("DECODELAB_CHROMIUM", "/usr/bin/chromium")
+STUDENTS, LECTURER, PASSWORD, ADMIN_PASSWORD = (hubkit.DEMO_STUDENTS, hubkit.LECTURER, hubkit.DEMO_PASSWORD,
+                                                hubkit.ADMIN_PASSWORD)
 NOTEBOOKS = [f"{nb.name}" for nb in sorted((hubkit.REPO / "notebooks").glob("[0-9][0-9]*_*.ipynb"))]
 QID = "01-decode-definition"
 
@@ -281,8 +277,6 @@ async (needle) => {
 """
 
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 
 
 def test_quiz_answer_in_the_browser_lands_in_the_students_home(hub, students):

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import stat
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -36,17 +35,14 @@ from pathlib import Path
 import pytest
 
 import hubkit
-from browserkit import JS_OPEN, SCREENSHOTS
+from browserkit import CHROMIUM, CHROMIUM_ARGS, JS_OPEN, SCREENSHOTS
 from decodelab.assess.exercises import classpoll
 from decodelab.classroom.polls import LECTURER_CACHE_S, SERVICE
 
 pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("classroom_polls")]
 
-STUDENTS = ["alice", "bob", "carol"]
-LECTURER = "lecturer"
-PASSWORD = "demo-" + secrets.token_hex(8)
-ADMIN_PASSWORD = "admin-" + secrets.token_hex(20)
-CHROMIUM = os.environ.get("DECODELAB_CHROMIUM", "/usr/bin/chromium")
+STUDENTS, LECTURER, PASSWORD, ADMIN_PASSWORD = (hubkit.DEMO_STUDENTS, hubkit.LECTURER, hubkit.DEMO_PASSWORD,
+                                                hubkit.ADMIN_PASSWORD)
 ITEM = "03-predict-speedup-20x"  # number, unit 배
 LOAD_ITEM = "01-predict-kv-step"  # number
 PREDICTIONS = {"alice": "2", "bob": "20", "carol": "3.5"}
@@ -264,8 +260,6 @@ async () => {
 }
 """
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 
 
 def test_the_lecturers_widget_in_chromium(hub, people):
