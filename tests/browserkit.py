@@ -55,6 +55,7 @@ from pathlib import Path
 import pytest
 
 import demo_notebooks
+import hubkit
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = Path(os.environ.get("DECODELAB_BROWSER_NOTEBOOKS") or REPO / "notebooks")
@@ -220,12 +221,7 @@ def start_lab_server(tmp_path_factory):
                 pytest.fail(f"JupyterLab did not answer within {SERVER_START_S} s:\n{server.log_tail()}")
             time.sleep(0.5)
     yield server
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    hubkit.stop_process(proc)
 
 
 # --------------------------------------------------------------------------------------------

@@ -78,6 +78,29 @@ def remove_users(names) -> None:
         subprocess.run(["userdel", "--remove", name], capture_output=True)
 
 
+def stop_process(proc: subprocess.Popen, timeout_s: float = 20) -> None:
+    """SIGTERM ``proc`` if it still runs, SIGKILL it after ``timeout_s`` seconds, and reap it."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def log_in_and_spawn(hub: "Hub", names, password: str) -> dict[str, "Student"]:
+    """Each of ``names`` logged in with the login form and their server spawned, then all waited
+    for (the spawns run together); ``{name: Student}``."""
+    out = {name: Student(hub, name) for name in names}
+    for s in out.values():
+        r = s.login(password)
+        assert r.status_code == 200 and s.logged_in, (s.name, r.status_code, r.url)
+        assert s.spawn().status_code in (201, 202)
+    for s in out.values():
+        s.wait_ready()
+    return out
+
 def open_tmp(prefix: str) -> Path:
     """A new folder under /tmp that every user may enter (mode 0755; pytest's own temp folders
     are 0700), removed when this process exits."""

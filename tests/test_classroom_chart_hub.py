@@ -208,12 +208,8 @@ def _start(values: dict, tmp_prefix: str, *, ngshare: bool = False, polls: bool 
 
 def _stop(hub) -> None:
     for proc in (getattr(hub, "ngshare_proc", None), getattr(hub, "polls_proc", None)):
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        if proc is not None:
+            hubkit.stop_process(proc)
     hub.stop()
 
 

@@ -77,13 +77,8 @@ def hub(tmp_path_factory, singleuser):
 @pytest.fixture(scope="module")
 def students(hub):
     """Each student logged in (login form over HTTP), their server spawned and ready."""
-    out = {name: hubkit.Student(hub, name) for name in STUDENTS}
+    out = hubkit.log_in_and_spawn(hub, STUDENTS, PASSWORD)
     for s in out.values():
-        r = s.login(PASSWORD)
-        assert r.status_code == 200 and s.logged_in, (s.name, r.status_code, r.url)
-        assert s.spawn().status_code in (201, 202)
-    for s in out.values():
-        s.wait_ready()
         # as the browser does after the spawn: the server's page, through the hub's OAuth login
         r = s.client.get(f"/user/{s.name}/lab")
         assert r.status_code == 200 and r.url.path.startswith(f"/user/{s.name}/lab"), (s.name, r.status_code, r.url)

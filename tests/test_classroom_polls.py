@@ -86,13 +86,7 @@ def people(hub):
     """The three students logged in with their servers running, and the lecturer logged in (no
     server yet); an API token of each (the hub's own, with the owner's permissions)."""
     h = hub["hub"]
-    out = {name: hubkit.Student(h, name) for name in STUDENTS}
-    for s in out.values():
-        r = s.login(PASSWORD)
-        assert r.status_code == 200 and s.logged_in, (s.name, r.status_code, r.url)
-        assert s.spawn().status_code in (201, 202)
-    for s in out.values():
-        s.wait_ready()
+    out = hubkit.log_in_and_spawn(h, STUDENTS, PASSWORD)
     lecturer = hubkit.Student(h, LECTURER)
     lecturer.login(ADMIN_PASSWORD, spawn=False)
     assert lecturer.logged_in
