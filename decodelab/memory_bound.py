@@ -305,8 +305,8 @@ def random_model(size=DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check
 
     Args:
         size: a key of :data:`SIZES` (default "400m": 418 M parameters, 1.67 GB in fp32), or a
-            ``transformers.LlamaConfig`` (e.g. a trained model's ``model.config``: the same shape
-            with random weights).
+            transformers config of any causal LM (e.g. the course target's ``model.config``, Llama,
+            Qwen2...: the same shape with random weights; 1-D weights, norms and biases, set to 1).
         dtype: "fp32" or "bf16".
         seed: the random block's seed (same seed, same weights).
         check_memory: compare :func:`memory_needed` with :data:`MEMORY_SHARE` (a cgroup's:
@@ -314,20 +314,20 @@ def random_model(size=DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check
             :func:`available_memory` first (default True).
 
     Returns:
-        ``transformers.LlamaForCausalLM``.
+        the causal LM (``transformers.LlamaForCausalLM`` for a named size).
 
     Raises:
-        ValueError: unknown ``size`` (neither a key of :data:`SIZES` nor a ``LlamaConfig``) or
+        ValueError: unknown ``size`` (neither a key of :data:`SIZES` nor a transformers config) or
             ``dtype``. TypeError / ValueError: ``seed`` not an integer >= 0. MemoryError: the model would not fit; the Korean message gives the
             memory needed and available and names the largest size that fits (or says to close
             other programs when none does).
     """
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM, PretrainedConfig
     from transformers.initialization import no_init_weights
 
-    if isinstance(size, LlamaConfig):
-        config, size = LlamaConfig.from_dict(size.to_dict()), "config"
+    if isinstance(size, PretrainedConfig):  # e.g. the course's target, whichever architecture it has
+        config, size = type(size).from_dict(size.to_dict()), "config"
     else:
         config = llama_config(size)
     tdtype = _torch_dtype(dtype)
@@ -351,7 +351,7 @@ def random_model(size=DEFAULT_SIZE, *, dtype: str = "fp32", seed: int = 0, check
     torch.set_default_dtype(tdtype)  # built in its dtype: memory holds one copy of the weights
     try:
         with no_init_weights():
-            model = LlamaForCausalLM(config)
+            model = AutoModelForCausalLM.from_config(config)
     finally:
         torch.set_default_dtype(old_default)
     model.tie_weights()

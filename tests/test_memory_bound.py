@@ -265,3 +265,20 @@ def test_the_model_is_built_and_checked_in_the_widest_dtype_asked(monkeypatch):
         with pytest.raises(Built):
             mb.measure_memory_bound("tiny", dtypes=dtypes, ks=(1,))
         assert seen[-1] == widest
+
+
+def test_random_model_takes_the_config_of_a_non_llama_target():
+    """Notebook 02 builds ``random_model(pair.target.config)``: with a Qwen2 pair (docs/models.md) that
+    is a Qwen2Config, and the same shape (biases too) comes back with seeded random weights."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    cfg = Qwen2Config(vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    m = mb.random_model(cfg, seed=3)
+    ref = Qwen2ForCausalLM(cfg)
+    assert type(m) is Qwen2ForCausalLM
+    assert {n: p.shape for n, p in m.named_parameters()} == {n: p.shape for n, p in ref.named_parameters()}
+    bias = m.model.layers[0].self_attn.q_proj.bias
+    assert bias is not None and torch.equal(bias, torch.ones_like(bias))
+    assert torch.equal(m.model.embed_tokens.weight, mb.random_model(cfg, seed=3).model.embed_tokens.weight)
