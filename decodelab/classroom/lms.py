@@ -46,6 +46,7 @@ NFD is the same name in NFC).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import unicodedata
@@ -58,6 +59,7 @@ from nbgrader.plugins.export import ExportPlugin
 from nbgrader.preprocessors import AssignLatePenalties
 from traitlets import Enum, Unicode
 
+from .._atomic import atomic_write_text
 from .course import read_csv
 from .practice import PRACTICE
 
@@ -263,19 +265,20 @@ class LmsExport(ExportPlugin):
         header = [x for a in assignments for x in (a.name, PENALTY_COLUMN.format(a.name))]
         maxima = [x for a in assignments for x in (f"{a.max_score:g}", "(read only)")]
         dest = self.to or f"{self.lms}.csv"
-        with open(dest, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            if self.lms == "canvas":
-                w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *header])
-                w.writerow(["    Points Possible", "", "", "", "", *maxima])
-                for who, cells in table:
-                    w.writerow([who.get("Student", ""), who.get("ID", ""), who.get("SIS User ID", ""),
-                                who.get("SIS Login ID", ""), who.get("Section", ""), *cells])
-            else:
-                w.writerow(["username", "idnumber", *header])
-                for who, cells in table:
-                    w.writerow([who.get("username") or who.get("SIS Login ID", ""),
-                                who.get("idnumber") or who.get("ID", ""), *cells])
+        buf = io.StringIO(newline="")
+        w = csv.writer(buf)
+        if self.lms == "canvas":
+            w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *header])
+            w.writerow(["    Points Possible", "", "", "", "", *maxima])
+            for who, cells in table:
+                w.writerow([who.get("Student", ""), who.get("ID", ""), who.get("SIS User ID", ""),
+                            who.get("SIS Login ID", ""), who.get("Section", ""), *cells])
+        else:
+            w.writerow(["username", "idnumber", *header])
+            for who, cells in table:
+                w.writerow([who.get("username") or who.get("SIS Login ID", ""),
+                            who.get("idnumber") or who.get("ID", ""), *cells])
+        atomic_write_text(dest, buf.getvalue())  # an export that fails halfway leaves no half a grade file
         for line in report.lines():
             self.log.warning("%s", line)
 
