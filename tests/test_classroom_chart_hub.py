@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.classroom, pytest.mark.xdist_group("
 #: where scripts/install_chart_hub.sh puts it (/tmp/... when other users cannot enter the checkout)
 VENV = next((v for v in (chartkit.REPO / ".venv-chart-hub", Path("/tmp/decodelab-chart-hub"))
              if (v / "bin" / "python").is_file()), chartkit.REPO / ".venv-chart-hub")
-NOBODY = 65534
+from decodelab.classroom.accounts import NOBODY  # noqa: E402
 PROF_PW = "lecturer-pw-5e1d3a77"
 STUDENT_PW = "student-pw-0b9c44e2"
 

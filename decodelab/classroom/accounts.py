@@ -14,8 +14,8 @@ import shlex
 import subprocess
 from typing import Callable
 
-__all__ = ["AccountError", "RESERVED_NAMES", "RESERVED_PREFIX", "check_service_account", "reserved_name", "system_account",
-           "uid_min"]
+__all__ = ["AccountError", "NOBODY", "RESERVED_NAMES", "RESERVED_PREFIX", "check_service_account", "reserved_name", "system_account",
+           "system_uid", "uid_min"]
 
 NOLOGIN = "/usr/sbin/nologin"
 #: the user id of ``nobody`` (Debian's 65534): a system account above ``UID_MIN``
@@ -40,6 +40,11 @@ def uid_min() -> int:
     return int(m[1]) if m else 1000
 
 
+def system_uid(uid: int) -> bool:
+    """Whether user id ``uid`` is a system account's: below :func:`uid_min`, or ``nobody``."""
+    return uid < uid_min() or uid == NOBODY
+
+
 def reserved_name(name: str) -> bool:
     """Whether ``name`` can never be a student's: one of :data:`RESERVED_NAMES`, any name starting
     with :data:`RESERVED_PREFIX`, or the name of an existing system account of this machine (a user
@@ -51,7 +56,7 @@ def reserved_name(name: str) -> bool:
         pw = pwd.getpwnam(name)
     except (KeyError, ValueError):  # ValueError: a NUL in the name
         return False
-    return pw.pw_uid < uid_min() or pw.pw_uid == NOBODY
+    return system_uid(pw.pw_uid)
 
 
 def check_service_account(pw: pwd.struct_passwd, what: str) -> None:

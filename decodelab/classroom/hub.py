@@ -54,7 +54,7 @@ import sys
 from pathlib import Path
 
 # the course folder's basics (re-exported here for the hub's configs and callers of hub.read_roster etc.)
-from .accounts import reserved_name, system_account, uid_min
+from .accounts import NOBODY, reserved_name, system_account, system_uid
 from .course import CONFIG_NAME, USERNAME, check_username, course_students, name_refusal, read_csv, read_roster
 from .homes import write_home
 from typing import Callable
@@ -87,8 +87,6 @@ DEMO_BANNER = (
 DEMO_USER = "decodelab-demo"
 #: the demo homes live under this folder (the home of :data:`DEMO_USER`), one folder per course
 DEMO_HOMES_ROOT = Path("/home") / DEMO_USER
-#: the user id of ``nobody``: ``init`` runs the students' Python as this user to see that it can
-NOBODY = 65534
 
 
 # ------------------------------------------------------------------------------ used by the config
@@ -234,7 +232,7 @@ def _check_existing_account(pw, *, admin: bool) -> None:
     """
     import grp
 
-    if pw.pw_uid < uid_min() or pw.pw_uid == NOBODY:
+    if system_uid(pw.pw_uid):
         raise RuntimeError(f"사용자 이름 {pw.pw_name!r}은(는) 이 서버의 시스템 계정(uid {pw.pw_uid})이라 학생 서버를 "
                            "그 계정으로 띄우지 않습니다: 다른 이름으로 가입하게 하세요 (/hub/authorize 에서 승인을 거두세요).")
     if admin:
