@@ -132,8 +132,9 @@ def test_layer_inputs_hold_the_models_weights_as_copies(pair):
     inp = A.layer_inputs(pair.target, pair.tokenizer, "헌법은", layer=0)
     attn = pair.target.model.layers[0].self_attn
     assert torch.equal(inp.W_Q, attn.q_proj.weight.T.float()) and torch.equal(inp.W_V, attn.v_proj.weight.T.float())
+    before = attn.k_proj.weight.detach().clone()
     inp.W_K.zero_()  # a student's in-place change does not reach the model
-    assert attn.k_proj.weight.abs().sum() > 0
+    assert torch.equal(attn.k_proj.weight, before)
     with pytest.raises(ValueError, match=r"^rope\(t\): t\.shape=\(99, 64\): .*\(허용: 모양 \(\d+, 64\)"):
         inp.rope(torch.zeros(99, 64))
     with pytest.raises(TypeError, match="텐서가 아닙니다"):
