@@ -55,10 +55,18 @@ def _meminfo(tmp_path, kib):
     return f
 
 
-def test_available_memory_reads_meminfo(tmp_path):
-    assert mb.available_memory(_meminfo(tmp_path, 2048))[0] == 2048 * 1024
-    avail, where = mb.available_memory(tmp_path / "missing")  # psutil or sysconf, or unknown
-    assert avail is None or avail > 0, where
+def test_available_memory_reads_meminfo_then_psutil_then_sysconf(tmp_path, monkeypatch):
+    import sys
+    from types import SimpleNamespace
+
+    no_cgroup = {"cgroup_root": tmp_path / "none", "proc_cgroup": tmp_path / "none"}  # not this machine's
+    assert mb.available_memory(_meminfo(tmp_path, 2048), **no_cgroup)[0] == 2048 * 1024
+    monkeypatch.setitem(sys.modules, "psutil", SimpleNamespace(virtual_memory=lambda: SimpleNamespace(available=123_456)))
+    assert mb.available_memory(tmp_path / "missing", **no_cgroup) == (123_456, "psutil이 알려 준 사용 가능 메모리")
+    monkeypatch.setitem(sys.modules, "psutil", None)  # not installed
+    monkeypatch.setattr(mb.os, "sysconf", lambda name: {"SC_AVPHYS_PAGES": 10, "SC_PAGE_SIZE": 4096}[name])
+    avail, where = mb.available_memory(tmp_path / "missing", **no_cgroup)
+    assert (avail, where) == (40_960, "os.sysconf의 빈 페이지 수")
 
 
 def _files(folder, **files):
